@@ -1,0 +1,72 @@
+# kiln: top-level entry points. `make demo` and `make test` work on a fresh clone; `setup`
+# installs the Debian packages they need (only those missing) and is fast when all are there.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := build
+
+# Debian packages the build needs. emscripten brings clang-14, lld-14, binaryen, node-acorn.
+APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten
+
+# Debian's emcc needs its node modules (acorn) on NODE_PATH, or -O2 links fail.
+export NODE_PATH := /usr/share/nodejs
+export DEBIAN_FRONTEND := noninteractive
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
+
+.PHONY: setup build test test-native test-debug test-wasm demo format clean
+
+setup:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "[kiln] setup: all packages present"; exit 0; fi; \
+	echo "[kiln] setup: installing$$missing"; \
+	start=$$(date +%s); \
+	for try in 1 2 3; do \
+	  if $(SUDO) apt-get update -q && $(SUDO) apt-get install $(APT_OPTS) $$missing; then \
+	    echo "[kiln] setup: installed in $$(( $$(date +%s) - start ))s"; exit 0; \
+	  fi; \
+	  echo "[kiln] setup: apt-get failed (try $$try of 3), retrying in 10s" >&2; sleep 10; \
+	done; \
+	echo "[kiln] setup: could not install$$missing" >&2; exit 1
+
+build: setup
+	cmake --preset native
+	cmake --build --preset native
+
+# Each stage prints its wall time so CI logs show where the time goes.
+define timed
+	@start=$$(date +%s); $(1); echo "[kiln] $(2): $$(( $$(date +%s) - start ))s"
+endef
+
+test-native: setup
+	$(call timed,cmake --preset native && cmake --build --preset native && ctest --preset native --output-on-failure -j2,native build + ctest)
+
+test-debug: setup
+	$(call timed,cmake --preset debug && cmake --build --preset debug && ctest --preset debug --output-on-failure -j2,debug (ASan+UBSan) build + ctest)
+
+test-wasm: setup
+	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm library compile)
+
+test: setup
+	$(MAKE) --no-print-directory test-native
+	$(MAKE) --no-print-directory test-debug
+	$(MAKE) --no-print-directory test-wasm
+
+demo: build
+	@if [ ! -x build/native/kiln_demo ]; then \
+	  echo "[kiln] demo: examples/demo.cpp does not exist yet" >&2; exit 1; fi
+	./build/native/kiln_demo
+
+format:
+	@if ! command -v clang-format >/dev/null; then \
+	  echo "[kiln] format: clang-format not installed (apt-get install clang-format)"; exit 0; fi; \
+	dirs=$$(ls -d src include tests examples tools bench 2>/dev/null || true); \
+	find $$dirs \( -name '*.h' -o -name '*.cpp' \) -print0 | xargs -0 -r clang-format -i
+
+clean:
+	rm -rf build

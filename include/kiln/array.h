@@ -1,0 +1,3 @@
+// Public header: kiln::Array, the array handle.
+#pragma once
+#include "frontend/array.h"

@@ -1,0 +1,5 @@
+// Public umbrella header: everything a C++ user of kiln needs.
+#pragma once
+#include "kiln/array.h"
+#include "kiln/lax.h"
+#include "kiln/numpy.h"

@@ -1,0 +1,3 @@
+// Public header: kiln::lax, convolution, windowed reductions and dtype conversion.
+#pragma once
+#include "library/lax.h"

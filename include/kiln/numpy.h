@@ -1,0 +1,3 @@
+// Public header: kiln::numpy, NumPy-style array functions.
+#pragma once
+#include "library/numpy.h"

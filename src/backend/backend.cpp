@@ -1,0 +1,52 @@
+// The device registry and Buffer's RAII release.
+#include "backend/backend.h"
+
+#include <map>
+
+#include "backend/cpu/cpu_backend.h"
+#include "ir/error.h"
+
+namespace kiln {
+
+Buffer::~Buffer() { backend_->free(handle_); }
+
+namespace {
+std::map<std::string, std::unique_ptr<Backend>>& registry() {
+  static std::map<std::string, std::unique_ptr<Backend>> r = [] {
+    std::map<std::string, std::unique_ptr<Backend>> m;
+    m["cpu"] = std::make_unique<CpuBackend>();
+    return m;
+  }();
+  return r;
+}
+std::string& default_name() {
+  static std::string d = "cpu";
+  return d;
+}
+}  // namespace
+
+Backend& get_backend(const std::string& device) {
+  auto& r = registry();
+  auto it = r.find(device);
+  if (it == r.end()) {
+    std::string names;
+    for (auto& [k, v] : r) names += (names.empty() ? "" : ", ") + k;
+    fail("device", "unknown device '", device, "', expected one of: ", names);
+  }
+  return *it->second;
+}
+
+std::vector<std::string> available_devices() {
+  std::vector<std::string> out;
+  for (auto& [k, v] : registry()) out.push_back(k);
+  return out;
+}
+
+const std::string& default_device() { return default_name(); }
+
+void set_default_device(const std::string& device) {
+  get_backend(device);
+  default_name() = device;
+}
+
+}  // namespace kiln

@@ -1,0 +1,74 @@
+// Backend: the device interface the frontend lowers to. Backends see Kernels and
+// buffers only, never Arrays or primitives.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/kernel.h"
+
+namespace kiln {
+
+class Backend;
+
+// A compiled kernel, owned by the backend that prepared it.
+class Executable {
+ public:
+  virtual ~Executable() = default;
+};
+
+// Device memory with RAII: freed on its backend when the last reference goes.
+class Buffer {
+ public:
+  Buffer(Backend* backend, int64_t handle, int64_t bytes)
+      : backend_(backend), handle_(handle), bytes_(bytes) {}
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Backend& backend() const { return *backend_; }
+  int64_t handle() const { return handle_; }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  Backend* backend_;
+  int64_t handle_;
+  int64_t bytes_;
+};
+using BufferRef = std::shared_ptr<Buffer>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const std::string& name() const = 0;
+
+  BufferRef allocate(int64_t bytes) {
+    return std::make_shared<Buffer>(this, alloc(bytes), bytes);
+  }
+  virtual void write(int64_t handle, int64_t offset, const void* data, int64_t bytes) = 0;
+  // Synchronous reads exist only where the device allows them.
+  virtual bool can_read_sync() const = 0;
+  virtual void read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) = 0;
+  // Asynchronous reads always exist; `done` runs when the data is ready.
+  virtual void read_async(int64_t handle, int64_t offset, int64_t bytes,
+                          std::function<void(std::vector<uint8_t>)> done) = 0;
+
+  virtual std::shared_ptr<Executable> prepare(const Kernel& kernel) = 0;
+  // Runs a prepared kernel: inputs in Load-arg order, one output of kernel.size elements.
+  virtual void dispatch(const Executable& exe, const std::vector<int64_t>& inputs,
+                        int64_t output) = 0;
+
+ protected:
+  friend class Buffer;
+  virtual int64_t alloc(int64_t bytes) = 0;
+  virtual void free(int64_t handle) = 0;
+};
+
+// The registry of devices by name ("cpu", later "wasm", "webgpu").
+Backend& get_backend(const std::string& device);
+std::vector<std::string> available_devices();
+const std::string& default_device();
+void set_default_device(const std::string& device);  // throws on unknown devices
+
+}  // namespace kiln

@@ -1,0 +1,171 @@
+// The block interpreter: hot ops (index arithmetic, loads, float32 math) have dedicated
+// loops; every other op goes through alu_eval lane by lane, which defines the semantics.
+#include "backend/cpu/cpu_interpreter.h"
+
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include "ir/alu_op.h"
+
+namespace kiln::cpu {
+
+namespace {
+constexpr int kBlock = 512;
+}
+
+Program Program::compile(const AluExp& exp) {
+  Program p;
+  std::unordered_map<const AluNode*, int> reg;
+  exp.visit([&](const AluNode& n) {
+    Instr in;
+    in.op = n.op;
+    in.dtype = n.dtype;
+    in.src_dtype = n.src.empty() ? n.dtype : n.src[0].dtype();
+    for (size_t i = 0; i < n.src.size(); i++) in.src[i] = reg.at(n.src[i].get());
+    in.value = n.value;
+    in.arg = n.arg;
+    reg[&n] = int(p.code.size());
+    p.code.push_back(in);
+  });
+  p.result = reg.at(exp.get());
+  return p;
+}
+
+double load_element(const BufferView& b, int64_t i) {
+  if (i < 0 || i >= b.count) return 0;
+  const uint8_t* p = b.data;
+  switch (b.dtype) {
+    case DType::Bool: return p[i] ? 1 : 0;
+    case DType::Int32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::Uint32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::Float16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return half_to_float(v); }
+    case DType::Float32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::Float64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
+  }
+  return 0;
+}
+
+void store_element(const BufferView& b, int64_t i, double v) {
+  uint8_t* p = b.data;
+  switch (b.dtype) {
+    case DType::Bool: p[i] = v != 0; break;
+    case DType::Int32: { int32_t x = int32_t(int64_t(v)); std::memcpy(p + 4 * i, &x, 4); break; }
+    case DType::Uint32: { uint32_t x = uint32_t(int64_t(v)); std::memcpy(p + 4 * i, &x, 4); break; }
+    case DType::Float16: { uint16_t x = float_to_half(float(v)); std::memcpy(p + 2 * i, &x, 2); break; }
+    case DType::Float32: { float x = float(v); std::memcpy(p + 4 * i, &x, 4); break; }
+    case DType::Float64: std::memcpy(p + 8 * i, &v, 8); break;
+  }
+}
+
+void run_block(const Program& prog, const std::vector<BufferView>& inputs, int n,
+               const double* gidx, const double* ridx, const double* acc, double* out,
+               std::vector<std::vector<double>>& regs) {
+  if (regs.size() < prog.code.size()) regs.resize(prog.code.size());
+  for (size_t r = 0; r < prog.code.size(); r++) {
+    const Instr& in = prog.code[r];
+    std::vector<double>& dst = regs[r];
+    if (dst.size() < size_t(kBlock)) dst.resize(kBlock);
+    double* d = dst.data();
+    const double* a = in.src[0] >= 0 ? regs[size_t(in.src[0])].data() : nullptr;
+    const double* b = in.src[1] >= 0 ? regs[size_t(in.src[1])].data() : nullptr;
+    const double* c = in.src[2] >= 0 ? regs[size_t(in.src[2])].data() : nullptr;
+    const bool i32 = in.dtype == DType::Int32;
+    const bool f32 = in.dtype == DType::Float32;
+    const bool f64 = in.dtype == DType::Float64;
+    switch (in.op) {
+      case AluOp::Const:
+        for (int i = 0; i < n; i++) d[i] = in.value;
+        break;
+      case AluOp::Var: {
+        const double* v = in.arg == int(VarId::Gidx) ? gidx : in.arg == int(VarId::Ridx) ? ridx : acc;
+        std::memcpy(d, v, sizeof(double) * size_t(n));
+        break;
+      }
+      case AluOp::Load: {
+        const BufferView& buf = inputs[size_t(in.arg)];
+        for (int i = 0; i < n; i++) d[i] = load_element(buf, int64_t(a[i]));
+        break;
+      }
+      case AluOp::Add:
+        if (f64) { for (int i = 0; i < n; i++) d[i] = a[i] + b[i]; break; }
+        if (f32) { for (int i = 0; i < n; i++) d[i] = double(float(a[i] + b[i])); break; }
+        goto generic;
+      case AluOp::Mul:
+        if (f64) { for (int i = 0; i < n; i++) d[i] = a[i] * b[i]; break; }
+        if (f32) { for (int i = 0; i < n; i++) d[i] = double(float(a[i] * b[i])); break; }
+        goto generic;
+      case AluOp::Idiv:
+        if (i32 && prog.code[size_t(in.src[1])].op == AluOp::Const && prog.code[size_t(in.src[1])].value > 0) {
+          for (int i = 0; i < n; i++) d[i] = std::floor(a[i] / b[i]);
+          break;
+        }
+        goto generic;
+      case AluOp::Mod:
+        if (i32 && prog.code[size_t(in.src[1])].op == AluOp::Const && prog.code[size_t(in.src[1])].value > 0) {
+          for (int i = 0; i < n; i++) d[i] = a[i] - b[i] * std::floor(a[i] / b[i]);
+          break;
+        }
+        goto generic;
+      case AluOp::CmpLt:
+        for (int i = 0; i < n; i++) d[i] = a[i] < b[i] ? 1 : 0;
+        break;
+      case AluOp::Where:
+        for (int i = 0; i < n; i++) d[i] = a[i] != 0 ? b[i] : c[i];
+        break;
+      default:
+      generic:
+        for (int i = 0; i < n; i++)
+          d[i] = alu_eval(in.op, in.dtype, in.src_dtype, a ? a[i] : 0, b ? b[i] : 0, c ? c[i] : 0);
+    }
+    // Int32 Add/Mul/Sub results beyond 32 bits wrap; the generic path already did.
+    if (i32 && (in.op == AluOp::Add)) {
+      for (int i = 0; i < n; i++)
+        if (d[i] > 2147483647.0 || d[i] < -2147483648.0) d[i] = round_to(DType::Int32, d[i]);
+    }
+  }
+  std::memcpy(out, regs[size_t(prog.result)].data(), sizeof(double) * size_t(n));
+}
+
+void run_kernel(const Kernel& k, const Program& body, const Program* epilogue,
+                const std::vector<BufferView>& inputs, const BufferView& output) {
+  std::vector<std::vector<double>> regs;
+  double g[kBlock], r[kBlock], v[kBlock];
+  if (!k.reduction) {
+    for (int64_t start = 0; start < k.size; start += kBlock) {
+      int n = int(std::min<int64_t>(kBlock, k.size - start));
+      for (int i = 0; i < n; i++) g[i] = double(start + i);
+      run_block(body, inputs, n, g, nullptr, nullptr, v, regs);
+      for (int i = 0; i < n; i++) store_element(output, start + i, v[i]);
+    }
+    return;
+  }
+  const Reduction& red = *k.reduction;
+  const DType adt = k.exp.dtype();
+  const double init = Reduction::identity(red.op, adt);
+  std::vector<double> accs(size_t(k.size), init);
+  // Lanes run over the flattened (gidx, ridx) space; each lane's term is folded into its
+  // output's accumulator in ridx order, so results do not depend on the block size.
+  const int64_t total = k.size * red.size;
+  for (int64_t start = 0; start < total; start += kBlock) {
+    int n = int(std::min<int64_t>(kBlock, total - start));
+    for (int i = 0; i < n; i++) {
+      int64_t f = start + i;
+      g[i] = double(f / red.size);
+      r[i] = double(f % red.size);
+    }
+    run_block(body, inputs, n, g, r, nullptr, v, regs);
+    for (int i = 0; i < n; i++) {
+      double& a = accs[size_t(int64_t(g[i]))];
+      a = alu_eval(red.op, adt, adt, a, v[i]);
+    }
+  }
+  for (int64_t start = 0; start < k.size; start += kBlock) {
+    int n = int(std::min<int64_t>(kBlock, k.size - start));
+    for (int i = 0; i < n; i++) g[i] = double(start + i);
+    run_block(*epilogue, inputs, n, g, nullptr, accs.data() + start, v, regs);
+    for (int i = 0; i < n; i++) store_element(output, start + i, v[i]);
+  }
+}
+
+}  // namespace kiln::cpu

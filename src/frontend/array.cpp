@@ -1,0 +1,161 @@
+// kiln::Array's methods: metadata, reads (sync and async), printing, and the operators,
+// which forward to kiln::numpy.
+#include "frontend/array.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "frontend/array_impl.h"
+#include "library/numpy.h"
+
+namespace kiln {
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < s.size(); i++) os << (i ? ", " : "") << s[i];
+  os << (s.size() == 1 ? ",)" : ")");
+  return os.str();
+}
+
+namespace {
+Array scalar(DType dtype, double v, bool weak) {
+  return Array(frontend::make_constant({{}, dtype, weak}, default_device(), v));
+}
+}  // namespace
+
+Array::Array(double v) : Array(scalar(DType::Float32, v, true)) {}
+Array::Array(float v) : Array(scalar(DType::Float32, v, true)) {}
+Array::Array(int v) : Array(scalar(DType::Int32, v, true)) {}
+Array Array::from_bool(bool v) { return scalar(DType::Bool, v ? 1 : 0, false); }
+
+const std::shared_ptr<frontend::ArrayImpl>& Array::impl() const {
+  if (!impl_) throw Error("Array: the handle is empty (default-constructed or moved from)");
+  return impl_;
+}
+
+const Shape& Array::shape() const { return impl()->aval.shape; }
+int64_t Array::shape(int axis) const {
+  int nd = ndim();
+  if (axis < -nd || axis >= nd) fail("Array.shape", "axis ", axis, " is out of bounds for rank ", nd);
+  return shape()[size_t(axis < 0 ? axis + nd : axis)];
+}
+int Array::ndim() const { return int(shape().size()); }
+int64_t Array::size() const { return impl()->aval.size(); }
+DType Array::dtype() const { return impl()->aval.dtype; }
+bool Array::weak_type() const { return impl()->aval.weak; }
+const std::string& Array::device() const { return impl()->device; }
+
+const Array& Array::eval() const {
+  impl()->realize();
+  return *this;
+}
+
+std::vector<uint8_t> Array::bytes() const {
+  auto& im = *impl();
+  const BufferRef& buf = im.buffer();
+  Backend& be = buf->backend();
+  if (!be.can_read_sync())
+    fail("Array.bytes", "device ", be.name(), " has no synchronous reads, expected bytes_async()");
+  std::vector<uint8_t> out(static_cast<size_t>(size() * itemsize(dtype())));
+  be.read_sync(buf->handle(), 0, int64_t(out.size()), out.data());
+  return out;
+}
+
+std::future<std::vector<uint8_t>> Array::bytes_async() const {
+  auto& im = *impl();
+  const BufferRef& buf = im.buffer();
+  auto promise = std::make_shared<std::promise<std::vector<uint8_t>>>();
+  auto fut = promise->get_future();
+  // The buffer is captured so it outlives the read.
+  buf->backend().read_async(buf->handle(), 0, size() * itemsize(dtype()),
+                            [promise, buf](std::vector<uint8_t> data) { promise->set_value(std::move(data)); });
+  return fut;
+}
+
+namespace {
+double element(const uint8_t* p, DType d, size_t i) {
+  switch (d) {
+    case DType::Bool: return p[i] ? 1 : 0;
+    case DType::Int32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::Uint32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::Float16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return half_to_float(v); }
+    case DType::Float32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::Float64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
+  }
+  return 0;
+}
+}  // namespace
+
+template <typename T>
+std::vector<T> Array::to_vector() const {
+  std::vector<uint8_t> b = bytes();
+  std::vector<T> out(static_cast<size_t>(size()));
+  for (size_t i = 0; i < out.size(); i++) out[i] = static_cast<T>(element(b.data(), dtype(), i));
+  return out;
+}
+template std::vector<float> Array::to_vector<float>() const;
+template std::vector<double> Array::to_vector<double>() const;
+template std::vector<int32_t> Array::to_vector<int32_t>() const;
+template std::vector<uint32_t> Array::to_vector<uint32_t>() const;
+template std::vector<int64_t> Array::to_vector<int64_t>() const;
+template std::vector<uint8_t> Array::to_vector<uint8_t>() const;
+template std::vector<bool> Array::to_vector<bool>() const;
+
+double Array::item() const {
+  if (size() != 1) fail("Array.item", "got an array of shape ", shape_str(shape()), ", expected size 1");
+  return to_vector<double>()[0];
+}
+
+std::string Array::to_string() const {
+  std::vector<double> v = to_vector<double>();
+  std::ostringstream os;
+  const Shape& s = shape();
+  auto fmt = [&](double x) {
+    if (dtype() == DType::Bool) os << (x != 0 ? "True" : "False");
+    else os << x;
+  };
+  // Nested brackets, row-major.
+  std::function<void(size_t, size_t)> rec = [&](size_t axis, size_t offset) {
+    if (axis == s.size()) {
+      fmt(v[offset]);
+      return;
+    }
+    size_t inner = 1;
+    for (size_t k = axis + 1; k < s.size(); k++) inner *= size_t(s[k]);
+    os << "[";
+    for (int64_t i = 0; i < s[axis]; i++) {
+      if (i && axis + 1 == s.size()) os << ' ';
+      if (i && axis + 1 < s.size()) os << '\n' << std::string(axis + 1, ' ');
+      rec(axis + 1, offset + size_t(i) * inner);
+    }
+    os << "]";
+  };
+  rec(0, 0);
+  return os.str();
+}
+
+Array Array::astype(DType dt) const { return numpy::asarray(*this, dt); }
+Array Array::reshape(const Shape& s) const { return numpy::reshape(*this, s); }
+Array Array::transpose() const { return numpy::transpose(*this); }
+Array Array::operator[](const std::vector<Index>& index) const { return numpy::index(*this, index); }
+
+Array operator+(const Array& a, const Array& b) { return numpy::add(a, b); }
+Array operator-(const Array& a, const Array& b) { return numpy::subtract(a, b); }
+Array operator*(const Array& a, const Array& b) { return numpy::multiply(a, b); }
+Array operator/(const Array& a, const Array& b) { return numpy::divide(a, b); }
+Array operator%(const Array& a, const Array& b) { return numpy::mod(a, b); }
+Array operator-(const Array& a) { return numpy::negative(a); }
+Array operator<(const Array& a, const Array& b) { return numpy::less(a, b); }
+Array operator<=(const Array& a, const Array& b) { return numpy::less_equal(a, b); }
+Array operator>(const Array& a, const Array& b) { return numpy::greater(a, b); }
+Array operator>=(const Array& a, const Array& b) { return numpy::greater_equal(a, b); }
+Array operator==(const Array& a, const Array& b) { return numpy::equal(a, b); }
+Array operator!=(const Array& a, const Array& b) { return numpy::not_equal(a, b); }
+Array operator&(const Array& a, const Array& b) { return numpy::bitwise_and(a, b); }
+Array operator|(const Array& a, const Array& b) { return numpy::bitwise_or(a, b); }
+Array operator^(const Array& a, const Array& b) { return numpy::bitwise_xor(a, b); }
+Array operator~(const Array& a) { return numpy::bitwise_not(a); }
+Array operator!(const Array& a) { return numpy::logical_not(a); }
+
+}  // namespace kiln

@@ -1,0 +1,111 @@
+// kiln::Array: a reference-counted handle to an n-d array with value semantics.
+// Arrays are lazy: elementwise and movement ops build expressions; reading realizes them.
+#pragma once
+#include <concepts>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/error.h"
+
+namespace kiln {
+
+using Shape = std::vector<int64_t>;
+std::string shape_str(const Shape& s);  // "(2, 3)"
+
+namespace frontend {
+struct ArrayImpl;
+}
+
+// One term of basic NumPy indexing: a[1], a[1:5:2], a[None], a[...].
+struct Slice {
+  std::optional<int64_t> start, stop, step;
+};
+struct NewAxis {};
+struct Ellipsis {};
+inline constexpr NewAxis newaxis{};
+inline constexpr Ellipsis ellipsis{};
+using Index = std::variant<int64_t, Slice, NewAxis, Ellipsis>;
+
+class Array {
+ public:
+  Array() = default;  // an empty handle; using it throws kiln::Error
+  // Scalars convert implicitly and are weakly typed, as Python scalars are in JAX.
+  Array(double v);
+  Array(float v);
+  Array(int v);
+  template <typename B>
+    requires std::same_as<B, bool>
+  Array(B v) : Array(from_bool(v)) {}
+
+  const Shape& shape() const;
+  int64_t shape(int axis) const;  // negative axes count from the end
+  int ndim() const;
+  int64_t size() const;
+  DType dtype() const;
+  bool weak_type() const;
+  const std::string& device() const;
+  bool valid() const { return impl_ != nullptr; }
+
+  // Realizes the array into a buffer on its device (a no-op if already one).
+  const Array& eval() const;
+  // Synchronous reads (on devices that allow them), converted to T.
+  template <typename T>
+  std::vector<T> to_vector() const;
+  std::vector<uint8_t> bytes() const;  // raw little-endian elements, C order
+  // Asynchronous read: never blocks the caller on the device.
+  std::future<std::vector<uint8_t>> bytes_async() const;
+  double item() const;  // the value of a size-1 array
+  std::string to_string() const;  // NumPy-like text
+
+  Array astype(DType dtype) const;
+  Array reshape(const Shape& shape) const;
+  Array transpose() const;  // reverses the axes
+  Array T() const { return transpose(); }
+  Array operator[](const std::vector<Index>& index) const;
+  Array operator[](int64_t i) const { return (*this)[std::vector<Index>{i}]; }
+
+  // Internal: the implementation behind the handle.
+  explicit Array(std::shared_ptr<frontend::ArrayImpl> impl) : impl_(std::move(impl)) {}
+  const std::shared_ptr<frontend::ArrayImpl>& impl() const;  // throws if empty
+  // True if both handles refer to the same array object.
+  bool is(const Array& other) const { return impl_ == other.impl_; }
+
+ private:
+  static Array from_bool(bool v);
+  std::shared_ptr<frontend::ArrayImpl> impl_;
+};
+
+extern template std::vector<float> Array::to_vector<float>() const;
+extern template std::vector<double> Array::to_vector<double>() const;
+extern template std::vector<int32_t> Array::to_vector<int32_t>() const;
+extern template std::vector<uint32_t> Array::to_vector<uint32_t>() const;
+extern template std::vector<int64_t> Array::to_vector<int64_t>() const;
+extern template std::vector<uint8_t> Array::to_vector<uint8_t>() const;
+extern template std::vector<bool> Array::to_vector<bool>() const;
+
+// Arithmetic and comparison operators (NumPy broadcasting, JAX promotion).
+Array operator+(const Array& a, const Array& b);
+Array operator-(const Array& a, const Array& b);
+Array operator*(const Array& a, const Array& b);
+Array operator/(const Array& a, const Array& b);
+Array operator%(const Array& a, const Array& b);
+Array operator-(const Array& a);
+Array operator<(const Array& a, const Array& b);
+Array operator<=(const Array& a, const Array& b);
+Array operator>(const Array& a, const Array& b);
+Array operator>=(const Array& a, const Array& b);
+Array operator==(const Array& a, const Array& b);
+Array operator!=(const Array& a, const Array& b);
+Array operator&(const Array& a, const Array& b);
+Array operator|(const Array& a, const Array& b);
+Array operator^(const Array& a, const Array& b);
+Array operator~(const Array& a);
+Array operator!(const Array& a);
+
+}  // namespace kiln

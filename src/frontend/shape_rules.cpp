@@ -1,0 +1,238 @@
+// Shape and dtype rules of every primitive, in one table. Each rule validates its
+// inputs and names the primitive, what it got and what it expected.
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "frontend/primitive.h"
+
+namespace kiln::frontend {
+
+namespace {
+
+struct PrimInfo {
+  const char* name;
+  int arity;  // -1: variadic
+};
+
+const PrimInfo& info(Prim p) {
+  static const PrimInfo table[] = {
+      {"neg", 1},   {"recip", 1},  {"sqrt", 1},   {"exp", 1},     {"exp2", 1},   {"expm1", 1},
+      {"log", 1},   {"log2", 1},   {"log1p", 1},  {"sin", 1},     {"cos", 1},    {"tan", 1},
+      {"asin", 1},  {"acos", 1},   {"atan", 1},   {"sinh", 1},    {"cosh", 1},   {"tanh", 1},
+      {"asinh", 1}, {"acosh", 1},  {"atanh", 1},  {"erf", 1},     {"floor", 1},  {"ceil", 1},
+      {"round", 1}, {"trunc", 1},  {"not", 1},    {"is_nan", 1},  {"add", 2},    {"sub", 2},
+      {"mul", 2},   {"div", 2},    {"floor_div", 2}, {"mod", 2},  {"pow", 2},    {"atan2", 2},
+      {"max", 2},   {"min", 2},    {"lt", 2},     {"le", 2},      {"eq", 2},     {"ne", 2},
+      {"and", 2},   {"or", 2},     {"xor", 2},    {"shift_left", 2}, {"shift_right", 2},
+      {"select", 3}, {"convert_element_type", 1}, {"bitcast_convert_type", 1},
+      {"reduce_sum", 1}, {"reduce_prod", 1}, {"reduce_max", 1}, {"reduce_min", 1},
+      {"reshape", 1}, {"transpose", 1}, {"broadcast_in_dim", 1}, {"pad", 1}, {"slice", 1},
+      {"rev", 1},   {"stride", 1}, {"window", 1}, {"gather", 2},
+  };
+  static_assert(sizeof(table) / sizeof(table[0]) == size_t(Prim::Gather) + 1);
+  return table[size_t(p)];
+}
+
+[[noreturn]] void bad(Prim p, const std::string& msg) { fail(prim_name(p), msg); }
+
+std::string avals_str(const std::vector<Aval>& in) {
+  std::string s;
+  for (auto& a : in) s += (s.empty() ? "" : ", ") + a.str();
+  return s;
+}
+
+void check_axes(Prim p, const std::vector<int>& axes, size_t ndim, bool permutation) {
+  std::vector<bool> seen(ndim, false);
+  for (int ax : axes) {
+    if (ax < 0 || size_t(ax) >= ndim)
+      bad(p, detail::cat("axis ", ax, " is out of range for an array of rank ", ndim));
+    if (seen[size_t(ax)]) bad(p, detail::cat("axis ", ax, " appears twice"));
+    seen[size_t(ax)] = true;
+  }
+  if (permutation && axes.size() != ndim)
+    bad(p, detail::cat("got ", axes.size(), " axes, expected a permutation of ", ndim));
+}
+
+void check_ranges(Prim p, const Ranges& r, size_t ndim) {
+  if (r.size() != ndim)
+    bad(p, detail::cat("got ", r.size(), " (lo, hi) pairs, expected one per axis (", ndim, ")"));
+}
+
+Aval elementwise(Prim p, const std::vector<Aval>& in) {
+  const Aval& a = in[0];
+  size_t first_value = p == Prim::Where ? 1 : 0;
+  bool weak = true;
+  for (size_t i = 0; i < in.size(); i++) {
+    if (in[i].shape != a.shape)
+      bad(p, "got shapes " + avals_str(in) + ", expected equal shapes");
+    if (i >= first_value && in[i].dtype != in[first_value].dtype && p != Prim::Shl && p != Prim::Shr)
+      bad(p, "got dtypes " + avals_str(in) + ", expected equal dtypes");
+    if (i >= first_value) weak = weak && in[i].weak;
+  }
+  if (p == Prim::Where && in[0].dtype != DType::Bool)
+    bad(p, "got a condition of dtype " + std::string(dtype_name(in[0].dtype)) + ", expected bool");
+  AluOp op = prim_alu_op(p);
+  DType dt = in[first_value].dtype;
+  const bool needs_float = (op >= AluOp::Sqrt && op <= AluOp::Erf) || op == AluOp::Atan2;
+  if (needs_float && !is_float(dt))
+    bad(p, "got dtype " + std::string(dtype_name(dt)) + ", expected a floating-point dtype");
+  if ((op == AluOp::Neg || op == AluOp::Recip || op == AluOp::Add || op == AluOp::Sub ||
+       op == AluOp::Mul || op == AluOp::Div || op == AluOp::Idiv || op == AluOp::Mod ||
+       op == AluOp::Pow) && dt == DType::Bool)
+    bad(p, "got dtype bool, expected a numeric dtype");
+  if ((op == AluOp::Shl || op == AluOp::Shr) && !is_int(dt))
+    bad(p, "got dtype " + std::string(dtype_name(dt)) + ", expected an integer dtype");
+  if ((op == AluOp::And || op == AluOp::Or || op == AluOp::Xor || op == AluOp::Not) && is_float(dt))
+    bad(p, "got dtype " + std::string(dtype_name(dt)) + ", expected bool or an integer dtype");
+  if (is_comparison(op) || op == AluOp::IsNan) return {a.shape, DType::Bool, false};
+  return {a.shape, dt, weak};
+}
+
+Aval reduce(Prim p, const Aval& a, const Params& prm) {
+  check_axes(p, prm.axes, a.shape.size(), false);
+  Shape out;
+  for (size_t i = 0; i < a.shape.size(); i++)
+    if (std::find(prm.axes.begin(), prm.axes.end(), int(i)) == prm.axes.end()) out.push_back(a.shape[i]);
+  if ((p == Prim::ReduceSum || p == Prim::ReduceProd) && a.dtype == DType::Bool)
+    bad(p, "got dtype bool, expected a numeric dtype");
+  return {out, a.dtype, a.weak};
+}
+
+}  // namespace
+
+const char* prim_name(Prim p) { return info(p).name; }
+int prim_arity(Prim p) { return info(p).arity; }
+bool is_elementwise(Prim p) { return p <= Prim::Where; }
+bool is_reduction(Prim p) { return p >= Prim::ReduceSum && p <= Prim::ReduceMin; }
+
+AluOp prim_alu_op(Prim p) {
+  if (is_elementwise(p)) return AluOp(int(AluOp::Neg) + int(p) - int(Prim::Neg) + (p >= Prim::Add ? 2 : 0));
+  switch (p) {
+    case Prim::ReduceSum: return AluOp::Add;
+    case Prim::ReduceProd: return AluOp::Mul;
+    case Prim::ReduceMax: return AluOp::Max;
+    case Prim::ReduceMin: return AluOp::Min;
+    default: fail(prim_name(p), "has no AluOp");
+  }
+}
+
+Aval shape_rule(Prim p, const std::vector<Aval>& in, const Params& prm) {
+  int arity = info(p).arity;
+  if (arity >= 0 && int(in.size()) != arity)
+    bad(p, detail::cat("got ", in.size(), " operands, expected ", arity));
+  if (is_elementwise(p)) return elementwise(p, in);
+  if (is_reduction(p)) return reduce(p, in[0], prm);
+  const Aval& a = in[0];
+  const size_t nd = a.shape.size();
+  switch (p) {
+    case Prim::Cast: return {a.shape, prm.dtype, prm.weak};
+    case Prim::Bitcast:
+      if (itemsize(prm.dtype) != itemsize(a.dtype) || a.dtype == DType::Bool || prm.dtype == DType::Bool)
+        bad(p, detail::cat("cannot reinterpret ", dtype_name(a.dtype), " as ", dtype_name(prm.dtype),
+                           ", expected non-bool dtypes of equal size"));
+      return {a.shape, prm.dtype, false};
+    case Prim::Reshape:
+      for (int64_t d : prm.shape)
+        if (d < 0) bad(p, "got shape " + shape_str(prm.shape) + ", expected non-negative sizes");
+      if (prod(prm.shape) != a.size())
+        bad(p, "cannot reshape " + a.str() + " to " + shape_str(prm.shape) + ": sizes differ");
+      return {prm.shape, a.dtype, a.weak};
+    case Prim::Transpose: {
+      check_axes(p, prm.axes, nd, true);
+      Shape s;
+      for (int ax : prm.axes) s.push_back(a.shape[size_t(ax)]);
+      return {s, a.dtype, a.weak};
+    }
+    case Prim::Expand:
+      if (prm.shape.size() != nd)
+        bad(p, "cannot broadcast " + a.str() + " to " + shape_str(prm.shape) + ": ranks differ");
+      for (size_t i = 0; i < nd; i++)
+        if (a.shape[i] != prm.shape[i] && a.shape[i] != 1)
+          bad(p, "cannot broadcast " + a.str() + " to " + shape_str(prm.shape));
+      return {prm.shape, a.dtype, a.weak};
+    case Prim::Pad: {
+      check_ranges(p, prm.ranges, nd);
+      Shape s = a.shape;
+      for (size_t i = 0; i < nd; i++) {
+        if (prm.ranges[i].first < 0 || prm.ranges[i].second < 0)
+          bad(p, "got negative padding, expected widths >= 0");
+        s[i] += prm.ranges[i].first + prm.ranges[i].second;
+      }
+      return {s, a.dtype, a.weak};
+    }
+    case Prim::Shrink: {
+      check_ranges(p, prm.ranges, nd);
+      Shape s = a.shape;
+      for (size_t i = 0; i < nd; i++) {
+        auto [b, e] = prm.ranges[i];
+        if (b < 0 || e < b || e > a.shape[i])
+          bad(p, detail::cat("range [", b, ", ", e, ") on axis ", i, " is outside [0, ", a.shape[i], "]"));
+        s[i] = e - b;
+      }
+      return {s, a.dtype, a.weak};
+    }
+    case Prim::Flip:
+      check_axes(p, prm.axes, nd, false);
+      return a;
+    case Prim::Stride: {
+      if (prm.dims.size() != nd) bad(p, "expected one step per axis");
+      Shape s = a.shape;
+      for (size_t i = 0; i < nd; i++) {
+        if (prm.dims[i] < 1) bad(p, detail::cat("got step ", prm.dims[i], ", expected >= 1"));
+        s[i] = (s[i] + prm.dims[i] - 1) / prm.dims[i];
+      }
+      return {s, a.dtype, a.weak};
+    }
+    case Prim::Window: {
+      if (prm.dims.size() != nd || prm.strides.size() != nd || prm.dilation.size() != nd)
+        bad(p, "expected window, strides and dilation for each axis of " + a.str());
+      Shape s(nd), k(nd);
+      for (size_t i = 0; i < nd; i++) {
+        if (prm.dims[i] < 1 || prm.strides[i] < 1 || prm.dilation[i] < 1)
+          bad(p, "window sizes, strides and dilations must be >= 1");
+        int64_t span = (prm.dims[i] - 1) * prm.dilation[i] + 1;
+        if (span > a.shape[i])
+          bad(p, detail::cat("window spans ", span, " elements on axis ", i, " of ", a.str(),
+                             ", expected at most ", a.shape[i]));
+        s[i] = (a.shape[i] - span) / prm.strides[i] + 1;
+        k[i] = prm.dims[i];
+      }
+      s.insert(s.end(), k.begin(), k.end());
+      return {s, a.dtype, a.weak};
+    }
+    case Prim::Gather: {
+      const Aval& idx = in[1];
+      if (prm.axes.size() != 1) bad(p, "expected one axis");
+      check_axes(p, prm.axes, nd, false);
+      if (!is_int(idx.dtype))
+        bad(p, "got indices of dtype " + std::string(dtype_name(idx.dtype)) + ", expected an integer dtype");
+      size_t ax = size_t(prm.axes[0]);
+      if (a.shape[ax] == 0 && idx.size() > 0) bad(p, "cannot take from an empty axis");
+      Shape s(a.shape.begin(), a.shape.begin() + long(ax));
+      s.insert(s.end(), idx.shape.begin(), idx.shape.end());
+      s.insert(s.end(), a.shape.begin() + long(ax) + 1, a.shape.end());
+      return {s, a.dtype, a.weak};
+    }
+    default: break;
+  }
+  bad(p, "has no shape rule");
+}
+
+Array bind(Prim p, const std::vector<Array>& args, const Params& params) {
+  std::vector<Aval> avals;
+  std::vector<ImplRef> impls;
+  for (auto& a : args) {
+    impls.push_back(a.impl());
+    avals.push_back(impls.back()->aval);
+  }
+  if (impls.size() > 1)
+    for (auto& im : impls)
+      if (im->device != impls[0]->device)
+        bad(p, "got arrays on devices " + impls[0]->device + " and " + im->device +
+                   ", expected one device");
+  Aval out = shape_rule(p, avals, params);
+  return Array(lower(p, impls, params, out));
+}
+
+}  // namespace kiln::frontend

@@ -1,0 +1,44 @@
+// Kernel printing and reduction identities.
+#include "ir/kernel.h"
+
+#include <limits>
+#include <sstream>
+
+#include "ir/error.h"
+
+namespace kiln {
+
+double Reduction::identity(AluOp op, DType dtype) {
+  switch (op) {
+    case AluOp::Add: return 0;
+    case AluOp::Mul: return 1;
+    case AluOp::Max:
+      return dtype == DType::Bool ? 0
+             : dtype == DType::Int32 ? -2147483648.0
+             : dtype == DType::Uint32 ? 0
+                                      : -std::numeric_limits<double>::infinity();
+    case AluOp::Min:
+      return dtype == DType::Bool ? 1
+             : dtype == DType::Int32 ? 2147483647.0
+             : dtype == DType::Uint32 ? 4294967295.0
+                                      : std::numeric_limits<double>::infinity();
+    default: fail("Reduction", "op ", alu_info(op).name, " is not a reduction, expected add, mul, max or min");
+  }
+}
+
+std::string Kernel::to_string() const {
+  std::ostringstream os;
+  os << "Kernel(size=" << size << ", inputs=[";
+  for (size_t i = 0; i < inputs.size(); i++) os << (i ? ", " : "") << "in" << i << ": " << dtype_name(inputs[i]);
+  os << "], out: " << dtype_name(out_dtype()) << ")\n";
+  if (reduction) {
+    os << "  reduce " << alu_info(reduction->op).name << " over ridx < " << reduction->size << ":\n";
+    os << "    " << exp.to_string() << "\n";
+    os << "  epilogue: out[gidx] = " << reduction->epilogue.to_string() << "\n";
+  } else {
+    os << "  out[gidx] = " << exp.to_string() << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace kiln

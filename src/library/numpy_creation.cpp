@@ -1,0 +1,121 @@
+// numpy creation functions: arrays from host data, constants, ranges and identities.
+#include <cmath>
+#include <cstring>
+
+#include "library/array_args.h"
+
+namespace kiln::numpy {
+
+using namespace detail;
+
+namespace {
+void check_shape(const char* op, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) fail(op, "got shape ", shape_str(shape), ", expected non-negative sizes");
+}
+
+// Uploads host values (converted to dtype) to the default device.
+Array upload(const Shape& shape, DType dtype, const std::vector<double>& values) {
+  std::vector<uint8_t> bytes(values.size() * size_t(itemsize(dtype)));
+  for (size_t i = 0; i < values.size(); i++) {
+    double v = values[i];
+    uint8_t* p = bytes.data() + i * size_t(itemsize(dtype));
+    switch (dtype) {
+      case DType::Bool: *p = v != 0; break;
+      case DType::Int32: { int32_t x = int32_t(int64_t(v)); std::memcpy(p, &x, 4); break; }
+      case DType::Uint32: { uint32_t x = uint32_t(int64_t(v)); std::memcpy(p, &x, 4); break; }
+      case DType::Float16: { uint16_t x = float_to_half(float(v)); std::memcpy(p, &x, 2); break; }
+      case DType::Float32: { float x = float(v); std::memcpy(p, &x, 4); break; }
+      case DType::Float64: std::memcpy(p, &v, 8); break;
+    }
+  }
+  return array(bytes.data(), shape, dtype);
+}
+
+template <typename T>
+Array from_vector(const std::vector<T>& data, const Shape& shape, DType dtype) {
+  check_shape("array", shape);
+  if (int64_t(data.size()) != kiln::prod(shape))
+    fail("array", "got ", data.size(), " values for shape ", shape_str(shape), ", expected ", kiln::prod(shape));
+  return array(data.data(), shape, dtype);
+}
+}  // namespace
+
+Array array(const void* data, const Shape& shape, DType dtype) {
+  check_shape("array", shape);
+  const std::string& dev = default_device();
+  int64_t bytes = kiln::prod(shape) * itemsize(dtype);
+  BufferRef buf = get_backend(dev).allocate(std::max<int64_t>(bytes, 1));
+  if (bytes) buf->backend().write(buf->handle(), 0, data, bytes);
+  return Array(frontend::make_from_buffer({shape, dtype, false}, dev, buf));
+}
+
+Array array(const std::vector<float>& d, const Shape& s) { return from_vector(d, s, DType::Float32); }
+Array array(const std::vector<double>& d, const Shape& s) { return from_vector(d, s, DType::Float64); }
+Array array(const std::vector<int32_t>& d, const Shape& s) { return from_vector(d, s, DType::Int32); }
+Array array(const std::vector<uint32_t>& d, const Shape& s) { return from_vector(d, s, DType::Uint32); }
+Array array(const std::vector<bool>& d, const Shape& s) {
+  std::vector<uint8_t> bytes(d.begin(), d.end());
+  return from_vector(bytes, s, DType::Bool);
+}
+
+Array asarray(const Array& a, std::optional<DType> dtype) {
+  return dtype ? cast(a, *dtype, false) : a;
+}
+
+Array zeros(const Shape& shape, DType dtype) {
+  check_shape("zeros", shape);
+  return constant(shape, dtype, 0, default_device());
+}
+Array ones(const Shape& shape, DType dtype) {
+  check_shape("ones", shape);
+  return constant(shape, dtype, 1, default_device());
+}
+Array full(const Shape& shape, const Array& fill_value, std::optional<DType> dtype) {
+  check_shape("full", shape);
+  Array v = dtype ? cast(fill_value, *dtype, false) : fill_value;
+  return broadcast_to(v, shape);
+}
+Array zeros_like(const Array& a, std::optional<DType> dtype) {
+  return constant(a.shape(), dtype.value_or(a.dtype()), 0, a.device(), !dtype && a.weak_type());
+}
+Array ones_like(const Array& a, std::optional<DType> dtype) {
+  return constant(a.shape(), dtype.value_or(a.dtype()), 1, a.device(), !dtype && a.weak_type());
+}
+Array full_like(const Array& a, const Array& fill_value, std::optional<DType> dtype) {
+  return broadcast_to(cast(fill_value, dtype.value_or(a.dtype()), false), a.shape());
+}
+
+Array arange(double stop, std::optional<DType> dtype) { return arange(0, stop, 1, dtype); }
+
+Array arange(double start, double stop, double step, std::optional<DType> dtype) {
+  if (step == 0 || !std::isfinite(step)) fail("arange", "got step ", step, ", expected a finite non-zero step");
+  if (!std::isfinite(start) || !std::isfinite(stop)) fail("arange", "got a non-finite bound");
+  bool integral = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
+  DType dt = dtype.value_or(integral ? DType::Int32 : DType::Float32);
+  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) v[size_t(i)] = start + double(i) * step;
+  return upload({n}, dt, v);
+}
+
+Array linspace(double start, double stop, int64_t num, bool endpoint, DType dtype) {
+  if (num < 0) fail("linspace", "got num ", num, ", expected num >= 0");
+  std::vector<double> v(static_cast<size_t>(num));
+  int64_t div = endpoint ? num - 1 : num;
+  double step = div > 0 ? (stop - start) / double(div) : 0;
+  for (int64_t i = 0; i < num; i++) v[size_t(i)] = start + double(i) * step;
+  if (endpoint && num > 1) v.back() = stop;
+  return upload({num}, dtype, v);
+}
+
+Array eye(int64_t n, std::optional<int64_t> m, int64_t k, DType dtype) {
+  int64_t cols = m.value_or(n);
+  if (n < 0 || cols < 0) fail("eye", "got shape (", n, ", ", cols, "), expected non-negative sizes");
+  Shape s{n, cols};
+  const std::string& dev = default_device();
+  Array on = equal(add(iota(s, 0, dev), Array(int(k))), iota(s, 1, dev));
+  return cast(on, dtype, false);
+}
+
+}  // namespace kiln::numpy
