@@ -2,6 +2,8 @@
 // through views.
 #include "frontend/array_impl.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace kiln::frontend {
@@ -38,10 +40,23 @@ AluExp expr_at(const ArrayImpl& a, const std::vector<AluExp>& idxs, KernelInputs
   return AluExp::where(valid, e, AluExp::constant(e.dtype(), 0));
 }
 
+namespace {
+thread_local KernelRecorder* current_recorder = nullptr;
+const bool log_kernels = [] {
+  const char* v = std::getenv("KILN_LOG_KERNELS");
+  return v && *v && std::string(v) != "0";
+}();
+}  // namespace
+
+KernelRecorder::KernelRecorder() : prev_(current_recorder) { current_recorder = this; }
+KernelRecorder::~KernelRecorder() { current_recorder = prev_; }
+
 BufferRef run_kernel(const std::string& device, const Kernel& k, const std::vector<BufferRef>& ins) {
   Backend& be = get_backend(device);
   BufferRef out = be.allocate(std::max<int64_t>(k.size, 1) * itemsize(k.out_dtype()));
   if (k.size == 0) return out;
+  if (current_recorder) current_recorder->record(k);
+  if (log_kernels) std::fprintf(stderr, "[kiln] %s: %s", device.c_str(), k.to_string().c_str());
   std::vector<int64_t> handles;
   for (auto& b : ins) handles.push_back(b->handle());
   auto exe = be.prepare(k);

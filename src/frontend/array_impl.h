@@ -59,6 +59,23 @@ AluExp expr_at(const ArrayImpl& a, const std::vector<AluExp>& idxs, KernelInputs
 // Runs `k` on the device and returns the output buffer.
 BufferRef run_kernel(const std::string& device, const Kernel& k, const std::vector<BufferRef>& ins);
 
+// Records every kernel dispatched on this thread while alive (innermost recorder wins):
+// tests count kernels with it and the docs print them. KILN_LOG_KERNELS=1 in the
+// environment also prints each kernel to stderr.
+class KernelRecorder {
+ public:
+  KernelRecorder();
+  ~KernelRecorder();
+  KernelRecorder(const KernelRecorder&) = delete;
+  KernelRecorder& operator=(const KernelRecorder&) = delete;
+  const std::vector<Kernel>& kernels() const { return kernels_; }
+  void record(const Kernel& k) { kernels_.push_back(k); }
+
+ private:
+  KernelRecorder* prev_;
+  std::vector<Kernel> kernels_;
+};
+
 // The index variable of an n-element output.
 AluExp gidx_var(int64_t n);
 AluExp ridx_var(int64_t n);
