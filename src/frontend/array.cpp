@@ -20,7 +20,8 @@ std::string shape_str(const Shape& s) {
 
 namespace {
 Array scalar(DType dtype, double v, bool weak) {
-  return Array(frontend::make_constant({{}, dtype, weak}, default_device(), v));
+  frontend::Aval av{{}, dtype, weak};
+  return Array(frontend::make_from_exp(av, default_device(), AluExp::weak_constant(dtype, v), {}));
 }
 }  // namespace
 

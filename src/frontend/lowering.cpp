@@ -117,7 +117,10 @@ ImplRef gather(const ImplRef& x, const ImplRef& idx, const Params& prm, const Av
 
 ImplRef lower(Prim p, const std::vector<ImplRef>& in, const Params& prm, const Aval& out) {
   if (is_elementwise(p) || p == Prim::Cast || p == Prim::Bitcast) {
-    if (p == Prim::Cast && in[0]->dtype() == prm.dtype) return with_view(in[0], out, in[0]->st);
+    // A same-dtype cast changes only the weak flag; constants still go through
+    // AluExp::cast so a full-precision weak scalar is rounded to its dtype.
+    if (p == Prim::Cast && in[0]->dtype() == prm.dtype && !in[0]->exp.is_const())
+      return with_view(in[0], out, in[0]->st);
     return elementwise(p, in, prm, out);
   }
   if (is_reduction(p)) return reduce(p, *in[0], prm, out);

@@ -186,6 +186,10 @@ AluExp AluExp::constant(DType dtype, double value) {
   return make(AluOp::Const, dtype, {}, round_to(dtype, value));
 }
 
+AluExp AluExp::weak_constant(DType dtype, double value) {
+  return is_float(dtype) ? make(AluOp::Const, dtype, {}, value) : constant(dtype, value);
+}
+
 AluExp AluExp::var(VarId id, DType dtype, int64_t max) {
   AluExp e = make(AluOp::Var, dtype, {}, 0, int(id));
   auto* n = const_cast<AluNode*>(e.get());
@@ -211,8 +215,8 @@ AluExp AluExp::unary(AluOp op, const AluExp& a) {
 }
 
 AluExp AluExp::cast(DType dtype, const AluExp& a) {
-  if (a.dtype() == dtype) return a;
   if (a.is_const()) return constant(dtype, alu_eval(AluOp::Cast, dtype, a.dtype(), a.value()));
+  if (a.dtype() == dtype) return a;
   return make(AluOp::Cast, dtype, {a});
 }
 

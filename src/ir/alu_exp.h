@@ -21,6 +21,9 @@ class AluExp {
 
   // Leaves.
   static AluExp constant(DType dtype, double value);
+  // A weakly typed scalar keeps its full double value, so that promoting it to a wider
+  // float loses nothing (0.1 + float64 array is exact); casts round it.
+  static AluExp weak_constant(DType dtype, double value);
   static AluExp idx(int64_t value) { return constant(DType::Int32, double(value)); }
   // An index variable with the inclusive range [0, max].
   static AluExp var(VarId id, DType dtype, int64_t max);

@@ -130,8 +130,9 @@ Array arcsinh(const Array& a) { return float_unary(Prim::Asinh, a); }
 Array arccosh(const Array& a) { return float_unary(Prim::Acosh, a); }
 Array arctanh(const Array& a) { return float_unary(Prim::Atanh, a); }
 Array erf(const Array& a) { return float_unary(Prim::Erf, a); }
-Array floor(const Array& a) { return float_unary(Prim::Floor, a); }
-Array ceil(const Array& a) { return float_unary(Prim::Ceil, a); }
+// floor/ceil/round/trunc leave integers as they are (JAX returns them unchanged).
+Array floor(const Array& a) { return is_float(a.dtype()) ? bind1(Prim::Floor, a) : a; }
+Array ceil(const Array& a) { return is_float(a.dtype()) ? bind1(Prim::Ceil, a) : a; }
 Array round(const Array& a) { return is_float(a.dtype()) ? bind1(Prim::Round, a) : a; }
 Array trunc(const Array& a) { return is_float(a.dtype()) ? bind1(Prim::Trunc, a) : a; }
 Array maximum(const Array& a, const Array& b) { return binary("maximum", Prim::Max, a, b); }

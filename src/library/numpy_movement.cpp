@@ -370,10 +370,10 @@ std::vector<Array> split(const Array& a, const std::vector<int64_t>& indices, in
   std::vector<Array> out;
   int64_t prev = 0;
   for (size_t i = 0; i <= indices.size(); i++) {
+    // As NumPy: piece i is a[indices[i-1]:indices[i]], empty when the bounds cross.
     int64_t e = i < indices.size() ? std::clamp<int64_t>(indices[i] < 0 ? indices[i] + n : indices[i], 0, n) : n;
-    int64_t b = std::min(prev, n);
-    out.push_back(slice_axis(a, ax, b, std::max(b, e)));
-    prev = std::max(b, e);
+    out.push_back(slice_axis(a, ax, prev, std::max(prev, e)));
+    prev = e;
   }
   return out;
 }

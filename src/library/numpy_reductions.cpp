@@ -16,9 +16,11 @@ Array keep_dims(const Array& r, const Shape& in_shape, const std::vector<int>& a
   return reshape(r, s);
 }
 
-Array reduce(const char* op, Prim p, const Array& a, const Axes& axes, bool keepdims) {
+// `has_identity`: max/min of numbers have none, so empty axes are an error (as NumPy).
+Array reduce(const char* op, Prim p, const Array& a, const Axes& axes, bool keepdims,
+             bool has_identity = false) {
   std::vector<int> ax = normalize_axes(op, axes, a.ndim());
-  if (p == Prim::ReduceMax || p == Prim::ReduceMin) {
+  if ((p == Prim::ReduceMax || p == Prim::ReduceMin) && !has_identity) {
     for (int i : ax)
       if (a.shape()[size_t(i)] == 0)
         fail(op, "zero-size array ", shape_str(a.shape()), " along axis ", i,
@@ -79,11 +81,12 @@ Array std(const Array& a, Axes axes, bool keepdims, int64_t ddof) {
   return sqrt(var(a, axes, keepdims, ddof));
 }
 
+// any/all have identities (false/true), so unlike max/min they accept empty axes.
 Array any(const Array& a, Axes axes, bool keepdims) {
-  return reduce("any", Prim::ReduceMax, cast(a, DType::Bool, false), axes, keepdims);
+  return reduce("any", Prim::ReduceMax, cast(a, DType::Bool, false), axes, keepdims, true);
 }
 Array all(const Array& a, Axes axes, bool keepdims) {
-  return reduce("all", Prim::ReduceMin, cast(a, DType::Bool, false), axes, keepdims);
+  return reduce("all", Prim::ReduceMin, cast(a, DType::Bool, false), axes, keepdims, true);
 }
 
 namespace {
