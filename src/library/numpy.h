@@ -2,6 +2,7 @@
 // Names and semantics follow jax.numpy; keyword arguments become trailing parameters.
 #pragma once
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <variant>
@@ -42,8 +43,20 @@ Array full(const Shape& shape, const Array& fill_value, std::optional<DType> dty
 Array zeros_like(const Array& a, std::optional<DType> dtype = std::nullopt);
 Array ones_like(const Array& a, std::optional<DType> dtype = std::nullopt);
 Array full_like(const Array& a, const Array& fill_value, std::optional<DType> dtype = std::nullopt);
-Array arange(double stop, std::optional<DType> dtype = std::nullopt);
-Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = std::nullopt);
+// arange infers int32 when every bound is a C++ integer and float32 otherwise, as
+// jnp.arange does with Python ints and floats: arange(5) is int32, arange(5.0) float32.
+Array arange_impl(double start, double stop, double step, bool integral, std::optional<DType> dtype);
+template <typename T>
+  requires std::is_arithmetic_v<T>
+Array arange(T stop, std::optional<DType> dtype = std::nullopt) {
+  return arange_impl(0, double(stop), 1, std::is_integral_v<T>, dtype);
+}
+template <typename A, typename B, typename C = int>
+  requires(std::is_arithmetic_v<A> && std::is_arithmetic_v<B> && std::is_arithmetic_v<C>)
+Array arange(A start, B stop, C step = 1, std::optional<DType> dtype = std::nullopt) {
+  constexpr bool integral = std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>;
+  return arange_impl(double(start), double(stop), double(step), integral, dtype);
+}
 Array linspace(double start, double stop, int64_t num = 50, bool endpoint = true,
                DType dtype = float32);
 Array eye(int64_t n, std::optional<int64_t> m = std::nullopt, int64_t k = 0, DType dtype = float32);

@@ -86,12 +86,9 @@ Array full_like(const Array& a, const Array& fill_value, std::optional<DType> dt
   return broadcast_to(cast(fill_value, dtype.value_or(a.dtype()), false), a.shape());
 }
 
-Array arange(double stop, std::optional<DType> dtype) { return arange(0, stop, 1, dtype); }
-
-Array arange(double start, double stop, double step, std::optional<DType> dtype) {
+Array arange_impl(double start, double stop, double step, bool integral, std::optional<DType> dtype) {
   if (step == 0 || !std::isfinite(step)) fail("arange", "got step ", step, ", expected a finite non-zero step");
   if (!std::isfinite(start) || !std::isfinite(stop)) fail("arange", "got a non-finite bound");
-  bool integral = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
   DType dt = dtype.value_or(integral ? DType::Int32 : DType::Float32);
   int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
   std::vector<double> v(static_cast<size_t>(n));
