@@ -15,7 +15,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: setup build test test-native test-debug test-wasm demo format clean
+.PHONY: setup build test test-native test-debug test-wasm test-fixtures demo format clean
 
 setup:
 	@missing=""; \
@@ -52,7 +52,13 @@ test-debug: setup
 test-wasm: setup
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm library compile)
 
+# The fixture generators must reproduce the committed fixtures byte for byte, with the
+# reference versions pinned in tools/requirements.txt.
+test-fixtures:
+	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in tools/gen_*_fixtures.py; do python3 "$$g" --check; done,fixture generators reproduce the fixtures)
+
 test: setup
+	$(MAKE) --no-print-directory test-fixtures
 	$(MAKE) --no-print-directory test-native
 	$(MAKE) --no-print-directory test-debug
 	$(MAKE) --no-print-directory test-wasm
