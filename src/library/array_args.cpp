@@ -58,19 +58,34 @@ Array cast(const Array& a, DType dtype, bool weak) {
   return bind1(Prim::Cast, a, p);
 }
 
+Array reshape_to(const Array& a, const Shape& shape) {
+  if (a.shape() == shape) return a;
+  Params p;
+  p.shape = shape;
+  return bind1(Prim::Reshape, a, p);
+}
+
+Array permute(const Array& a, const std::vector<int>& perm) {
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); i++) identity = identity && perm[i] == int(i);
+  if (identity) return a;
+  Params p;
+  p.axes = perm;
+  return bind1(Prim::Transpose, a, p);
+}
+
+Array expand_to(const Array& a, const Shape& shape) {
+  if (a.shape() == shape) return a;
+  Params p;
+  p.shape = shape;
+  return bind1(Prim::Expand, a, p);
+}
+
 Array broadcast(const Array& a, const Shape& shape) {
   if (a.shape() == shape) return a;
   Shape padded(shape.size() - a.shape().size(), 1);
   padded.insert(padded.end(), a.shape().begin(), a.shape().end());
-  Array r = a;
-  if (padded != a.shape()) {
-    Params p;
-    p.shape = padded;
-    r = bind1(Prim::Reshape, a, p);
-  }
-  Params p;
-  p.shape = shape;
-  return bind1(Prim::Expand, r, p);
+  return expand_to(reshape_to(a, padded), shape);
 }
 
 std::vector<Array> promote_broadcast(const char* op, const std::vector<Array>& args) {

@@ -25,6 +25,10 @@ TypeInfo result_type(const std::vector<Array>& args);
 Array cast(const Array& a, DType dtype, bool weak);
 // Promotes operands to a common type and broadcasts them to a common shape.
 std::vector<Array> promote_broadcast(const char* op, const std::vector<Array>& args);
+// Primitive shorthands that are no-ops when nothing changes, so views stay simple.
+Array reshape_to(const Array& a, const Shape& shape);
+Array permute(const Array& a, const std::vector<int>& perm);
+Array expand_to(const Array& a, const Shape& shape);  // same rank, size-1 axes grow
 // Broadcasts one array to `shape` (rank may grow on the left).
 Array broadcast(const Array& a, const Shape& shape);
 

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "frontend/primitive.h"
+#include "library/array_args.h"
 #include "ir/kernel.h"
 
 namespace kiln::lax {
@@ -19,41 +20,15 @@ using Pads = std::vector<std::pair<int64_t, int64_t>>;
 
 // ---- primitive shorthands (no-ops when nothing changes) ----
 
-Array reshape_(const Array& a, const Shape& s) {
-  if (a.shape() == s) return a;
-  Params p;
-  p.shape = s;
-  return bind(Prim::Reshape, {a}, p);
-}
-
-Array transpose_(const Array& a, const std::vector<int>& perm) {
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); i++) identity = identity && perm[i] == int(i);
-  if (identity) return a;
-  Params p;
-  p.axes = perm;
-  return bind(Prim::Transpose, {a}, p);
-}
-
-Array expand_(const Array& a, const Shape& s) {
-  if (a.shape() == s) return a;
-  Params p;
-  p.shape = s;
-  return bind(Prim::Expand, {a}, p);
-}
-
-Array cast_(const Array& a, DType dt, bool weak) {
-  if (a.dtype() == dt && a.weak_type() == weak) return a;
-  Params p;
-  p.dtype = dt;
-  p.weak = weak;
-  return bind(Prim::Cast, {a}, p);
-}
+using numpy::detail::cast;
+using numpy::detail::expand_to;
+using numpy::detail::permute;
+using numpy::detail::reshape_to;
 
 // A constant array: a scalar cast, reshaped to rank n and broadcast (no buffer).
 Array filled(const Shape& shape, double value, DType dt) {
   Array s = dt == DType::Bool ? Array(value != 0) : Array(value);
-  return expand_(reshape_(cast_(s, dt, false), Shape(shape.size(), 1)), shape);
+  return expand_to(reshape_to(cast(s, dt, false), Shape(shape.size(), 1)), shape);
 }
 
 std::string dims_str(const std::vector<int64_t>& d) {
@@ -141,13 +116,13 @@ Array dilate_and_pad(const Array& x, const std::vector<int64_t>& dilation, const
       merged.push_back(x.shape()[i] * dilation[i]);
       shrink.ranges.push_back({0, dilate_dim(x.shape()[i], dilation[i])});
     }
-    y = reshape_(bind(Prim::Pad, {reshape_(y, split)}, pad), merged);
+    y = reshape_to(bind(Prim::Pad, {reshape_to(y, split)}, pad), merged);
     y = bind(Prim::Shrink, {y}, shrink);
   } else if (x.size() == 0) {
     // An empty axis dilates to 0, and nothing else can be empty to be dilated.
     Shape s;
     for (size_t i = 0; i < n; i++) s.push_back(dilate_dim(x.shape()[i], dilation[i]));
-    y = reshape_(y, s);
+    y = reshape_to(y, s);
   }
   Params pad, crop;
   bool any_pad = false, any_crop = false;
@@ -203,7 +178,7 @@ Array reduce_window_impl(const char* opname, const Array& x, WindowOp op,
                     : op == WindowOp::Min  ? Prim::ReduceMin
                                            : Prim::ReduceProd;
   const double identity = Reduction::identity(frontend::prim_alu_op(prim), x.dtype());
-  if (prod(out) == 0) return cast_(filled(out, identity, x.dtype()), x.dtype(), x.weak_type());
+  if (prod(out) == 0) return cast(filled(out, identity, x.dtype()), x.dtype(), x.weak_type());
   Array y = window_(dilate_and_pad(x, base, pads), window, strides, wdil);
   // Padding and dilation holes take the op's identity; the zeros of Pad already are the
   // identity of a sum. A padded all-true mask marks the real elements. Both are windowed
@@ -352,11 +327,11 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs,
 
   // An empty output, or an empty sum (no input features or an empty window), is zeros.
   if (prod(out_shape) == 0 || I == 0 || prod(k_sp) == 0)
-    return transpose_(cast_(filled(out_shape, 0, t.dtype), t.dtype, t.weak), to_out);
+    return permute(cast(filled(out_shape, 0, t.dtype), t.dtype, t.weak), to_out);
 
   // ---- compute ----
   // x: [N, C, padded...] -> windows [N, C, out..., 1, 1, K...].
-  Array x = transpose_(lhs, perms.lhs);
+  Array x = permute(lhs, perms.lhs);
   Pads full_pads{{0, 0}, {0, 0}};
   full_pads.insert(full_pads.end(), pads.begin(), pads.end());
   std::vector<int64_t> full_ldil{1, 1};
@@ -374,13 +349,13 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs,
   Shape xs{B, Nb, G, Ig};
   xs.insert(xs.end(), out_sp.begin(), out_sp.end());
   xs.insert(xs.end(), k_sp.begin(), k_sp.end());
-  x = reshape_(x, xs);
+  x = reshape_to(x, xs);
   const int s = int(nsp);
   std::vector<int> xperm{1, 0, 2};
   for (int i = 0; i < s; i++) xperm.push_back(4 + i);
   xperm.push_back(3);
   for (int i = 0; i < s; i++) xperm.push_back(4 + s + i);
-  x = transpose_(x, xperm);
+  x = permute(x, xperm);
   Shape full{Nb, B, G, Og}, xa{Nb, B, G, 1}, wa{1, B, G, Og};
   for (size_t i = 0; i < nsp; i++) {
     full.push_back(out_sp[i]);
@@ -395,15 +370,15 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs,
     xa.push_back(k_sp[i]);
     wa.push_back(k_sp[i]);
   }
-  Array w = reshape_(transpose_(rhs, perms.rhs), wa);
-  x = cast_(expand_(reshape_(x, xa), full), acc, false);
-  w = cast_(expand_(w, full), acc, false);
+  Array w = reshape_to(permute(rhs, perms.rhs), wa);
+  x = cast(expand_to(reshape_to(x, xa), full), acc, false);
+  w = cast(expand_to(w, full), acc, false);
   Params red;
   red.axes.resize(1 + nsp);
   std::iota(red.axes.begin(), red.axes.end(), 4 + s);
   Array r = bind(Prim::ReduceSum, {bind(Prim::Mul, {x, w})}, red);
-  r = cast_(reshape_(r, out_shape), t.dtype, t.weak);
-  return transpose_(r, to_out);
+  r = cast(reshape_to(r, out_shape), t.dtype, t.weak);
+  return permute(r, to_out);
 }
 
 Array conv(const Array& lhs, const Array& rhs, const std::vector<int64_t>& window_strides,
@@ -479,7 +454,7 @@ Array avg_pool(const Array& x, const std::vector<int64_t>& window,
   PoolArgs a = pool_args("avg_pool", x, window, strides, padding);
   // Averages are floats: integer and bool inputs average in float32.
   const DType dt = is_float(x.dtype()) ? x.dtype() : DType::Float32;
-  Array xf = cast_(x, dt, is_float(x.dtype()) && x.weak_type());
+  Array xf = cast(x, dt, is_float(x.dtype()) && x.weak_type());
   Array sum = reduce_window_impl("avg_pool", xf, WindowOp::Sum, a.window, a.strides, a.pads,
                                  a.ones, a.ones);
   Array count;
@@ -492,10 +467,10 @@ Array avg_pool(const Array& x, const std::vector<int64_t>& window,
     count = reduce_window_impl("avg_pool", filled(x.shape(), 1, dt), WindowOp::Sum, a.window,
                                a.strides, a.pads, a.ones, a.ones);
   }
-  return bind(Prim::Div, {sum, cast_(count, dt, sum.weak_type())});
+  return bind(Prim::Div, {sum, cast(count, dt, sum.weak_type())});
 }
 
-Array convert_element_type(const Array& x, DType dtype) { return cast_(x, dtype, false); }
+Array convert_element_type(const Array& x, DType dtype) { return cast(x, dtype, false); }
 
 Array bitcast_convert_type(const Array& x, DType dtype) {
   if (itemsize(dtype) != itemsize(x.dtype()) || dtype == DType::Bool || x.dtype() == DType::Bool)

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "frontend/primitive.h"
+#include "library/array_args.h"
 #include "library/numpy.h"
 
 namespace kiln::numpy {
@@ -18,36 +19,10 @@ using frontend::Prim;
 
 // ---- primitive shorthands (each a no-op when nothing changes, so views stay simple) ----
 
-Array reshape_(const Array& a, const Shape& s) {
-  if (a.shape() == s) return a;
-  Params p;
-  p.shape = s;
-  return bind(Prim::Reshape, {a}, p);
-}
-
-Array transpose_(const Array& a, const std::vector<int>& perm) {
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); i++) identity = identity && perm[i] == int(i);
-  if (identity) return a;
-  Params p;
-  p.axes = perm;
-  return bind(Prim::Transpose, {a}, p);
-}
-
-Array expand_(const Array& a, const Shape& s) {
-  if (a.shape() == s) return a;
-  Params p;
-  p.shape = s;
-  return bind(Prim::Expand, {a}, p);
-}
-
-Array cast_(const Array& a, DType dt, bool weak) {
-  if (a.dtype() == dt && a.weak_type() == weak) return a;
-  Params p;
-  p.dtype = dt;
-  p.weak = weak;
-  return bind(Prim::Cast, {a}, p);
-}
+using numpy::detail::cast;
+using numpy::detail::expand_to;
+using numpy::detail::permute;
+using numpy::detail::reshape_to;
 
 std::string shapes_str(const Array& a, const Array& b) {
   return shape_str(a.shape()) + " and " + shape_str(b.shape());
@@ -105,7 +80,7 @@ Array contract(const std::vector<Labeled>& ops, const std::vector<int>& keep, DT
   if (ops.size() == 1 && nsum == 0) {
     std::vector<int> perm;
     for (int l : order) perm.push_back(index_of(ops[0].labels, l));
-    return transpose_(ops[0].x, perm);
+    return permute(ops[0].x, perm);
   }
   Array prod;
   for (auto& op : ops) {
@@ -120,7 +95,7 @@ Array contract(const std::vector<Labeled>& ops, const std::vector<int>& keep, DT
       }
     }
     // Views first, the cast after: expanding a cast expression would realize it.
-    Array y = cast_(expand_(reshape_(transpose_(op.x, perm), aligned), full), acc, false);
+    Array y = cast(expand_to(reshape_to(permute(op.x, perm), aligned), full), acc, false);
     prod = prod.valid() ? bind(Prim::Mul, {prod, y}) : y;
   }
   if (nsum == 0) return prod;
@@ -135,7 +110,7 @@ Array contract2(const Array& a, const std::vector<int>& la, const Array& b,
                 const std::vector<int>& lb, const std::vector<int>& keep) {
   ContractType t = contract_type({a, b});
   Array r = contract({{a, la}, {b, lb}}, keep, t.acc);
-  return cast_(r, t.out.dtype, t.out.weak);
+  return cast(r, t.out.dtype, t.out.weak);
 }
 
 std::vector<int> iota_labels(int from, int n) {
@@ -150,7 +125,7 @@ Array scalar_product(const Array& a, const Array& b) {
   return contract2(a, la, b, lb, a.ndim() ? la : lb);
 }
 
-Array flatten_(const Array& a) { return reshape_(a, Shape{a.size()}); }
+Array flatten_(const Array& a) { return reshape_to(a, Shape{a.size()}); }
 
 // Takes the diagonal of every label repeated within one operand: the two axes move last,
 // merge into one of n*n elements, and a stride of n + 1 keeps the diagonal (a view).
@@ -173,7 +148,7 @@ Labeled take_diagonals(Labeled op) {
     perm.push_back(int(j));
     const int64_t n = op.x.shape()[i];
     s.push_back(n * n);
-    Array x = reshape_(transpose_(op.x, perm), s);
+    Array x = reshape_to(permute(op.x, perm), s);
     Params p;
     p.dims.assign(s.size(), 1);
     p.dims.back() = n + 1;
@@ -252,11 +227,11 @@ Array matmul(const Array& a, const Array& b) {
   lb.insert(lb.end(), {R + 1, R + 2});
   std::vector<int> keep = iota_labels(0, R);
   keep.insert(keep.end(), {R, R + 2});
-  Array r = contract2(reshape_(a, as), la, reshape_(b, bs), lb, keep);
+  Array r = contract2(reshape_to(a, as), la, reshape_to(b, bs), lb, keep);
   Shape out = r.shape();
   if (b1) out.erase(out.end() - 1);
   if (a1) out.erase(out.end() - (b1 ? 1 : 2));
-  return reshape_(r, out);
+  return reshape_to(r, out);
 }
 
 Array dot(const Array& a, const Array& b) {
@@ -466,7 +441,7 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands) 
     acc = Labeled{contract({acc, op}, keep, t.acc), keep};
   }
   if (acc.labels != out) acc = Labeled{contract({acc}, out, t.acc), out};
-  return cast_(acc.x, t.out.dtype, t.out.weak);
+  return cast(acc.x, t.out.dtype, t.out.weak);
 }
 
 }  // namespace kiln::numpy
