@@ -34,7 +34,8 @@ int64_t parse_int(const std::string& t, const std::string& name, int line) {
   return v;
 }
 
-double parse_real(const std::string& t, const std::string& dtype, const std::string& name, int line) {
+double parse_real(const std::string& t, const std::string& dtype, const std::string& name,
+                  int line) {
   char* end = nullptr;
   double v = dtype == "float32" ? static_cast<double>(std::strtof(t.c_str(), &end))
                                 : std::strtod(t.c_str(), &end);
@@ -55,18 +56,24 @@ FixtureArray parse_array(const std::vector<std::string>& tok, size_t first, bool
   a.dtype = tok[first];
   if (!known_dtype(a.dtype)) bad(name, line, "unknown dtype '" + a.dtype + "'");
   const std::string& w = tok[first + 1];
-  if (w == "-" && weak_may_be_dash) a.weak = -1;
-  else if (w == "0" || w == "1") a.weak = w == "1";
-  else bad(name, line, "bad weak flag '" + w + "'");
+  if (w == "-" && weak_may_be_dash)
+    a.weak = -1;
+  else if (w == "0" || w == "1")
+    a.weak = w == "1";
+  else
+    bad(name, line, "bad weak flag '" + w + "'");
   size_t i = first + 2;
   for (; i < tok.size() && tok[i] != ":"; ++i) a.shape.push_back(parse_int(tok[i], name, line));
   if (i == tok.size()) bad(name, line, "missing ':'");
   for (++i; i < tok.size(); ++i) {
     // A weak scalar is a Python float: its full double value matters (0.1 + float64).
-    if (a.is_float()) a.floats.push_back(parse_real(tok[i], a.weak == 1 ? "float64" : a.dtype, name, line));
-    else a.ints.push_back(parse_int(tok[i], name, line));
+    if (a.is_float())
+      a.floats.push_back(parse_real(tok[i], a.weak == 1 ? "float64" : a.dtype, name, line));
+    else
+      a.ints.push_back(parse_int(tok[i], name, line));
   }
-  int64_t n = a.is_float() ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
+  int64_t n =
+      a.is_float() ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
   if (n != a.size())
     bad(name, line, "expected " + std::to_string(a.size()) + " values, got " + std::to_string(n));
   return a;
@@ -185,7 +192,8 @@ std::vector<FixtureCase> parse_fixtures(std::istream& in, const std::string& nam
     } else if (kw == "view") {
       if (cur->inputs.empty()) bad(name, line, "view before any input");
       if (tok.size() < 2) bad(name, line, "view without a kind");
-      cur->inputs.back().views.push_back({tok[1], std::vector<std::string>(tok.begin() + 2, tok.end())});
+      cur->inputs.back().views.push_back(
+          {tok[1], std::vector<std::string>(tok.begin() + 2, tok.end())});
     } else if (kw == "expect") {
       cur->expects.push_back(parse_array(tok, 1, true, name, line));
     } else if (kw == "expect_error") {
@@ -196,7 +204,8 @@ std::vector<FixtureCase> parse_fixtures(std::istream& in, const std::string& nam
       cur->rtol = std::strtod(tok[1].c_str(), nullptr);
       cur->atol = std::strtod(tok[2].c_str(), nullptr);
     } else if (kw == "end") {
-      if (cur->expects.empty() && !cur->error) bad(name, line, "case " + cur->id + " expects nothing");
+      if (cur->expects.empty() && !cur->error)
+        bad(name, line, "case " + cur->id + " expects nothing");
       cases.push_back(std::move(*cur));
       cur.reset();
     } else {
@@ -232,7 +241,7 @@ uint16_t half_bits_from_double(double v) {
   uint64_t halfway = uint64_t{1} << (shift - 1);
   if (rem > halfway || (rem == halfway && (m & 1))) ++m;
   if (e < -14) return sign | static_cast<uint16_t>(m);  // m == 0x400 is the smallest normal
-  if (m == 0x800) {  // mantissa overflow: next binade
+  if (m == 0x800) {                                     // mantissa overflow: next binade
     m = 0x400;
     ++e;
     if (e > 15) return sign | 0x7c00;

@@ -46,7 +46,9 @@ class Params {
   std::vector<int64_t> integers(const std::string& key) const;
   std::vector<int> ints(const std::string& key) const;
   bool is_none(const std::string& key) const;  // the single token "none"
-  void set(const std::string& key, std::vector<std::string> tokens) { values_[key] = std::move(tokens); }
+  void set(const std::string& key, std::vector<std::string> tokens) {
+    values_[key] = std::move(tokens);
+  }
   const std::map<std::string, std::vector<std::string>>& all() const { return values_; }
 
  private:

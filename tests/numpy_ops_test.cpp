@@ -172,23 +172,39 @@ OpFn one(F f) {
   return [f](const Call& c) { return Outputs{f(c)}; };
 }
 
-#define UNARY(name) {#name, one([](const Call& c) { return np::name(c.at(0)); })}
-#define BINARY(name) {#name, one([](const Call& c) { return np::name(c.at(0), c.at(1)); })}
-#define REDUCE(name)                                                                    \
-  {                                                                                     \
-    #name, one([](const Call& c) {                                                      \
-      return np::name(c.at(0), axes_param(c.p), flag(c.p, "keepdims"));                \
-    })                                                                                  \
+#define UNARY(name)                                             \
+  {                                                             \
+#name, one([](const Call& c) { return np::name(c.at(0)); }) \
   }
-#define BINOP(key, expr) {key, one([](const Call& c) { const Array &a = c.at(0), &b = c.at(1); return expr; })}
+#define BINARY(name)                                                     \
+  {                                                                      \
+#name, one([](const Call& c) { return np::name(c.at(0), c.at(1)); }) \
+  }
+#define REDUCE(name)                                                    \
+  {                                                                     \
+#name, one([](const Call& c) {                                      \
+      return np::name(c.at(0), axes_param(c.p), flag(c.p, "keepdims")); \
+    })                                                                  \
+  }
+#define BINOP(key, expr)                      \
+  {                                           \
+    key, one([](const Call& c) {              \
+      const Array &a = c.at(0), &b = c.at(1); \
+      return expr;                            \
+    })                                        \
+  }
 
 Array array_from_vector(const Call& c) {
   const FixtureArray& a = c.raw.at(0).array;
   kiln::Shape shape = c.p.has("shape_override") ? shape_param(c.p, "shape_override") : a.shape;
-  if (a.dtype == "float32") return np::array(std::vector<float>(a.floats.begin(), a.floats.end()), shape);
-  if (a.dtype == "float64") return np::array(std::vector<double>(a.floats.begin(), a.floats.end()), shape);
-  if (a.dtype == "int32") return np::array(std::vector<int32_t>(a.ints.begin(), a.ints.end()), shape);
-  if (a.dtype == "uint32") return np::array(std::vector<uint32_t>(a.ints.begin(), a.ints.end()), shape);
+  if (a.dtype == "float32")
+    return np::array(std::vector<float>(a.floats.begin(), a.floats.end()), shape);
+  if (a.dtype == "float64")
+    return np::array(std::vector<double>(a.floats.begin(), a.floats.end()), shape);
+  if (a.dtype == "int32")
+    return np::array(std::vector<int32_t>(a.ints.begin(), a.ints.end()), shape);
+  if (a.dtype == "uint32")
+    return np::array(std::vector<uint32_t>(a.ints.begin(), a.ints.end()), shape);
   if (a.dtype == "bool") {
     std::vector<bool> v;
     for (int64_t x : a.ints) v.push_back(x != 0);
@@ -203,9 +219,10 @@ Array conv_general(const Call& c) {
     const auto& t = c.p.tokens("dimension_numbers");
     dn = lax::ConvDimensionNumbers{t.at(0), t.at(1), t.at(2)};
   }
-  return lax::conv_general_dilated(c.at(0), c.at(1), c.p.integers("window_strides"), padding_param(c.p),
-                                   c.p.integers("lhs_dilation"), c.p.integers("rhs_dilation"), dn,
-                                   c.p.integer("feature_group_count", 1), c.p.integer("batch_group_count", 1));
+  return lax::conv_general_dilated(
+      c.at(0), c.at(1), c.p.integers("window_strides"), padding_param(c.p),
+      c.p.integers("lhs_dilation"), c.p.integers("rhs_dilation"), dn,
+      c.p.integer("feature_group_count", 1), c.p.integer("batch_group_count", 1));
 }
 
 Array clip_call(const Call& c) {
@@ -229,17 +246,27 @@ const std::map<std::string, OpFn>& table() {
          return c.p.has("dtype") ? np::ones(shape_param(c.p, "shape"), dtype_param(c.p))
                                  : np::ones(shape_param(c.p, "shape"));
        })},
-      {"full", one([](const Call& c) { return np::full(shape_param(c.p, "shape"), c.at(0), opt_dtype(c.p)); })},
+      {"full", one([](const Call& c) {
+         return np::full(shape_param(c.p, "shape"), c.at(0), opt_dtype(c.p));
+       })},
       {"zeros_like", one([](const Call& c) { return np::zeros_like(c.at(0), opt_dtype(c.p)); })},
       {"ones_like", one([](const Call& c) { return np::ones_like(c.at(0), opt_dtype(c.p)); })},
-      {"full_like", one([](const Call& c) { return np::full_like(c.at(0), c.at(1), opt_dtype(c.p)); })},
-      {"arange(stop)", one([](const Call& c) { return np::arange(c.p.real("stop"), opt_dtype(c.p)); })},
+      {"full_like",
+       one([](const Call& c) { return np::full_like(c.at(0), c.at(1), opt_dtype(c.p)); })},
+      // "integral 1": the bounds are C++ integers (the default dtype is then int32)
+      {"arange(stop)", one([](const Call& c) {
+         if (flag(c.p, "integral")) return np::arange(c.p.integer("stop"), opt_dtype(c.p));
+         return np::arange(c.p.real("stop"), opt_dtype(c.p));
+       })},
       {"arange(start,stop,step)", one([](const Call& c) {
+         if (flag(c.p, "integral"))
+           return np::arange(c.p.integer("start"), c.p.integer("stop"), c.p.integer("step"),
+                             opt_dtype(c.p));
          return np::arange(c.p.real("start"), c.p.real("stop"), c.p.real("step"), opt_dtype(c.p));
        })},
       {"linspace", one([](const Call& c) {
-         return np::linspace(c.p.real("start"), c.p.real("stop"), c.p.integer("num"), flag(c.p, "endpoint", true),
-                             dtype_param(c.p));
+         return np::linspace(c.p.real("start"), c.p.real("stop"), c.p.integer("num"),
+                             flag(c.p, "endpoint", true), dtype_param(c.p));
        })},
       {"eye", one([](const Call& c) {
          std::optional<int64_t> m;
@@ -247,42 +274,118 @@ const std::map<std::string, OpFn>& table() {
          return np::eye(c.p.integer("n"), m, c.p.integer("k", 0), dtype_param(c.p));
        })},
       // elementwise
-      BINARY(add), BINARY(subtract), BINARY(multiply), BINARY(divide), BINARY(true_divide),
-      BINARY(floor_divide), BINARY(mod), BINARY(remainder), BINARY(power), UNARY(negative),
-      UNARY(positive), UNARY(abs), UNARY(absolute), UNARY(sign), UNARY(exp), UNARY(exp2), UNARY(expm1),
-      UNARY(log), UNARY(log1p), UNARY(log2), UNARY(log10), UNARY(sqrt), UNARY(rsqrt), UNARY(square),
-      UNARY(reciprocal), UNARY(sin), UNARY(cos), UNARY(tan), UNARY(arcsin), UNARY(arccos), UNARY(arctan),
-      BINARY(arctan2), UNARY(sinh), UNARY(cosh), UNARY(tanh), UNARY(arcsinh), UNARY(arccosh), UNARY(arctanh),
-      UNARY(erf), UNARY(floor), UNARY(ceil), UNARY(round), UNARY(trunc), BINARY(maximum), BINARY(minimum),
-      BINARY(equal), BINARY(not_equal), BINARY(less), BINARY(less_equal), BINARY(greater),
-      BINARY(greater_equal), BINARY(logical_and), BINARY(logical_or), BINARY(logical_xor), UNARY(logical_not),
-      BINARY(bitwise_and), BINARY(bitwise_or), BINARY(bitwise_xor), UNARY(bitwise_not), UNARY(invert),
-      BINARY(left_shift), BINARY(right_shift), UNARY(isnan), UNARY(isinf), UNARY(isfinite),
+      BINARY(add),
+      BINARY(subtract),
+      BINARY(multiply),
+      BINARY(divide),
+      BINARY(true_divide),
+      BINARY(floor_divide),
+      BINARY(mod),
+      BINARY(remainder),
+      BINARY(power),
+      UNARY(negative),
+      UNARY(positive),
+      UNARY(abs),
+      UNARY(absolute),
+      UNARY(sign),
+      UNARY(exp),
+      UNARY(exp2),
+      UNARY(expm1),
+      UNARY(log),
+      UNARY(log1p),
+      UNARY(log2),
+      UNARY(log10),
+      UNARY(sqrt),
+      UNARY(rsqrt),
+      UNARY(square),
+      UNARY(reciprocal),
+      UNARY(sin),
+      UNARY(cos),
+      UNARY(tan),
+      UNARY(arcsin),
+      UNARY(arccos),
+      UNARY(arctan),
+      BINARY(arctan2),
+      UNARY(sinh),
+      UNARY(cosh),
+      UNARY(tanh),
+      UNARY(arcsinh),
+      UNARY(arccosh),
+      UNARY(arctanh),
+      UNARY(erf),
+      UNARY(floor),
+      UNARY(ceil),
+      UNARY(round),
+      UNARY(trunc),
+      BINARY(maximum),
+      BINARY(minimum),
+      BINARY(equal),
+      BINARY(not_equal),
+      BINARY(less),
+      BINARY(less_equal),
+      BINARY(greater),
+      BINARY(greater_equal),
+      BINARY(logical_and),
+      BINARY(logical_or),
+      BINARY(logical_xor),
+      UNARY(logical_not),
+      BINARY(bitwise_and),
+      BINARY(bitwise_or),
+      BINARY(bitwise_xor),
+      UNARY(bitwise_not),
+      UNARY(invert),
+      BINARY(left_shift),
+      BINARY(right_shift),
+      UNARY(isnan),
+      UNARY(isinf),
+      UNARY(isfinite),
       {"where", one([](const Call& c) { return np::where(c.at(0), c.at(1), c.at(2)); })},
       {"clip", one(clip_call)},
       // operators
-      BINOP("operator+", a + b), BINOP("operator*", a * b), BINOP("operator/", a / b), BINOP("operator%", a % b),
-      BINOP("operator<", a < b), BINOP("operator<=", a <= b), BINOP("operator>", a > b), BINOP("operator>=", a >= b),
-      BINOP("operator==", a == b), BINOP("operator!=", a != b), BINOP("operator&", a & b),
-      BINOP("operator|", a | b), BINOP("operator^", a ^ b),
-      {"operator-", one([](const Call& c) { return c.in.size() == 1 ? -c.at(0) : c.at(0) - c.at(1); })},
+      BINOP("operator+", a + b),
+      BINOP("operator*", a * b),
+      BINOP("operator/", a / b),
+      BINOP("operator%", a % b),
+      BINOP("operator<", a < b),
+      BINOP("operator<=", a <= b),
+      BINOP("operator>", a > b),
+      BINOP("operator>=", a >= b),
+      BINOP("operator==", a == b),
+      BINOP("operator!=", a != b),
+      BINOP("operator&", a & b),
+      BINOP("operator|", a | b),
+      BINOP("operator^", a ^ b),
+      {"operator-",
+       one([](const Call& c) { return c.in.size() == 1 ? -c.at(0) : c.at(0) - c.at(1); })},
       {"operator~", one([](const Call& c) { return ~c.at(0); })},
       {"operator!", one([](const Call& c) { return !c.at(0); })},
       // reductions
-      REDUCE(sum), REDUCE(prod), REDUCE(max), REDUCE(min), REDUCE(amax), REDUCE(amin), REDUCE(mean),
-      REDUCE(any), REDUCE(all),
+      REDUCE(sum),
+      REDUCE(prod),
+      REDUCE(max),
+      REDUCE(min),
+      REDUCE(amax),
+      REDUCE(amin),
+      REDUCE(mean),
+      REDUCE(any),
+      REDUCE(all),
       {"var", one([](const Call& c) {
          return np::var(c.at(0), axes_param(c.p), flag(c.p, "keepdims"), c.p.integer("ddof", 0));
        })},
       {"std", one([](const Call& c) {
          return np::std(c.at(0), axes_param(c.p), flag(c.p, "keepdims"), c.p.integer("ddof", 0));
        })},
-      {"argmax", one([](const Call& c) { return np::argmax(c.at(0), opt_axis(c.p), flag(c.p, "keepdims")); })},
-      {"argmin", one([](const Call& c) { return np::argmin(c.at(0), opt_axis(c.p), flag(c.p, "keepdims")); })},
+      {"argmax", one([](const Call& c) {
+         return np::argmax(c.at(0), opt_axis(c.p), flag(c.p, "keepdims"));
+       })},
+      {"argmin", one([](const Call& c) {
+         return np::argmin(c.at(0), opt_axis(c.p), flag(c.p, "keepdims"));
+       })},
       {"cumsum", one([](const Call& c) { return np::cumsum(c.at(0), opt_axis(c.p)); })},
       {"cumprod", one([](const Call& c) { return np::cumprod(c.at(0), opt_axis(c.p)); })},
       // movement
-      {"reshape", one([](const Call& c) { return np::reshape(c.at(0), shape_param(c.p, "shape")); })},
+      {"reshape",
+       one([](const Call& c) { return np::reshape(c.at(0), shape_param(c.p, "shape")); })},
       {"ravel", one([](const Call& c) { return np::ravel(c.at(0)); })},
       {"transpose", one([](const Call& c) {
          if (c.p.is_none("axes")) return np::transpose(c.at(0));
@@ -290,7 +393,8 @@ const std::map<std::string, OpFn>& table() {
          return np::transpose(c.at(0), ax.list());
        })},
       {"swapaxes", one([](const Call& c) {
-         return np::swapaxes(c.at(0), static_cast<int>(c.p.integer("axis1")), static_cast<int>(c.p.integer("axis2")));
+         return np::swapaxes(c.at(0), static_cast<int>(c.p.integer("axis1")),
+                             static_cast<int>(c.p.integer("axis2")));
        })},
       {"moveaxis(int)", one([](const Call& c) {
          return np::moveaxis(c.at(0), static_cast<int>(c.p.integer("source")),
@@ -299,29 +403,40 @@ const std::map<std::string, OpFn>& table() {
       {"moveaxis(vector)", one([](const Call& c) {
          return np::moveaxis(c.at(0), c.p.ints("source"), c.p.ints("destination"));
        })},
-      {"broadcast_to", one([](const Call& c) { return np::broadcast_to(c.at(0), shape_param(c.p, "shape")); })},
+      {"broadcast_to",
+       one([](const Call& c) { return np::broadcast_to(c.at(0), shape_param(c.p, "shape")); })},
       {"broadcast_arrays", [](const Call& c) { return np::broadcast_arrays(c.in); }},
       {"broadcast_shapes", one([](const Call& c) {
-         return np::zeros(np::broadcast_shapes(shape_param(c.p, "a"), shape_param(c.p, "b")), kiln::int32);
+         return np::zeros(np::broadcast_shapes(shape_param(c.p, "a"), shape_param(c.p, "b")),
+                          kiln::int32);
        })},
       {"expand_dims", one([](const Call& c) { return np::expand_dims(c.at(0), axes_param(c.p)); })},
       {"squeeze", one([](const Call& c) { return np::squeeze(c.at(0), axes_param(c.p)); })},
-      {"index", one([](const Call& c) { return np::index(c.at(0), index_param(c.p.tokens("index"))); })},
+      {"index",
+       one([](const Call& c) { return np::index(c.at(0), index_param(c.p.tokens("index"))); })},
       {"pad", one([](const Call& c) {
          const Array& a = c.at(0);
-         Array value = c.p.has("constant_value") ? scalar_like(c.p.str("constant_value"), a.dtype()) : Array(0);
+         Array value = c.p.has("constant_value") ? scalar_like(c.p.str("constant_value"), a.dtype())
+                                                 : Array(0);
          return np::pad(a, pairs_of(c.p.integers("pad_width")), c.p.str("mode"), value);
        })},
-      {"concatenate", one([](const Call& c) { return np::concatenate(c.in, static_cast<int>(c.p.integer("axis"))); })},
-      {"stack", one([](const Call& c) { return np::stack(c.in, static_cast<int>(c.p.integer("axis"))); })},
-      {"split(sections)", [](const Call& c) {
+      {"concatenate", one([](const Call& c) {
+         return np::concatenate(c.in, static_cast<int>(c.p.integer("axis")));
+       })},
+      {"stack",
+       one([](const Call& c) { return np::stack(c.in, static_cast<int>(c.p.integer("axis"))); })},
+      {"split(sections)",
+       [](const Call& c) {
          return np::split(c.at(0), c.p.integer("sections"), static_cast<int>(c.p.integer("axis")));
        }},
-      {"split(indices)", [](const Call& c) {
+      {"split(indices)",
+       [](const Call& c) {
          return np::split(c.at(0), c.p.integers("indices"), static_cast<int>(c.p.integer("axis")));
        }},
       {"flip", one([](const Call& c) { return np::flip(c.at(0), axes_param(c.p)); })},
-      {"repeat(int)", one([](const Call& c) { return np::repeat(c.at(0), c.p.integer("repeats"), opt_axis(c.p)); })},
+      {"repeat(int)", one([](const Call& c) {
+         return np::repeat(c.at(0), c.p.integer("repeats"), opt_axis(c.p));
+       })},
       {"repeat(vector)", one([](const Call& c) {
          return np::repeat(c.at(0), c.p.integers("repeats"), opt_axis(c.p));
        })},
@@ -331,12 +446,17 @@ const std::map<std::string, OpFn>& table() {
          return np::take_along_axis(c.at(0), c.at(1), static_cast<int>(c.p.integer("axis")));
        })},
       // linear algebra
-      BINARY(matmul), BINARY(dot), BINARY(vdot), BINARY(inner), BINARY(outer),
+      BINARY(matmul),
+      BINARY(dot),
+      BINARY(vdot),
+      BINARY(inner),
+      BINARY(outer),
       {"tensordot(int)", one([](const Call& c) {
          return np::tensordot(c.at(0), c.at(1), static_cast<int>(c.p.integer("axes")));
        })},
       {"tensordot(pairs)", one([](const Call& c) {
-         return np::tensordot(c.at(0), c.at(1), std::make_pair(c.p.ints("a_axes"), c.p.ints("b_axes")));
+         return np::tensordot(c.at(0), c.at(1),
+                              std::make_pair(c.p.ints("a_axes"), c.p.ints("b_axes")));
        })},
       {"einsum", one([](const Call& c) { return np::einsum(c.p.str("subscripts"), c.in); })},
       // lax
@@ -345,25 +465,31 @@ const std::map<std::string, OpFn>& table() {
          return lax::conv(c.at(0), c.at(1), c.p.integers("window_strides"), padding_param(c.p));
        })},
       {"reduce_window", one([](const Call& c) {
-         return lax::reduce_window(c.at(0), window_op(c.p.str("op")), c.p.integers("window_dimensions"),
-                                   c.p.integers("window_strides"), padding_param(c.p), c.p.integers("base_dilation"),
-                                   c.p.integers("window_dilation"));
+         return lax::reduce_window(c.at(0), window_op(c.p.str("op")),
+                                   c.p.integers("window_dimensions"),
+                                   c.p.integers("window_strides"), padding_param(c.p),
+                                   c.p.integers("base_dilation"), c.p.integers("window_dilation"));
        })},
       {"max_pool", one([](const Call& c) {
-         return lax::max_pool(c.at(0), c.p.integers("window"), c.p.integers("strides"), padding_param(c.p));
+         return lax::max_pool(c.at(0), c.p.integers("window"), c.p.integers("strides"),
+                              padding_param(c.p));
        })},
       {"avg_pool", one([](const Call& c) {
-         return lax::avg_pool(c.at(0), c.p.integers("window"), c.p.integers("strides"), padding_param(c.p),
-                              flag(c.p, "count_include_pad", true));
+         return lax::avg_pool(c.at(0), c.p.integers("window"), c.p.integers("strides"),
+                              padding_param(c.p), flag(c.p, "count_include_pad", true));
        })},
-      {"convert_element_type", one([](const Call& c) { return lax::convert_element_type(c.at(0), dtype_param(c.p)); })},
-      {"bitcast_convert_type", one([](const Call& c) { return lax::bitcast_convert_type(c.at(0), dtype_param(c.p)); })},
+      {"convert_element_type",
+       one([](const Call& c) { return lax::convert_element_type(c.at(0), dtype_param(c.p)); })},
+      {"bitcast_convert_type",
+       one([](const Call& c) { return lax::bitcast_convert_type(c.at(0), dtype_param(c.p)); })},
       // Array methods
       {"Array.astype", one([](const Call& c) { return c.at(0).astype(dtype_param(c.p)); })},
-      {"Array.reshape", one([](const Call& c) { return c.at(0).reshape(shape_param(c.p, "shape")); })},
+      {"Array.reshape",
+       one([](const Call& c) { return c.at(0).reshape(shape_param(c.p, "shape")); })},
       {"Array.transpose", one([](const Call& c) { return c.at(0).transpose(); })},
       {"Array.T", one([](const Call& c) { return c.at(0).T(); })},
-      {"Array.operator[]", one([](const Call& c) { return c.at(0)[index_param(c.p.tokens("index"))]; })},
+      {"Array.operator[]",
+       one([](const Call& c) { return c.at(0)[index_param(c.p.tokens("index"))]; })},
       {"Array.operator[](int)", one([](const Call& c) { return c.at(0)[c.p.integer("i")]; })},
   };
   return t;
@@ -391,8 +517,8 @@ const std::vector<FixtureCase>& all_cases() {
     try {
       // KILN_NUMPY_FIXTURES names another fixture file (to try a regenerated one).
       const char* path = std::getenv("KILN_NUMPY_FIXTURES");
-      return kiln_test::read_fixture_file(path && *path ? std::string(path)
-                                                        : std::string(KILN_FIXTURE_DIR) + "/numpy_ops.txt");
+      return kiln_test::read_fixture_file(
+          path && *path ? std::string(path) : std::string(KILN_FIXTURE_DIR) + "/numpy_ops.txt");
     } catch (const std::exception& e) {
       load_error() = e.what();
       FixtureCase c;
@@ -429,7 +555,8 @@ void check_output(const FixtureCase& c, size_t k, const Array& got, const Fixtur
     EXPECT_EQ(got.weak_type(), want.weak == 1) << where << ": weak_type";
   }
   std::vector<uint8_t> bytes = got.bytes();
-  ASSERT_EQ(bytes.size(), static_cast<size_t>(got.size()) * kiln::itemsize(got.dtype())) << where << ": bytes()";
+  ASSERT_EQ(bytes.size(), static_cast<size_t>(got.size()) * kiln::itemsize(got.dtype()))
+      << where << ": bytes()";
   std::vector<double> vals = kiln_test::decode_as_doubles(bytes, got_dtype);
   bool exact = !want.is_float() && !kiln::is_float(got.dtype());
   int bad = 0;
@@ -441,15 +568,16 @@ void check_output(const FixtureCase& c, size_t k, const Array& got, const Fixtur
     bool ok = exact ? g == w : close(g, w, c.rtol, c.atol);
     if (!ok && bad++ < 8) msg << "\n  [" << i << "] got " << g << ", want " << w;
   }
-  EXPECT_EQ(bad, 0) << where << ": " << bad << " of " << want.size() << " values differ (rtol " << c.rtol
-                    << ", atol " << c.atol << ")" << msg.str();
+  EXPECT_EQ(bad, 0) << where << ": " << bad << " of " << want.size() << " values differ (rtol "
+                    << c.rtol << ", atol " << c.atol << ")" << msg.str();
 }
 
 bool message_matches(const std::string& what, const std::string& alternatives) {
   size_t from = 0;
   while (true) {
     size_t bar = alternatives.find('|', from);
-    std::string alt = alternatives.substr(from, bar == std::string::npos ? std::string::npos : bar - from);
+    std::string alt =
+        alternatives.substr(from, bar == std::string::npos ? std::string::npos : bar - from);
     if (!alt.empty() && what.find(alt) != std::string::npos) return true;
     if (bar == std::string::npos) return false;
     from = bar + 1;
@@ -464,11 +592,13 @@ void check_inputs_intact(const FixtureCase& c, const std::vector<Array>& inputs)
     try {
       bytes = inputs[i].bytes();
     } catch (const std::exception& e) {
-      ADD_FAILURE() << "case " << c.id << ": input " << i << " unreadable after the error: " << e.what();
+      ADD_FAILURE() << "case " << c.id << ": input " << i
+                    << " unreadable after the error: " << e.what();
       continue;
     }
     if (fi.weak || !fi.views.empty()) continue;
-    EXPECT_EQ(bytes, fi.array.bytes()) << "case " << c.id << ": input " << i << " changed by the failed call";
+    EXPECT_EQ(bytes, fi.array.bytes())
+        << "case " << c.id << ": input " << i << " changed by the failed call";
   }
 }
 
@@ -478,7 +608,8 @@ TEST_P(NumpyOps, MatchesReference) {
   const FixtureCase& c = *GetParam().c;
   ASSERT_TRUE(load_error().empty()) << load_error();
   auto it = table().find(c.op);
-  ASSERT_NE(it, table().end()) << "case " << c.id << ": op '" << c.op << "' is not in the dispatch table";
+  ASSERT_NE(it, table().end()) << "case " << c.id << ": op '" << c.op
+                               << "' is not in the dispatch table";
   std::vector<Array> inputs;
   try {
     for (const auto& in : c.inputs) inputs.push_back(make_input(in));
@@ -490,14 +621,15 @@ TEST_P(NumpyOps, MatchesReference) {
     try {
       Outputs out = it->second(call);
       for (const auto& o : out) o.eval();
-      ADD_FAILURE() << "case " << c.id << " (" << c.op << "): expected a kiln::Error containing '" << *c.error
-                    << "', but nothing was thrown";
+      ADD_FAILURE() << "case " << c.id << " (" << c.op << "): expected a kiln::Error containing '"
+                    << *c.error << "', but nothing was thrown";
     } catch (const kiln::Error& e) {
       EXPECT_TRUE(message_matches(e.what(), *c.error))
-          << "case " << c.id << " (" << c.op << "): kiln::Error message '" << e.what() << "' contains none of '"
-          << *c.error << "'";
+          << "case " << c.id << " (" << c.op << "): kiln::Error message '" << e.what()
+          << "' contains none of '" << *c.error << "'";
     } catch (const std::exception& e) {
-      ADD_FAILURE() << "case " << c.id << " (" << c.op << "): threw a non-kiln exception: " << e.what();
+      ADD_FAILURE() << "case " << c.id << " (" << c.op
+                    << "): threw a non-kiln exception: " << e.what();
     }
     check_inputs_intact(c, inputs);
     return;
@@ -514,21 +646,26 @@ TEST_P(NumpyOps, MatchesReference) {
     try {
       check_output(c, k, out[k], c.expects[k]);
     } catch (const std::exception& e) {
-      ADD_FAILURE() << "case " << c.id << " (" << c.op << "), output " << k << ": reading it threw: " << e.what();
+      ADD_FAILURE() << "case " << c.id << " (" << c.op << "), output " << k
+                    << ": reading it threw: " << e.what();
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Numpy, NumpyOps, testing::ValuesIn(case_refs()),
-                         [](const testing::TestParamInfo<CaseRef>& info) { return info.param.c->id; });
+                         [](const testing::TestParamInfo<CaseRef>& info) {
+                           return info.param.c->id;
+                         });
 
 // Every API function in the table has fixtures, and every fixture op has a table entry.
 TEST(NumpyFixtures, TableAndFixturesCoverEachOther) {
   ASSERT_TRUE(load_error().empty()) << load_error();
   std::map<std::string, int> count;
   for (const auto& c : all_cases()) ++count[c.op];
-  for (const auto& [op, fn] : table()) EXPECT_GT(count[op], 0) << "no fixture exercises '" << op << "'";
-  for (const auto& [op, n] : count) EXPECT_TRUE(table().count(op)) << n << " fixtures use unknown op '" << op << "'";
+  for (const auto& [op, fn] : table())
+    EXPECT_GT(count[op], 0) << "no fixture exercises '" << op << "'";
+  for (const auto& [op, n] : count)
+    EXPECT_TRUE(table().count(op)) << n << " fixtures use unknown op '" << op << "'";
 }
 
 TEST(NumpyFixtures, HalfConversionRoundTrips) {
@@ -537,8 +674,8 @@ TEST(NumpyFixtures, HalfConversionRoundTrips) {
     if (std::isnan(d)) continue;
     EXPECT_EQ(kiln_test::half_bits_from_double(d), h) << h;
   }
-  EXPECT_EQ(kiln_test::half_bits_from_double(65520.0), 0x7c00);       // rounds to inf
-  EXPECT_EQ(kiln_test::half_bits_from_double(2049.0), 0x6800);        // tie to even: 2048
+  EXPECT_EQ(kiln_test::half_bits_from_double(65520.0), 0x7c00);          // rounds to inf
+  EXPECT_EQ(kiln_test::half_bits_from_double(2049.0), 0x6800);           // tie to even: 2048
   EXPECT_EQ(kiln_test::half_bits_from_double(std::ldexp(1.0, -25)), 0);  // tie to even: 0
 }
 

@@ -4,7 +4,8 @@ C++ API (src/library/numpy.h, lax.h, the Array methods and operators), with JAX 
 
 Usage:  python3 tools/gen_numpy_fixtures.py            # (re)writes the fixture file
         python3 tools/gen_numpy_fixtures.py --check    # exits 1 if the file is stale
-Only numpy is needed. Everything is deterministic (np.random.default_rng with fixed seeds,
+Only numpy is needed (tools/verify_numpy_fixtures_jax.py, optional, cross-checks every
+case against real JAX). Everything is deterministic (np.random.default_rng with fixed seeds,
 one per family), so a rerun reproduces the file byte for byte.
 
 FORMAT (read by tests/fixture_reader.cpp). Line based, tokens separated by single spaces;
@@ -39,7 +40,8 @@ FORMAT (read by tests/fixture_reader.cpp). Line based, tokens separated by singl
 
   param tokens: integers and floats as text; 'none' for a missing optional; axes are
   'none' (all), a single int, or 'list' followed by ints; padding is VALID, SAME,
-  SAME_LOWER, or flattened (low, high) pairs; shapes and integer lists are plain ints.
+  SAME_LOWER, or flattened (low, high) pairs; shapes and integer lists are plain ints;
+  arange's 'integral 1' means C++ integer bounds (whose default dtype is int32).
 
 SEMANTICS (kiln follows JAX, decided by the lead): results use JAX's type promotion
 (npfix/core.py: bool < int < float, weak scalars yield to arrays of the same or higher
@@ -59,7 +61,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from npfix import elementwise, errors, lax_ops, linalg, movement, reductions  # noqa: E402
+from npfix import elementwise, errors, large, lax_ops, linalg, movement, reductions  # noqa: E402
 from npfix.core import Family, check_promotion_table  # noqa: E402
 
 FAMILIES = [
@@ -79,6 +81,7 @@ FAMILIES = [
     ("reduce_window", lax_ops.gen_reduce_window),
     ("pool", lax_ops.gen_pool),
     ("convert", lax_ops.gen_convert),
+    ("large", large.gen_large),
     ("errors", errors.gen_errors),
 ]
 
@@ -116,6 +119,16 @@ def main():
             old = None
         if old != text:
             print(f"{args.out} is stale: run tools/gen_numpy_fixtures.py", file=sys.stderr)
+            if old is not None:
+                # float64 libm results can differ by an ulp across numpy versions or CPUs
+                # (numpy is pinned in tools/requirements.txt); show where
+                new_lines, old_lines = text.split("\n"), old.split("\n")
+                diffs = [i for i in range(max(len(new_lines), len(old_lines)))
+                         if i >= len(new_lines) or i >= len(old_lines) or new_lines[i] != old_lines[i]]
+                for i in diffs[:5]:
+                    print(f"  line {i + 1}:\n    committed: {old_lines[i][:160] if i < len(old_lines) else '<none>'}"
+                          f"\n    generated: {new_lines[i][:160] if i < len(new_lines) else '<none>'}", file=sys.stderr)
+                print(f"  {len(diffs)} differing lines", file=sys.stderr)
             return 1
         print(f"{args.out} is up to date ({sum(n for _, n in counts)} cases)")
         return 0

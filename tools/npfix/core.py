@@ -457,9 +457,12 @@ def tol_transcendental(dtype, atol_scale=1.0):
 
 
 def tol_accum(dtype, n, magnitude):
-    """Accumulations (sums, products, matmul, conv): rtol, plus the worst-case rounding
-    bound of recursive summation, n * u * (the result computed on absolute values)."""
+    """Accumulations (sums, products, matmul, conv): rtol, plus a rounding bound of
+    recursive summation times (the result computed on absolute values): the worst case
+    2 n u for short sums; for long ones (8 sqrt(n) + 8) u, several standard deviations of
+    the random walk that round-to-nearest errors take."""
     if dtype not in FLOATS:
         return (0.0, 0.0)
     rtol = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}[dtype]
-    return (rtol, float(2 * max(n, 1) * UNIT[dtype] * magnitude))
+    n = max(n, 1)
+    return (rtol, float(min(2 * n, 8 * math.sqrt(n) + 8) * UNIT[dtype] * magnitude))

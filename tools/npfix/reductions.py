@@ -102,6 +102,17 @@ def gen_creation(fam):
         n = int(np.ceil((stop - start) / step))
         c.expect((start + np.arange(max(n, 0)) * step).astype(NP[od]), od)
         c.tol = (1e-6, (n + 4) * UNIT.get(od, 0) * max(abs(start), abs(stop), abs(step) * n))
+    # arange with C++ integer bounds infers int32, as jnp.arange does for Python ints
+    for args in ((5,), (0,), (2, 11, 3), (5, 0, -1), (-3, 4), (7, 2)):
+        op = "arange(stop)" if len(args) == 1 else "arange(start,stop,step)"
+        c = fam.case("arange_integral_" + "_".join(str(a).replace("-", "m") for a in args), op)
+        c.param("integral", 1)
+        full = (0, args[0], 1) if len(args) == 1 else (args + (1,))[:3]
+        if len(args) == 1:
+            c.param("stop", args[0])
+        else:
+            c.param("start", full[0]).param("stop", full[1]).param("step", full[2])
+        c.expect(np.arange(*full).astype(np.int32), "int32")
     # linspace
     for start, stop, num, endpoint, dt in ((0.0, 1.0, 5, True, "float32"), (-2.0, 3.0, 7, False, "float32"),
                                            (1.0, 1.0, 3, True, "float32"), (2.0, 5.0, 1, True, "float32"),
