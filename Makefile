@@ -15,7 +15,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: setup build test test-native test-debug test-wasm test-fixtures demo format clean
+.PHONY: setup build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
 
 setup:
 	@missing=""; \
@@ -52,10 +52,16 @@ test-debug: setup
 test-wasm: setup
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm library compile)
 
-# The fixture generators must reproduce the committed fixtures byte for byte, with the
-# reference versions pinned in tools/requirements.txt.
+# The NumPy fixture generators must reproduce the committed fixtures byte for byte, with
+# numpy pinned in tools/requirements.txt. The JAX generator (tools/gen_jax_fixtures.py)
+# needs jax, a large download, so it is checked by `make check-jax-fixtures` instead.
+NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py
 test-fixtures:
-	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in tools/gen_*_fixtures.py; do python3 "$$g" --check; done,fixture generators reproduce the fixtures)
+	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check; done,fixture generators reproduce the fixtures)
+
+check-jax-fixtures:
+	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-jax.txt
+	python3 tools/gen_jax_fixtures.py --check
 
 test: setup
 	$(MAKE) --no-print-directory test-fixtures

@@ -3,3 +3,4 @@
 #include "kiln/array.h"
 #include "kiln/lax.h"
 #include "kiln/numpy.h"
+#include "kiln/transforms.h"

@@ -48,6 +48,8 @@ bool Array::weak_type() const { return impl()->aval.weak; }
 const std::string& Array::device() const { return impl()->device; }
 
 const Array& Array::eval() const {
+  // A traced array has no data to realize yet; eval() is a no-op on it, as in JAX.
+  if (impl()->tracer) return *this;
   impl()->realize();
   return *this;
 }

@@ -20,6 +20,7 @@ AluExp gidx_var(int64_t n) { return AluExp::var(VarId::Gidx, DType::Int32, std::
 AluExp ridx_var(int64_t n) { return AluExp::var(VarId::Ridx, DType::Int32, std::max<int64_t>(n - 1, 0)); }
 
 bool ArrayImpl::is_realized() const {
+  if (tracer) return false;
   return exp.op() == AluOp::Load && exp.src(0).op() == AluOp::Var &&
          exp.src(0).node().arg == int(VarId::Gidx) && st.is_contiguous() &&
          inputs.size() == 1 && inputs[0]->bytes() >= aval.size() * itemsize(aval.dtype);
@@ -65,6 +66,10 @@ BufferRef run_kernel(const std::string& device, const Kernel& k, const std::vect
 }
 
 void ArrayImpl::realize() {
+  if (tracer)
+    throw Error("cannot read the value of a traced array inside jvp/vmap/grad (shape " +
+                aval.str() + "): its value is not known while the function is transformed; "
+                "use only array operations on it, or compute the value outside the transformation");
   if (is_realized()) return;
   int64_t n = aval.size();
   KernelInputs ins;

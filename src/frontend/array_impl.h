@@ -20,8 +20,13 @@ struct Aval {
   std::string str() const;  // "float32[2,3]"
 };
 
+struct Tracer;  // frontend/trace.h
+
 struct ArrayImpl {
   Aval aval;
+  // Set when the array is a value inside a transformation (jvp, vmap, ...): it then has an
+  // aval and device but no data, and the fields below are unused.
+  std::shared_ptr<Tracer> tracer;
   std::string device;
   // The element at flat index i of st's bottom view is `exp` with gidx = i. Loads in exp
   // read `inputs` by position.

@@ -219,20 +219,4 @@ Aval shape_rule(Prim p, const std::vector<Aval>& in, const Params& prm) {
   bad(p, "has no shape rule");
 }
 
-Array bind(Prim p, const std::vector<Array>& args, const Params& params) {
-  std::vector<Aval> avals;
-  std::vector<ImplRef> impls;
-  for (auto& a : args) {
-    impls.push_back(a.impl());
-    avals.push_back(impls.back()->aval);
-  }
-  if (impls.size() > 1)
-    for (auto& im : impls)
-      if (im->device != impls[0]->device)
-        bad(p, "got arrays on devices " + impls[0]->device + " and " + im->device +
-                   ", expected one device");
-  Aval out = shape_rule(p, avals, params);
-  return Array(lower(p, impls, params, out));
-}
-
 }  // namespace kiln::frontend

@@ -129,6 +129,45 @@ AluExp build_sum(const std::vector<std::pair<AluExp, int64_t>>& terms) {
   return c ? acc + c : acc;
 }
 
+bool same_exp(const AluExp& x, const AluExp& y) {
+  if (x.get() == y.get()) return true;
+  const AluNode &a = x.node(), &b = y.node();
+  if (a.op != b.op || a.dtype != b.dtype || a.value != b.value || a.arg != b.arg ||
+      a.src.size() != b.src.size() || a.vmax != b.vmax)
+    return false;
+  for (size_t i = 0; i < a.src.size(); i++)
+    if (!same_exp(a.src[i], b.src[i])) return false;
+  return true;
+}
+
+// Undoes an unravel: (x % c) * k + (x // c) * (k * c) == x * k for floor semantics and
+// c > 0, also when x = y // e and the quotient was already folded into y // (e * c).
+AluExp recombine_divmod(const AluExp& a, const AluExp& b) {
+  std::vector<std::pair<AluExp, int64_t>> terms;
+  sum_terms(a, terms);
+  sum_terms(b, terms);
+  for (size_t i = 0; i < terms.size(); i++) {
+    const AluExp m = terms[i].first;
+    int64_t k = terms[i].second;
+    if (!m || m.op() != AluOp::Mod || !m.src(1).is_const() || m.src(1).value() <= 0) continue;
+    int64_t c = int64_t(m.src(1).value());
+    const AluExp& x = m.src(0);
+    for (size_t j = 0; j < terms.size(); j++) {
+      const AluExp& q = terms[j].first;
+      if (j == i || !q || q.op() != AluOp::Idiv || !q.src(1).is_const() || terms[j].second != k * c) continue;
+      int64_t d = int64_t(q.src(1).value());
+      bool match = (d == c && same_exp(q.src(0), x)) ||
+                   (x.op() == AluOp::Idiv && x.src(1).is_const() && d == int64_t(x.src(1).value()) * c &&
+                    same_exp(q.src(0), x.src(0)));
+      if (!match) continue;
+      terms[i] = {x, k};
+      terms.erase(terms.begin() + long(j));
+      return build_sum(terms);
+    }
+  }
+  return AluExp();
+}
+
 // Rules for floor division and mod of an int expression by a positive constant.
 AluExp simplify_divmod(AluOp op, const AluExp& a, int64_t c) {
   if (c == 1) return op == AluOp::Idiv ? a : AluExp::idx(0);
@@ -144,6 +183,21 @@ AluExp simplify_divmod(AluOp op, const AluExp& a, int64_t c) {
     int64_t k = int64_t(a.src(1).value());
     if (k % c == 0) return op == AluOp::Idiv ? a.src(0) * (k / c) : AluExp::idx(0);
     if (op == AluOp::Idiv && c % k == 0) return a.src(0) / (c / k);
+  }
+  if (a.op() == AluOp::Add) {
+    // (k*t + r) // (k*m) == t // m and (k*t + r) % (k*m) == k*(t % m) + r when r lies in
+    // [0, k): the small remainder cannot carry into the quotient.
+    std::vector<std::pair<AluExp, int64_t>> parts;
+    sum_terms(a, parts);
+    for (size_t i = 0; i < parts.size(); i++) {
+      auto [t, k] = parts[i];
+      if (!t || k <= 1 || c % k != 0 || k == c) continue;
+      std::vector<std::pair<AluExp, int64_t>> rest = parts;
+      rest.erase(rest.begin() + long(i));
+      AluExp r = build_sum(rest);
+      if (r.vmin() < 0 || r.vmax() >= k) continue;
+      return op == AluOp::Idiv ? t / (c / k) : (t % (c / k)) * k + r;
+    }
   }
   if (a.op() == AluOp::Add) {
     // Pull out the terms that are multiples of c: (k*c*t + r) // c == k*t + r // c.
@@ -241,6 +295,10 @@ AluExp AluExp::binary(AluOp op, const AluExp& a0, const AluExp& b0) {
       if (exact && b.is_const(0)) return a;
       if (exact && b.is_const() && a.op() == AluOp::Add && a.src(1).is_const())
         return a.src(0) + constant(dt, a.src(1).value() + b.value());
+      if (exact && dt == DType::Int32) {
+        AluExp r = recombine_divmod(a, b);
+        if (r) return r;
+      }
       break;
     case AluOp::Sub:
       if (exact && b.is_const(0)) return a;

@@ -94,6 +94,14 @@ Array moveaxis(const Array& a, const std::vector<int>& source, const std::vector
   std::vector<int> src, dst;
   for (int s : source) src.push_back(normalize_axis("moveaxis", s, nd));
   for (int d : destination) dst.push_back(normalize_axis("moveaxis", d, nd));
+  // Repeated axes would build a non-permutation (and insert past the end below).
+  for (auto* axes : {&src, &dst}) {
+    std::vector<int> sorted = *axes;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      fail("moveaxis", "repeated axis in the ", axes == &src ? "source" : "destination",
+           " axes, expected distinct axes");
+  }
   std::vector<int> order;
   for (int i = 0; i < nd; i++)
     if (std::find(src.begin(), src.end(), i) == src.end()) order.push_back(i);
@@ -111,6 +119,8 @@ Array moveaxis(const Array& a, int source, int destination) {
 Shape broadcast_shapes(const Shape& a, const Shape& b) { return broadcast_shape("broadcast_shapes", {a, b}); }
 
 Array broadcast_to(const Array& a, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) fail("broadcast_to", "got shape ", shape_str(shape), ", expected non-negative sizes");
   if (shape.size() < a.shape().size())
     fail("broadcast_to", "cannot broadcast ", shape_str(a.shape()), " to the lower-rank shape ", shape_str(shape));
   for (size_t i = 0; i < a.shape().size(); i++) {

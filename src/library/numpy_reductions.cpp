@@ -110,8 +110,9 @@ Array arg_extreme(const char* op, bool is_max, const Array& a, std::optional<int
 // Inclusive scan along an axis as a windowed reduction: pad n-1 identities in front and
 // reduce windows of n.
 Array cumulative(const char* op, bool is_sum, const Array& a, std::optional<int> axis) {
-  Array x = axis ? a : ravel(a);
-  int ax = normalize_axis(op, axis ? *axis : 0, std::max(x.ndim(), 1));
+  // A 0-d array scans as a 1-element vector, as in NumPy (JAX: for Python scalars).
+  Array x = axis && a.ndim() > 0 ? a : ravel(a);
+  int ax = normalize_axis(op, axis ? *axis : 0, x.ndim());
   if (x.dtype() == DType::Bool) x = cast(x, DType::Int32, false);
   int64_t n = x.shape()[size_t(ax)];
   if (n == 0) return x;

@@ -1,0 +1,75 @@
+// kiln::Tree: the pytree type of the transformations: nested lists (tuples) and string-keyed
+// dicts whose leaves are Arrays or scalars, with flatten, unflatten and map.
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "frontend/array.h"
+
+namespace kiln {
+
+// A value of the transformations: None, an Array, a scalar, a list/tuple (one kind: C++
+// has no separate tuple) or a dict (keys sorted, as JAX flattens dicts). Scalars are
+// leaves that flatten to weak float32 Arrays, as Python floats do in JAX.
+class Tree {
+ public:
+  using List = std::vector<Tree>;
+  using Dict = std::map<std::string, Tree>;
+
+  Tree() = default;  // None
+  Tree(std::nullopt_t) {}
+  Tree(Array a) : v_(std::move(a)) {}
+  Tree(double x) : v_(x) {}
+  Tree(float x) : v_(double(x)) {}
+  Tree(int x) : v_(double(x)) {}
+  Tree(List l) : v_(std::move(l)) {}
+  Tree(Dict d) : v_(std::move(d)) {}
+
+  bool is_none() const { return v_.index() == 0; }
+  bool is_array() const { return v_.index() == 1; }
+  bool is_scalar() const { return v_.index() == 2; }
+  bool is_leaf() const { return is_array() || is_scalar(); }
+  bool is_list() const { return v_.index() == 3; }
+  bool is_dict() const { return v_.index() == 4; }
+
+  // Accessors throw kiln::Error naming what the tree holds instead.
+  const Array& array() const;  // the Array leaf
+  Array as_array() const;      // an Array or scalar leaf, as an Array
+  double scalar() const;
+  const List& list() const;
+  const Dict& dict() const;
+  const Tree& operator[](size_t i) const;
+  const Tree& operator[](const std::string& key) const;
+  size_t size() const;  // children of a list or dict
+
+  std::string kind() const;  // "None", "Array float32[2,3]", "scalar", "list of 2", "dict {a, b}"
+
+ private:
+  std::variant<std::monostate, Array, double, List, Dict> v_;
+};
+
+// The structure of a tree without its leaves.
+struct TreeDef {
+  enum class Kind { None, Leaf, List, Dict } kind = Kind::None;
+  std::vector<TreeDef> children;
+  std::vector<std::string> keys;  // Dict only, sorted
+  size_t num_leaves = 0;
+  bool operator==(const TreeDef& o) const;
+  std::string str() const;  // e.g. "[*, {a: *, b: None}]"
+};
+
+// Leaves in order (list order, sorted dict keys); None contributes no leaves (as JAX).
+std::pair<std::vector<Array>, TreeDef> tree_flatten(const Tree& t);
+std::vector<Array> tree_leaves(const Tree& t);
+Tree tree_unflatten(const TreeDef& def, const std::vector<Array>& leaves);
+Tree tree_map(const std::function<Array(const Array&)>& f, const Tree& t);
+// f over the leaves of trees of the same structure; throws kiln::Error if they differ.
+Tree tree_map(const std::function<Array(const Array&, const Array&)>& f, const Tree& a,
+              const Tree& b);
+
+}  // namespace kiln

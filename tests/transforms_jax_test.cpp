@@ -1,0 +1,216 @@
+// Checks composite transformed functions (MLP loss, softmax cross-entropy, a conv net,
+// hessians, per-example gradients, custom_vjp) against JAX: tests/fixtures/transforms_jax.txt.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+
+#ifndef KILN_FIXTURE_DIR
+#error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
+#endif
+
+namespace {
+
+using kiln::Array;
+using kiln::Fn;
+using kiln::Tree;
+namespace np = kiln::numpy;
+namespace lax = kiln::lax;
+using Named = std::map<std::string, Array>;
+
+struct JaxCase {
+  std::string id, function;
+  kiln::DType dtype = kiln::float32;
+  Named inputs;
+  std::map<std::string, std::pair<kiln::Shape, std::vector<double>>> expects;
+};
+
+// "<kind> <name> <dtype> <dims...> : <values...>"
+void parse_array(std::istringstream& ls, std::string& name, std::string& dtype, kiln::Shape& shape,
+                 std::vector<double>& values) {
+  ls >> name >> dtype;
+  std::string tok;
+  while (ls >> tok && tok != ":") shape.push_back(std::stoll(tok));
+  while (ls >> tok) values.push_back(std::strtod(tok.c_str(), nullptr));
+}
+
+std::vector<JaxCase> load() {
+  std::ifstream in(std::string(KILN_FIXTURE_DIR) + "/transforms_jax.txt");
+  std::vector<JaxCase> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string kind;
+    ls >> kind;
+    if (kind == "case") {
+      JaxCase c;
+      std::string dt;
+      ls >> c.id >> c.function >> dt;
+      c.dtype = dt == "float64" ? kiln::float64 : kiln::float32;
+      cases.push_back(c);
+    } else if (kind == "input" || kind == "expect") {
+      std::string name, dt;
+      kiln::Shape shape;
+      std::vector<double> v;
+      parse_array(ls, name, dt, shape, v);
+      if (kind == "expect") {
+        cases.back().expects[name] = {shape, v};
+      } else if (dt == "int32") {
+        cases.back().inputs[name] = np::array(std::vector<int32_t>(v.begin(), v.end()), shape);
+      } else {
+        cases.back().inputs[name] =
+            np::array(v, shape).astype(dt == "float64" ? kiln::float64 : kiln::float32);
+      }
+    }
+  }
+  return cases;
+}
+
+const std::vector<JaxCase>& all_cases() {
+  static const std::vector<JaxCase> c = load();
+  return c;
+}
+
+Array mlp_loss(const Tree& p, const Array& x, const Array& y) {
+  Array h = np::tanh(np::add(np::matmul(x, p["w1"].as_array()), p["b1"].as_array()));
+  Array out = np::add(np::matmul(h, p["w2"].as_array()), p["b2"].as_array());
+  return np::mean(np::square(np::subtract(out, y)));
+}
+
+Array log_softmax(const Array& x) {
+  Array shifted = np::subtract(x, kiln::stop_gradient(np::max(x, -1, true)));
+  return np::subtract(shifted, np::log(np::sum(np::exp(shifted), -1, true)));
+}
+
+Array convnet(const Array& x, const Array& k1, const Array& k2) {
+  lax::ConvDimensionNumbers dn{"NCHW", "OIHW", "NCHW"};
+  Array h = np::maximum(lax::conv_general_dilated(x, k1, {1, 1}, std::string("SAME"), {}, {}, dn),
+                        Array(0.0));
+  h = lax::reduce_window(h, lax::WindowOp::Max, {1, 1, 2, 2}, {1, 1, 2, 2}, std::string("VALID"));
+  h = lax::conv_general_dilated(
+      h, k2, {2, 1}, std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {0, 1}}, {}, {1, 2}, dn);
+  return np::sum(np::square(np::tanh(h)));
+}
+
+Array rosenbrock(const Array& v) {
+  Array a = v[std::vector<kiln::Index>{kiln::Slice{1, std::nullopt, std::nullopt}}];
+  Array b = v[std::vector<kiln::Index>{kiln::Slice{std::nullopt, -1, std::nullopt}}];
+  return np::sum(np::add(np::multiply(Array(100.0), np::square(np::subtract(a, np::square(b)))),
+                         np::square(np::subtract(Array(1.0), b))));
+}
+
+using Impl = std::function<Named(const Named&)>;
+
+const std::map<std::string, Impl>& table() {
+  static const std::map<std::string, Impl> t = {
+      {"mlp",
+       [](const Named& in) {
+         Tree p = Tree::Dict{
+             {"w1", in.at("w1")}, {"b1", in.at("b1")}, {"w2", in.at("w2")}, {"b2", in.at("b2")}};
+         Fn loss = [](const std::vector<Tree>& a) {
+           return Tree(mlp_loss(a[0], a[1].as_array(), a[2].as_array()));
+         };
+         Tree r = kiln::value_and_grad(loss)({p, in.at("x"), in.at("y")});
+         Named out{{"loss", r[0].as_array()}};
+         for (auto& [k, v] : r[1].dict()) out["g_" + k] = v.as_array();
+         return out;
+       }},
+      {"xent",
+       [](const Named& in) {
+         Array labels = in.at("labels");
+         auto loss = [labels](const Array& logits) {
+           Array lp = log_softmax(logits);
+           return np::negative(
+               np::mean(np::take_along_axis(lp, labels.reshape({labels.size(), 1}), 1)));
+         };
+         auto [l, g] = kiln::value_and_grad(loss)(in.at("logits"));
+         return Named{{"loss", l}, {"g_logits", g}};
+       }},
+      {"convnet",
+       [](const Named& in) {
+         Fn f = [](const std::vector<Tree>& a) {
+           return Tree(convnet(a[0].as_array(), a[1].as_array(), a[2].as_array()));
+         };
+         Tree r = kiln::value_and_grad(f, {0, 1, 2})({in.at("x"), in.at("k1"), in.at("k2")});
+         return Named{{"loss", r[0].as_array()},
+                      {"g_x", r[1][0].as_array()},
+                      {"g_k1", r[1][1].as_array()},
+                      {"g_k2", r[1][2].as_array()}};
+       }},
+      {"rosenbrock",
+       [](const Named& in) {
+         return Named{{"hessian", kiln::hessian(rosenbrock)(in.at("v"))},
+                      {"grad", kiln::grad(rosenbrock)(in.at("v"))}};
+       }},
+      {"per_example",
+       [](const Named& in) {
+         Fn loss = [](const std::vector<Tree>& a) {
+           Array d =
+               np::subtract(np::tanh(np::dot(a[1].as_array(), a[0].as_array())), a[2].as_array());
+           return Tree(np::square(d));
+         };
+         Tree g = kiln::vmap(kiln::grad(loss), Tree::List{std::nullopt, 0, 0})(
+             {in.at("w"), in.at("xs"), in.at("ys")});
+         return Named{{"grads", g.as_array()}};
+       }},
+      {"sin3",
+       [](const Named& in) {
+         kiln::ArrayFn s = [](const Array& x) { return np::sin(x); };
+         return Named{{"d3", kiln::vmap(kiln::grad(kiln::grad(kiln::grad(s))))(in.at("xs"))}};
+       }},
+      {"clip",
+       [](const Named& in) {
+         kiln::ArrayFn clip = kiln::custom_vjp(
+             [](const Array& x) { return x; },
+             [](const Array& x) {
+               return std::pair{x, Tree()};
+             },
+             [](const Tree&, const Array& g) { return np::clip(g, Array(-0.1), Array(0.1)); });
+         kiln::ArrayFn loss = [clip](const Array& x) {
+           return np::sum(np::add(np::multiply(Array(3.0), clip(np::multiply(np::sin(x), x))),
+                                  np::multiply(Array(0.05), np::square(x))));
+         };
+         return Named{{"grad", kiln::grad(loss)(in.at("x"))}};
+       }},
+  };
+  return t;
+}
+
+class JaxFixtures : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(JaxFixtures, Matches) {
+  const JaxCase& c = all_cases()[GetParam()];
+  ASSERT_TRUE(table().count(c.function)) << "no C++ implementation of " << c.function;
+  Named out = table().at(c.function)(c.inputs);
+  const double rtol = c.dtype == kiln::float64 ? 1e-10 : 1e-5;
+  for (auto& [name, ex] : c.expects) {
+    ASSERT_TRUE(out.count(name)) << c.id << ": missing output " << name;
+    const Array& got = out.at(name);
+    EXPECT_EQ(got.shape(), ex.first) << c.id << " " << name;
+    EXPECT_EQ(got.dtype(), c.dtype) << c.id << " " << name;
+    std::vector<double> g = got.to_vector<double>();
+    ASSERT_EQ(g.size(), ex.second.size());
+    double scale = 0;
+    for (double w : ex.second) scale = std::max(scale, std::abs(w));
+    // Relative to each value, with the output's largest magnitude as the floor.
+    for (size_t i = 0; i < g.size(); i++)
+      EXPECT_NEAR(g[i], ex.second[i], rtol * (std::abs(ex.second[i]) + scale))
+          << c.id << " " << name << "[" << i << "]";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transforms, JaxFixtures, ::testing::Range<size_t>(0, all_cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& i) {
+                           return all_cases()[i.param].id;
+                         });
+
+TEST(JaxFixturesFile, HasEveryCase) { EXPECT_EQ(all_cases().size(), 14u); }
+
+}  // namespace
