@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "frontend/array_impl.h"
+#include "ir/alu_op.h"
 #include "library/numpy.h"
 
 namespace kiln {
@@ -76,25 +77,12 @@ std::future<std::vector<uint8_t>> Array::bytes_async() const {
   return fut;
 }
 
-namespace {
-double element(const uint8_t* p, DType d, size_t i) {
-  switch (d) {
-    case DType::Bool: return p[i] ? 1 : 0;
-    case DType::Int32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case DType::Uint32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case DType::Float16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return half_to_float(v); }
-    case DType::Float32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case DType::Float64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
-  }
-  return 0;
-}
-}  // namespace
 
 template <typename T>
 std::vector<T> Array::to_vector() const {
   std::vector<uint8_t> b = bytes();
   std::vector<T> out(static_cast<size_t>(size()));
-  for (size_t i = 0; i < out.size(); i++) out[i] = static_cast<T>(element(b.data(), dtype(), i));
+  for (size_t i = 0; i < out.size(); i++) out[i] = static_cast<T>(read_element(b.data(), dtype(), int64_t(i)));
   return out;
 }
 template std::vector<float> Array::to_vector<float>() const;

@@ -75,6 +75,29 @@ float half_to_float(uint16_t h) {
   return f;
 }
 
+double read_element(const uint8_t* p, DType dtype, int64_t i) {
+  switch (dtype) {
+    case DType::Bool: return p[i] ? 1 : 0;
+    case DType::Int32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::Uint32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::Float16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return half_to_float(v); }
+    case DType::Float32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::Float64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
+  }
+  return 0;
+}
+
+void write_element(uint8_t* p, DType dtype, int64_t i, double v) {
+  switch (dtype) {
+    case DType::Bool: p[i] = v != 0; break;
+    case DType::Int32: { int32_t x = int32_t(int64_t(v)); std::memcpy(p + 4 * i, &x, 4); break; }
+    case DType::Uint32: { uint32_t x = uint32_t(int64_t(v)); std::memcpy(p + 4 * i, &x, 4); break; }
+    case DType::Float16: { uint16_t x = float_to_half(float(v)); std::memcpy(p + 2 * i, &x, 2); break; }
+    case DType::Float32: { float x = float(v); std::memcpy(p + 4 * i, &x, 4); break; }
+    case DType::Float64: std::memcpy(p + 8 * i, &v, 8); break;
+  }
+}
+
 double round_to(DType dtype, double x) {
   switch (dtype) {
     case DType::Float64: return x;

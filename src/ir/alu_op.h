@@ -48,6 +48,11 @@ double round_to(DType dtype, double x);
 uint16_t float_to_half(float f);
 float half_to_float(uint16_t h);
 
+// Element i of a little-endian buffer of dtype, as a double, and back (float16 as IEEE
+// half bits, bool as one byte).
+double read_element(const uint8_t* data, DType dtype, int64_t i);
+void write_element(uint8_t* data, DType dtype, int64_t i, double v);
+
 // Applies op to already-rounded operands. `dtype` is the result dtype and `src_dtype` the
 // dtype of the first operand (they differ for comparisons, Cast and Bitcast).
 double alu_eval(AluOp op, DType dtype, DType src_dtype, double a, double b = 0, double c = 0);

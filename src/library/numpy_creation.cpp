@@ -17,18 +17,7 @@ void check_shape(const char* op, const Shape& shape) {
 // Uploads host values (converted to dtype) to the default device.
 Array upload(const Shape& shape, DType dtype, const std::vector<double>& values) {
   std::vector<uint8_t> bytes(values.size() * size_t(itemsize(dtype)));
-  for (size_t i = 0; i < values.size(); i++) {
-    double v = values[i];
-    uint8_t* p = bytes.data() + i * size_t(itemsize(dtype));
-    switch (dtype) {
-      case DType::Bool: *p = v != 0; break;
-      case DType::Int32: { int32_t x = int32_t(int64_t(v)); std::memcpy(p, &x, 4); break; }
-      case DType::Uint32: { uint32_t x = uint32_t(int64_t(v)); std::memcpy(p, &x, 4); break; }
-      case DType::Float16: { uint16_t x = float_to_half(float(v)); std::memcpy(p, &x, 2); break; }
-      case DType::Float32: { float x = float(v); std::memcpy(p, &x, 4); break; }
-      case DType::Float64: std::memcpy(p, &v, 8); break;
-    }
-  }
+  for (size_t i = 0; i < values.size(); i++) write_element(bytes.data(), dtype, int64_t(i), values[i]);
   return array(bytes.data(), shape, dtype);
 }
 
