@@ -51,6 +51,7 @@ const bool log_kernels = [] {
 
 KernelRecorder::KernelRecorder() : prev_(current_recorder) { current_recorder = this; }
 KernelRecorder::~KernelRecorder() { current_recorder = prev_; }
+KernelRecorder* KernelRecorder::current() { return current_recorder; }
 
 BufferRef run_kernel(const std::string& device, const Kernel& k, const std::vector<BufferRef>& ins) {
   Backend& be = get_backend(device);

@@ -75,6 +75,9 @@ class KernelRecorder {
   KernelRecorder& operator=(const KernelRecorder&) = delete;
   const std::vector<Kernel>& kernels() const { return kernels_; }
   void record(const Kernel& k) { kernels_.push_back(k); }
+  // The innermost recorder on this thread, or null (for code that dispatches kernels
+  // without run_kernel, such as jit's compiled programs).
+  static KernelRecorder* current();
 
  private:
   KernelRecorder* prev_;

@@ -1,4 +1,4 @@
-// bind(): the one entry point for applying a primitive. With traced operands it hands the
+// frontend::bind(): the one entry point for applying a primitive. With traced operands it hands the
 // primitive to the highest-level trace (Autodidax's find_top_trace); otherwise it lowers.
 #include "frontend/primitive.h"
 #include "frontend/trace.h"

@@ -71,7 +71,7 @@ std::vector<Array> eval_jaxpr(const Jaxpr& j, const std::vector<Array>& args) {
           "linearization is only transposable), expected reverse mode (vjp, grad, jacrev)");
     std::vector<Array> in;
     for (auto& a : e.in) in.push_back(read(a));
-    env[size_t(e.out[0])] = bind(e.prim, in, e.params);
+    env[size_t(e.out[0])] = frontend::bind(e.prim, in, e.params);
   }
   std::vector<Array> out;
   for (auto& a : j.outs) out.push_back(read(a));

@@ -45,11 +45,11 @@ bool any_valid(const std::vector<Array>& xs) {
 Array JvpTrace::process(Prim p, const std::vector<Array>& args, const Params& params) {
   std::vector<Array> primals, tangents;
   unpack(*this, args, primals, tangents);
-  if (!any_valid(tangents)) return bind(p, primals, params);
+  if (!any_valid(tangents)) return frontend::bind(p, primals, params);
   std::vector<Aval> avals;
   for (auto& x : primals) avals.push_back({x.shape(), x.dtype(), x.weak_type()});
   // Integer and bool results have zero tangents (JAX's float0); no rule runs for them.
-  if (!is_float(shape_rule(p, avals, params).dtype)) return bind(p, primals, params);
+  if (!is_float(shape_rule(p, avals, params).dtype)) return frontend::bind(p, primals, params);
   auto [y, dy] = jvp_rule(p)(primals, tangents, params);
   return make(std::move(y), std::move(dy));
 }

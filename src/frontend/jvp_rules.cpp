@@ -21,7 +21,7 @@ Array recip(const Array& x) { return unary(Prim::Recip, x); }
 // d(x, y) is f'(x) given the primal output y; the tangent is t * f'(x).
 JvpRule unary_rule(Prim p, std::function<Array(const Array&, const Array&)> d) {
   return [p, d](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    Array y = bind(p, x, prm);
+    Array y = frontend::bind(p, x, prm);
     if (!t[0].valid()) return {y, Array()};
     return {y, mul(t[0], d(x[0], y))};
   };
@@ -30,7 +30,7 @@ JvpRule unary_rule(Prim p, std::function<Array(const Array&, const Array&)> d) {
 // Piecewise-constant and integer-valued primitives: the tangent is zero.
 JvpRule zero_rule(Prim p) {
   return [p](const Arrays& x, const Arrays&, const Params& prm) -> Out {
-    return {bind(p, x, prm), Array()};
+    return {frontend::bind(p, x, prm), Array()};
   };
 }
 
@@ -38,18 +38,18 @@ JvpRule zero_rule(Prim p) {
 // same primitive applied to the tangent, the other operands (indices) unchanged.
 JvpRule linear_rule(Prim p) {
   return [p](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    Array y = bind(p, x, prm);
+    Array y = frontend::bind(p, x, prm);
     if (!t[0].valid()) return {y, Array()};
     Arrays args = x;
     args[0] = t[0];
-    return {y, bind(p, args, prm)};
+    return {y, frontend::bind(p, args, prm)};
   };
 }
 
 // max/min: the tangent of the selected operand; ties split it evenly, as JAX does.
 JvpRule minmax_rule(Prim p) {
   return [p](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    Array y = bind(p, x, prm);
+    Array y = frontend::bind(p, x, prm);
     const Array &a = x[0], &b = x[1];
     Array a_wins = p == Prim::Max ? binary(Prim::CmpLt, b, a) : binary(Prim::CmpLt, a, b);
     Array b_wins = p == Prim::Max ? binary(Prim::CmpLt, a, b) : binary(Prim::CmpLt, b, a);
@@ -64,12 +64,12 @@ JvpRule minmax_rule(Prim p) {
 }
 
 Out pow_jvp(const Arrays& x, const Arrays& t, const Params& prm) {
-  Array y = bind(Prim::Pow, x, prm);
+  Array y = frontend::bind(Prim::Pow, x, prm);
   const Array &a = x[0], &b = x[1];
   Array ta, tb;
   if (t[0].valid()) {
     // b * a^(b-1), defined as 0 where b == 0 (so 0^0 has derivative 0, as JAX).
-    Array d = mul(b, bind(Prim::Pow, {a, sub(b, k(b, 1))}));
+    Array d = mul(b, frontend::bind(Prim::Pow, {a, sub(b, k(b, 1))}));
     ta = mul(t[0], where(binary(Prim::CmpEq, b, k(b, 0)), k(y, 0), d));
   }
   if (t[1].valid()) {
@@ -84,7 +84,7 @@ Out pow_jvp(const Arrays& x, const Arrays& t, const Params& prm) {
 // diagonal replaced by ones, reduced. Exact at zeros (unlike prod / x) and built from
 // primitives only, so it differentiates again.
 Out reduce_prod_jvp(const Arrays& x, const Arrays& t, const Params& prm) {
-  Array y = bind(Prim::ReduceProd, x, prm);
+  Array y = frontend::bind(Prim::ReduceProd, x, prm);
   if (!t[0].valid()) return {y, Array()};
   const Shape& s = x[0].shape();
   std::vector<int> perm, red = prm.axes;
@@ -117,7 +117,7 @@ Out reduce_prod_jvp(const Arrays& x, const Arrays& t, const Params& prm) {
 // max/min reductions: the tangent averaged over the positions that attain the extreme.
 JvpRule reduce_chooser_rule(Prim p) {
   return [p](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    Array y = bind(p, x, prm);
+    Array y = frontend::bind(p, x, prm);
     if (!t[0].valid()) return {y, Array()};
     Array hit = binary(Prim::CmpEq, x[0], unreduce(y, x[0].shape(), prm.axes));
     Array ones = where(hit, k(x[0], 1), k(x[0], 0));
@@ -185,31 +185,31 @@ std::vector<JvpRule> build_table() {
                  Prim::Or, Prim::Xor, Prim::Shl, Prim::Shr, Prim::Bitcast})
     set(p, zero_rule(p));
   set(Prim::Add, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    return {bind(Prim::Add, x, prm), add_any(t[0], t[1])};
+    return {frontend::bind(Prim::Add, x, prm), add_any(t[0], t[1])};
   });
   set(Prim::Sub, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    return {bind(Prim::Sub, x, prm), add_any(t[0], neg_any(t[1]))};
+    return {frontend::bind(Prim::Sub, x, prm), add_any(t[0], neg_any(t[1]))};
   });
   set(Prim::Mul, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
     Array ta = t[0].valid() ? mul(t[0], x[1]) : Array();
     Array tb = t[1].valid() ? mul(x[0], t[1]) : Array();
-    return {bind(Prim::Mul, x, prm), add_any(ta, tb)};
+    return {frontend::bind(Prim::Mul, x, prm), add_any(ta, tb)};
   });
   set(Prim::Div, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    Array y = bind(Prim::Div, x, prm);
+    Array y = frontend::bind(Prim::Div, x, prm);
     Array ta = t[0].valid() ? div(t[0], x[1]) : Array();
     Array tb = t[1].valid() ? neg(div(mul(t[1], y), x[1])) : Array();
     return {y, add_any(ta, tb)};
   });
   // a mod b = a - b * floor(a / b).
   set(Prim::Mod, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    Array y = bind(Prim::Mod, x, prm);
+    Array y = frontend::bind(Prim::Mod, x, prm);
     Array tb = t[1].valid() ? neg(mul(t[1], unary(Prim::Floor, div(x[0], x[1])))) : Array();
     return {y, add_any(t[0], tb)};
   });
   set(Prim::Pow, pow_jvp);
   set(Prim::Atan2, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    Array z = bind(Prim::Atan2, x, prm);
+    Array z = frontend::bind(Prim::Atan2, x, prm);
     const Array &y = x[0], &xx = x[1];
     Array denom = add(sq(xx), sq(y));
     Array ty = t[0].valid() ? mul(t[0], div(xx, denom)) : Array();
@@ -219,14 +219,14 @@ std::vector<JvpRule> build_table() {
   set(Prim::Max, minmax_rule(Prim::Max));
   set(Prim::Min, minmax_rule(Prim::Min));
   set(Prim::Where, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    Array y = bind(Prim::Where, x, prm);
+    Array y = frontend::bind(Prim::Where, x, prm);
     if (!t[1].valid() && !t[2].valid()) return {y, Array()};
     return {y, where(x[0], instantiate(t[1], x[1]), instantiate(t[2], x[2]))};
   });
   set(Prim::Cast, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
-    Array y = bind(Prim::Cast, x, prm);
+    Array y = frontend::bind(Prim::Cast, x, prm);
     if (!t[0].valid() || !is_float(x[0].dtype()) || !is_float(prm.dtype)) return {y, Array()};
-    return {y, bind(Prim::Cast, {t[0]}, prm)};
+    return {y, frontend::bind(Prim::Cast, {t[0]}, prm)};
   });
   set(Prim::ReduceSum, linear_rule(Prim::ReduceSum));
   set(Prim::ReduceProd, reduce_prod_jvp);

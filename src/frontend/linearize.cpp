@@ -45,7 +45,7 @@ Array JaxprTrace::process(Prim p, const std::vector<Array>& args, const Params& 
     // Only constants: nothing linear to record, so evaluate one level down.
     std::vector<Array> vals;
     for (auto& at : e.in) vals.push_back(jaxpr->consts[size_t(at.cst)]);
-    return bind(p, vals, params);
+    return frontend::bind(p, vals, params);
   }
   int v = jaxpr->add_var(shape_rule(p, avals, params));
   e.out = {v};

@@ -1,6 +1,6 @@
 // Primitives: the operations every transformation understands. Each has one entry in
 // the rule tables: its shape/dtype rule (shape_rules.cpp) and eager lowering
-// (lowering.cpp). The library (numpy, lax) is written only in terms of bind().
+// (lowering.cpp). The library (numpy, lax) is written only in terms of frontend::bind().
 #pragma once
 #include <string>
 #include <vector>

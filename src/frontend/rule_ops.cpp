@@ -7,9 +7,9 @@
 
 namespace kiln::frontend::ops {
 
-Array unary(Prim p, const Array& a) { return bind(p, {a}); }
-Array binary(Prim p, const Array& a, const Array& b) { return bind(p, {a, b}); }
-Array where(const Array& c, const Array& x, const Array& y) { return bind(Prim::Where, {c, x, y}); }
+Array unary(Prim p, const Array& a) { return frontend::bind(p, {a}); }
+Array binary(Prim p, const Array& a, const Array& b) { return frontend::bind(p, {a, b}); }
+Array where(const Array& c, const Array& x, const Array& y) { return frontend::bind(Prim::Where, {c, x, y}); }
 
 Array add_any(const Array& a, const Array& b) {
   if (!a.valid()) return b;
@@ -43,14 +43,14 @@ Array cast(const Array& a, DType dtype, bool weak) {
   Params p;
   p.dtype = dtype;
   p.weak = weak;
-  return bind(Prim::Cast, {a}, p);
+  return frontend::bind(Prim::Cast, {a}, p);
 }
 
 Array reshape(const Array& a, const Shape& shape) {
   if (a.shape() == shape) return a;
   Params p;
   p.shape = shape;
-  return bind(Prim::Reshape, {a}, p);
+  return frontend::bind(Prim::Reshape, {a}, p);
 }
 
 Array transpose(const Array& a, const std::vector<int>& perm) {
@@ -59,14 +59,14 @@ Array transpose(const Array& a, const std::vector<int>& perm) {
   if (id) return a;
   Params p;
   p.axes = perm;
-  return bind(Prim::Transpose, {a}, p);
+  return frontend::bind(Prim::Transpose, {a}, p);
 }
 
 Array expand(const Array& a, const Shape& shape) {
   if (a.shape() == shape) return a;
   Params p;
   p.shape = shape;
-  return bind(Prim::Expand, {a}, p);
+  return frontend::bind(Prim::Expand, {a}, p);
 }
 
 Array pad(const Array& a, const Ranges& widths) {
@@ -75,7 +75,7 @@ Array pad(const Array& a, const Ranges& widths) {
     return a;
   Params p;
   p.ranges = widths;
-  return bind(Prim::Pad, {a}, p);
+  return frontend::bind(Prim::Pad, {a}, p);
 }
 
 Array shrink(const Array& a, const Ranges& ranges) {
@@ -85,14 +85,14 @@ Array shrink(const Array& a, const Ranges& ranges) {
   if (id) return a;
   Params p;
   p.ranges = ranges;
-  return bind(Prim::Shrink, {a}, p);
+  return frontend::bind(Prim::Shrink, {a}, p);
 }
 
 Array flip(const Array& a, const std::vector<int>& axes) {
   if (axes.empty()) return a;
   Params p;
   p.axes = axes;
-  return bind(Prim::Flip, {a}, p);
+  return frontend::bind(Prim::Flip, {a}, p);
 }
 
 Array reduce(Prim prim, const Array& a, const std::vector<int>& axes) {
@@ -100,7 +100,7 @@ Array reduce(Prim prim, const Array& a, const std::vector<int>& axes) {
   Params p;
   p.axes = axes;
   std::sort(p.axes.begin(), p.axes.end());
-  return bind(prim, {a}, p);
+  return frontend::bind(prim, {a}, p);
 }
 
 Array unreduce(const Array& r, const Shape& shape, const std::vector<int>& axes) {

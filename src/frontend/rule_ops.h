@@ -1,5 +1,5 @@
 // Primitive shorthands for the transformation rules (jvp, transpose, vmap): thin wrappers
-// over bind() with exact shapes and dtypes, so rules never depend on numpy's promotion.
+// over frontend::bind() with exact shapes and dtypes, so rules never depend on numpy's promotion.
 #pragma once
 #include <optional>
 #include <vector>

@@ -1,5 +1,5 @@
 // The trace stack: each active transformation (jvp, linearize, vmap) is one Trace at a
-// level; bind() hands a primitive to the highest-level trace among its operands.
+// level; frontend::bind() hands a primitive to the highest-level trace among its operands.
 #pragma once
 #include <functional>
 #include <memory>

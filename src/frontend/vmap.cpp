@@ -60,7 +60,7 @@ Array BatchTrace::process(Prim p, const std::vector<Array>& args, const Params& 
   unpack(*this, args, vals, dims);
   bool any = false;
   for (auto& d : dims) any = any || d.has_value();
-  if (!any) return bind(p, vals, params);
+  if (!any) return frontend::bind(p, vals, params);
   auto [v, d] = vmap_rule(p)(vals, dims, params, size);
   return make(std::move(v), d);
 }

@@ -21,7 +21,7 @@ Array front(const Array& x, BatchDim d, int64_t n) { return move_batch_axis(x, d
 Out elementwise(Prim p, const Arrays& v, const Dims_& d, const Params& prm, int64_t n) {
   Arrays a;
   for (size_t i = 0; i < v.size(); i++) a.push_back(front(v[i], d[i], n));
-  return {bind(p, a, prm), 0};
+  return {frontend::bind(p, a, prm), 0};
 }
 
 std::vector<int> shift(const std::vector<int>& axes) {
@@ -33,7 +33,7 @@ std::vector<int> shift(const std::vector<int>& axes) {
 // One-operand primitives whose params gain a leading batch axis.
 VmapRule unary_rule(Prim p, std::function<Params(const Params&, int64_t)> adjust) {
   return [p, adjust](const Arrays& v, const Dims_& d, const Params& prm, int64_t n) -> Out {
-    return {bind(p, {front(v[0], d[0], n)}, adjust(prm, n)), 0};
+    return {frontend::bind(p, {front(v[0], d[0], n)}, adjust(prm, n)), 0};
   };
 }
 
@@ -43,7 +43,7 @@ Out window(const Arrays& v, const Dims_& d, const Params& prm, int64_t n) {
   q.dims.insert(q.dims.begin(), 1);
   q.strides.insert(q.strides.begin(), 1);
   q.dilation.insert(q.dilation.begin(), 1);
-  Array w = bind(Prim::Window, {x}, q);
+  Array w = frontend::bind(Prim::Window, {x}, q);
   // [B, o..., 1, k...]: drop the batch axis's size-1 window axis.
   Shape s = w.shape();
   s.erase(s.begin() + x.ndim());
@@ -55,12 +55,12 @@ Out gather(const Arrays& v, const Dims_& d, const Params& prm, int64_t n) {
   if (!d[1]) {
     Params q = prm;
     q.axes = {ax + 1};
-    return {bind(Prim::Gather, {front(v[0], d[0], n), v[1]}, q), 0};
+    return {frontend::bind(Prim::Gather, {front(v[0], d[0], n), v[1]}, q), 0};
   }
   Array idx = front(v[1], d[1], n);
   if (!d[0]) {
     // The batch axis of the indices lands where they do: at the gathered axis.
-    return {bind(Prim::Gather, {v[0], idx}, prm), ax};
+    return {frontend::bind(Prim::Gather, {v[0], idx}, prm), ax};
   }
   // Both batched: gather from the flattened (batch, axis) pair with offset indices.
   Array x = moveaxis(front(v[0], d[0], n), ax + 1, 1);  // [B, len, rest...]
@@ -81,7 +81,7 @@ Out gather(const Arrays& v, const Dims_& d, const Params& prm, int64_t n) {
   i = add(i, mul(iota(is, 0, dev), filled(is, DType::Int32, double(len), dev)));
   Params q = prm;
   q.axes = {0};
-  Array g = bind(Prim::Gather, {x, i}, q);  // [B, P..., rest...]
+  Array g = frontend::bind(Prim::Gather, {x, i}, q);  // [B, P..., rest...]
   // rest = x's axes before `ax` then after it; put the leading ones back in front of P.
   const int np = int(is.size()) - 1;
   std::vector<int> perm{0};

@@ -116,8 +116,8 @@ Array dilate_and_pad(const Array& x, const std::vector<int64_t>& dilation, const
       merged.push_back(x.shape()[i] * dilation[i]);
       shrink.ranges.push_back({0, dilate_dim(x.shape()[i], dilation[i])});
     }
-    y = reshape_to(bind(Prim::Pad, {reshape_to(y, split)}, pad), merged);
-    y = bind(Prim::Shrink, {y}, shrink);
+    y = reshape_to(frontend::bind(Prim::Pad, {reshape_to(y, split)}, pad), merged);
+    y = frontend::bind(Prim::Shrink, {y}, shrink);
   } else if (x.size() == 0) {
     // An empty axis dilates to 0, and nothing else can be empty to be dilated.
     Shape s;
@@ -131,13 +131,13 @@ Array dilate_and_pad(const Array& x, const std::vector<int64_t>& dilation, const
     pad.ranges.push_back({std::max<int64_t>(lo, 0), std::max<int64_t>(hi, 0)});
     any_pad = any_pad || lo > 0 || hi > 0;
   }
-  if (any_pad) y = bind(Prim::Pad, {y}, pad);
+  if (any_pad) y = frontend::bind(Prim::Pad, {y}, pad);
   for (size_t i = 0; i < n; i++) {
     auto [lo, hi] = pads[i];
     crop.ranges.push_back({std::max<int64_t>(-lo, 0), y.shape()[i] - std::max<int64_t>(-hi, 0)});
     any_crop = any_crop || lo < 0 || hi < 0;
   }
-  if (any_crop) y = bind(Prim::Shrink, {y}, crop);
+  if (any_crop) y = frontend::bind(Prim::Shrink, {y}, crop);
   return y;
 }
 
@@ -147,7 +147,7 @@ Array window_(const Array& x, const std::vector<int64_t>& dims, const std::vecto
   p.dims = dims;
   p.strides = strides;
   p.dilation = dilation;
-  return bind(Prim::Window, {x}, p);
+  return frontend::bind(Prim::Window, {x}, p);
 }
 
 const char* window_op_name(WindowOp op) {
@@ -190,12 +190,12 @@ Array reduce_window_impl(const char* opname, const Array& x, WindowOp op,
   if (op != WindowOp::Sum && holes) {
     Array mask = window_(dilate_and_pad(filled(x.shape(), 1, DType::Bool), base, pads), window,
                          strides, wdil);
-    y = bind(Prim::Where, {mask, y, filled(y.shape(), identity, x.dtype())});
+    y = frontend::bind(Prim::Where, {mask, y, filled(y.shape(), identity, x.dtype())});
   }
   Params red;
   red.axes.resize(n);
   std::iota(red.axes.begin(), red.axes.end(), int(n));
-  return bind(prim, {y}, red);
+  return frontend::bind(prim, {y}, red);
 }
 
 // Permutations taking lhs/rhs/out to N,C,spatial / O,I,spatial order, with spatial dims
@@ -376,7 +376,7 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs,
   Params red;
   red.axes.resize(1 + nsp);
   std::iota(red.axes.begin(), red.axes.end(), 4 + s);
-  Array r = bind(Prim::ReduceSum, {bind(Prim::Mul, {x, w})}, red);
+  Array r = frontend::bind(Prim::ReduceSum, {frontend::bind(Prim::Mul, {x, w})}, red);
   r = cast(reshape_to(r, out_shape), t.dtype, t.weak);
   return permute(r, to_out);
 }
@@ -467,7 +467,7 @@ Array avg_pool(const Array& x, const std::vector<int64_t>& window,
     count = reduce_window_impl("avg_pool", filled(x.shape(), 1, dt), WindowOp::Sum, a.window,
                                a.strides, a.pads, a.ones, a.ones);
   }
-  return bind(Prim::Div, {sum, cast(count, dt, sum.weak_type())});
+  return frontend::bind(Prim::Div, {sum, cast(count, dt, sum.weak_type())});
 }
 
 Array convert_element_type(const Array& x, DType dtype) { return cast(x, dtype, false); }
@@ -478,7 +478,7 @@ Array bitcast_convert_type(const Array& x, DType dtype) {
          dtype_name(dtype), ", expected non-bool dtypes of equal size");
   Params p;
   p.dtype = dtype;
-  return bind(Prim::Bitcast, {x}, p);
+  return frontend::bind(Prim::Bitcast, {x}, p);
 }
 
 }  // namespace kiln::lax

@@ -96,13 +96,13 @@ Array contract(const std::vector<Labeled>& ops, const std::vector<int>& keep, DT
     }
     // Views first, the cast after: expanding a cast expression would realize it.
     Array y = cast(expand_to(reshape_to(permute(op.x, perm), aligned), full), acc, false);
-    prod = prod.valid() ? bind(Prim::Mul, {prod, y}) : y;
+    prod = prod.valid() ? frontend::bind(Prim::Mul, {prod, y}) : y;
   }
   if (nsum == 0) return prod;
   Params p;
   p.axes.resize(nsum);
   std::iota(p.axes.begin(), p.axes.end(), int(keep.size()));
-  return bind(Prim::ReduceSum, {prod}, p);
+  return frontend::bind(Prim::ReduceSum, {prod}, p);
 }
 
 // Contracts two validated operands and casts to their promoted type.
@@ -152,7 +152,7 @@ Labeled take_diagonals(Labeled op) {
     Params p;
     p.dims.assign(s.size(), 1);
     p.dims.back() = n + 1;
-    op.x = bind(Prim::Stride, {x}, p);
+    op.x = frontend::bind(Prim::Stride, {x}, p);
     labels.push_back(op.labels[i]);
     op.labels = labels;
   }
