@@ -154,7 +154,7 @@ std::pair<Tree, Fn> linearize(const Fn& f, const std::vector<Tree>& primals) {
 
 std::pair<Array, ArrayFn> linearize(const ArrayFn& f, const Array& x) {
   auto [o, l] = linearize(from_array_fn(f), {x});
-  return {o.as_array(), [l](const Array& t) { return l({t}).as_array(); }};
+  return {o.as_array(), [l = l](const Array& t) { return l({t}).as_array(); }};
 }
 
 namespace {
@@ -195,7 +195,7 @@ VjpResult vjp(const Fn& f, const std::vector<Tree>& primals, bool has_aux) {
         tree_unflatten(s.aux_def, std::vector<Array>(outs.begin() + long(s.n_out), outs.end()));
   auto defs = r.defs;
   size_t total = outs.size();
-  res.pullback = [pull, out_def, defs, main, total](const Tree& ct) {
+  res.pullback = [pull = pull, out_def, defs, main, total](const Tree& ct) {
     auto [cts, def] = tree_flatten(ct);
     if (!(def == out_def))
       fail("vjp", "the cotangent has structure ", def.str(), ", expected the output's ",

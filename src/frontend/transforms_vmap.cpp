@@ -220,7 +220,7 @@ Fn jacrev(const Fn& f, Argnums argnums) {
       const Array& y = outs[o];
       if (!is_float(y.dtype()))
         fail("jacrev", "requires floating-point outputs, got ", dtype_name(y.dtype()));
-      auto pb = [pull, o, nout](const std::vector<Array>& e) {
+      auto pb = [pull = pull, o, nout](const std::vector<Array>& e) {
         std::vector<Array> cts(nout);
         cts[o] = e[0];
         return pull(cts);
