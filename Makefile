@@ -49,8 +49,12 @@ test-native: setup
 test-debug: setup
 	$(call timed,cmake --preset debug && cmake --build --preset debug && ctest --preset debug --output-on-failure -j2,debug (ASan+UBSan) build + ctest)
 
+# The whole GoogleTest suite built with em++ and run under Node on the `wasm` device
+# (tests/wasm_device_env.cpp); KILN_DEVICE=cpu runs it on the interpreter instead.
+
 test-wasm: setup
-	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm library compile)
+	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
+	$(call timed,node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node)
 
 # The NumPy fixture generators must reproduce the committed fixtures byte for byte, with
 # numpy pinned in tools/requirements.txt. The JAX generator (tools/gen_jax_fixtures.py)

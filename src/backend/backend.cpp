@@ -4,6 +4,7 @@
 #include <map>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/wasm/wasm_backend.h"
 #include "ir/error.h"
 
 namespace kiln {
@@ -15,6 +16,9 @@ std::map<std::string, std::unique_ptr<Backend>>& registry() {
   static std::map<std::string, std::unique_ptr<Backend>> r = [] {
     std::map<std::string, std::unique_ptr<Backend>> m;
     m["cpu"] = std::make_unique<CpuBackend>();
+#ifdef __EMSCRIPTEN__
+    m["wasm"] = std::make_unique<WasmBackend>();  // the core's own memory: web builds only
+#endif
     return m;
   }();
   return r;

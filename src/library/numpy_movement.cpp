@@ -252,7 +252,10 @@ Array pad(const Array& a, const std::vector<std::pair<int64_t, int64_t>>& pad_wi
           const std::string& mode, const Array& constant_value) {
   size_t nd = size_t(a.ndim());
   Ranges w(pad_width.begin(), pad_width.end());
-  if (w.size() == 1 && nd != 1) w.assign(nd, w[0]);
+  if (w.size() == 1 && nd != 1) {
+    const auto both = w[0];  // a copy: assign would read the element it overwrites
+    w.assign(nd, both);
+  }
   if (w.size() != nd)
     fail("pad", "got ", pad_width.size(), " (before, after) pairs for an array of rank ", nd,
          ", expected 1 or ", nd);

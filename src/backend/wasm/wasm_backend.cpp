@@ -1,0 +1,247 @@
+// The wasm backend: malloc'd buffers in the core's memory, kernel modules compiled and
+// instantiated through EM_JS, cached by their exact key, and called through the table.
+#ifdef __EMSCRIPTEN__
+#include "backend/wasm/wasm_backend.h"
+
+#include <emscripten/emscripten.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "ir/alu_op.h"
+#include "ir/error.h"
+
+// Compiles and instantiates a kernel module against the core's memory and the builtins
+// (function-table indices); returns its id in Module.kilnKernels, or -1 on failure
+// (the message is kept for kiln_wasm_last_error).
+EM_JS(int, kiln_wasm_instantiate, (const uint8_t* bytes, int len, const uint32_t* imports, int nimports), {
+  try {
+    var mod = new WebAssembly.Module(HEAPU8.subarray(bytes, bytes + len));
+    var env = {memory : wasmMemory};
+    for (var i = 0; i < nimports; i++) env['b' + i] = wasmTable.get(HEAPU32[(imports >> 2) + i]);
+    var inst = new WebAssembly.Instance(mod, {env : env});
+    var ks = Module['kilnKernels'] || (Module['kilnKernels'] = []);
+    ks.push(inst.exports['k']);
+    return ks.length - 1;
+  } catch (e) {
+    Module['kilnLastError'] = String(e);
+    return -1;
+  }
+});
+
+EM_JS(void, kiln_wasm_last_error, (char* buf, int n), {
+  stringToUTF8(Module['kilnLastError'] || "", buf, n);
+});
+
+// Puts a kernel into the core's indirect function table (needs -sALLOW_TABLE_GROWTH), so
+// that C++ calls it as a function pointer: a plain call_indirect, no JS in between.
+EM_JS(int, kiln_wasm_table_insert, (int id), {
+  var idx = wasmTable.length;
+  wasmTable.grow(1);
+  wasmTable.set(idx, Module['kilnKernels'][id]);
+  return idx;
+});
+
+EM_JS(void, kiln_wasm_trampoline, (int id, uint32_t args, int begin, int end), {
+  Module['kilnKernels'][id](args, begin, end);
+});
+
+namespace kiln {
+
+namespace {
+
+// The builtins kernels import: the same functions the cpu interpreter calls, so results
+// match it bit for bit (f64 libm, rounded once to the op's dtype by the kernel).
+double b_exp(double x) { return std::exp(x); }
+double b_exp2(double x) { return std::exp2(x); }
+double b_expm1(double x) { return std::expm1(x); }
+double b_log(double x) { return std::log(x); }
+double b_log2(double x) { return std::log2(x); }
+double b_log1p(double x) { return std::log1p(x); }
+double b_sin(double x) { return std::sin(x); }
+double b_cos(double x) { return std::cos(x); }
+double b_tan(double x) { return std::tan(x); }
+double b_asin(double x) { return std::asin(x); }
+double b_acos(double x) { return std::acos(x); }
+double b_atan(double x) { return std::atan(x); }
+double b_sinh(double x) { return std::sinh(x); }
+double b_cosh(double x) { return std::cosh(x); }
+double b_tanh(double x) { return std::tanh(x); }
+double b_asinh(double x) { return std::asinh(x); }
+double b_acosh(double x) { return std::acosh(x); }
+double b_atanh(double x) { return std::atanh(x); }
+double b_erf(double x) { return std::erf(x); }
+double b_pow(double a, double b) { return std::pow(a, b); }
+double b_atan2(double a, double b) { return std::atan2(a, b); }
+double b_floordiv(double a, double b) {
+  return alu_eval(AluOp::Idiv, DType::Float64, DType::Float64, a, b);
+}
+double b_floormod(double a, double b) {
+  return alu_eval(AluOp::Mod, DType::Float64, DType::Float64, a, b);
+}
+int32_t b_ipow_i32(int32_t a, int32_t b) {
+  return int32_t(alu_eval(AluOp::Pow, DType::Int32, DType::Int32, a, b));
+}
+uint32_t b_ipow_u32(uint32_t a, uint32_t b) {
+  return uint32_t(alu_eval(AluOp::Pow, DType::Uint32, DType::Uint32, a, b));
+}
+float b_half_to_float(int32_t bits) { return half_to_float(uint16_t(bits)); }
+int32_t b_float_to_half(float f) { return float_to_half(f); }
+float b_round_half(float f) { return half_to_float(float_to_half(f)); }
+
+uint32_t builtin_table_index(wasm::Builtin b) {
+  using B = wasm::Builtin;
+  // Function pointers are indices into the core's function table in wasm32.
+  auto ix = [](auto* fn) { return uint32_t(reinterpret_cast<uintptr_t>(fn)); };
+  switch (b) {
+    case B::Exp: return ix(b_exp);
+    case B::Exp2: return ix(b_exp2);
+    case B::Expm1: return ix(b_expm1);
+    case B::Log: return ix(b_log);
+    case B::Log2: return ix(b_log2);
+    case B::Log1p: return ix(b_log1p);
+    case B::Sin: return ix(b_sin);
+    case B::Cos: return ix(b_cos);
+    case B::Tan: return ix(b_tan);
+    case B::Asin: return ix(b_asin);
+    case B::Acos: return ix(b_acos);
+    case B::Atan: return ix(b_atan);
+    case B::Sinh: return ix(b_sinh);
+    case B::Cosh: return ix(b_cosh);
+    case B::Tanh: return ix(b_tanh);
+    case B::Asinh: return ix(b_asinh);
+    case B::Acosh: return ix(b_acosh);
+    case B::Atanh: return ix(b_atanh);
+    case B::Erf: return ix(b_erf);
+    case B::Pow: return ix(b_pow);
+    case B::Atan2: return ix(b_atan2);
+    case B::FloorDiv: return ix(b_floordiv);
+    case B::FloorMod: return ix(b_floormod);
+    case B::IPowI32: return ix(b_ipow_i32);
+    case B::IPowU32: return ix(b_ipow_u32);
+    case B::HalfToFloat: return ix(b_half_to_float);
+    case B::FloatToHalf: return ix(b_float_to_half);
+    case B::RoundHalf: return ix(b_round_half);
+    case B::Count: break;
+  }
+  fail("wasm", "unknown builtin");
+}
+
+using KernelFn = void (*)(uint32_t args, int32_t begin, int32_t end);
+
+struct WasmExecutable : Executable {
+  int id = -1;          // index in Module.kilnKernels (trampoline calls)
+  KernelFn fn = nullptr;  // the same function through the core's table
+  int64_t size = 0;
+  std::vector<DType> inputs;
+  DType out_dtype = DType::Float32;
+};
+
+}  // namespace
+
+const std::string& WasmBackend::name() const {
+  static const std::string n = "wasm";
+  return n;
+}
+
+int64_t WasmBackend::alloc(int64_t bytes) {
+  // 16-byte aligned so that SIMD loads of float32 rows start aligned; zeroed like the cpu.
+  size_t n = size_t((std::max<int64_t>(bytes, 1) + 15) / 16 * 16);
+  void* p = std::aligned_alloc(16, n);
+  if (!p) fail("wasm.alloc", "out of memory allocating ", bytes, " bytes");
+  std::memset(p, 0, n);
+  int64_t h = int64_t(reinterpret_cast<uintptr_t>(p));
+  buffers_[h] = bytes;
+  return h;
+}
+
+void WasmBackend::free(int64_t handle) {
+  if (buffers_.erase(handle)) std::free(reinterpret_cast<void*>(uintptr_t(handle)));
+}
+
+int64_t WasmBackend::size_of(int64_t handle, const char* op) const {
+  auto it = buffers_.find(handle);
+  if (it == buffers_.end()) fail(op, "buffer ", handle, " does not exist");
+  return it->second;
+}
+
+uint8_t* WasmBackend::data(int64_t handle) {
+  size_of(handle, "wasm.data");
+  return reinterpret_cast<uint8_t*>(uintptr_t(handle));
+}
+
+void WasmBackend::write(int64_t handle, int64_t offset, const void* src, int64_t bytes) {
+  int64_t n = size_of(handle, "wasm.write");
+  if (offset < 0 || bytes < 0 || offset + bytes > n)
+    fail("wasm.write", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", n, " bytes");
+  if (bytes) std::memcpy(data(handle) + offset, src, size_t(bytes));
+}
+
+void WasmBackend::read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) {
+  int64_t n = size_of(handle, "wasm.read");
+  if (offset < 0 || bytes < 0 || offset + bytes > n)
+    fail("wasm.read", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", n, " bytes");
+  if (bytes) std::memcpy(out, data(handle) + offset, size_t(bytes));
+}
+
+void WasmBackend::read_async(int64_t handle, int64_t offset, int64_t bytes,
+                             std::function<void(std::vector<uint8_t>)> done) {
+  std::vector<uint8_t> out(size_t(std::max<int64_t>(bytes, 0)));
+  read_sync(handle, offset, bytes, out.data());
+  done(std::move(out));
+}
+
+std::shared_ptr<Executable> WasmBackend::prepare(const Kernel& kernel) {
+  std::string key = wasm::kernel_key(kernel);
+  key.push_back(opts_.simd ? 'v' : 's');
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  wasm::CompiledKernel ck = wasm::compile_kernel(kernel, opts_);
+  std::vector<uint32_t> imports;
+  for (wasm::Builtin b : ck.imports) imports.push_back(builtin_table_index(b));
+  auto exe = std::make_shared<WasmExecutable>();
+  exe->id = kiln_wasm_instantiate(ck.bytes.data(), int(ck.bytes.size()), imports.data(), int(imports.size()));
+  if (exe->id < 0) {
+    char msg[512];
+    kiln_wasm_last_error(msg, sizeof msg);
+    fail("wasm.prepare", "the kernel module did not compile (", msg, ") for ", kernel.to_string());
+  }
+  exe->fn = reinterpret_cast<KernelFn>(uintptr_t(kiln_wasm_table_insert(exe->id)));
+  exe->size = kernel.size;
+  exe->inputs = kernel.inputs;
+  exe->out_dtype = kernel.out_dtype();
+  cache_[key] = exe;
+  return exe;
+}
+
+void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inputs, int64_t output) {
+  const auto& exe = static_cast<const WasmExecutable&>(e);
+  if (inputs.size() != exe.inputs.size())
+    fail("wasm.dispatch", "got ", inputs.size(), " inputs, expected ", exe.inputs.size());
+  int64_t obytes = size_of(output, "wasm.dispatch");
+  if (obytes < exe.size * itemsize(exe.out_dtype))
+    fail("wasm.dispatch", "output buffer of ", obytes, " bytes is too small for ", exe.size, " ",
+         dtype_name(exe.out_dtype));
+  // The args table the kernel reads: [out, (ptr, count)*]. Small kernels keep it on the stack.
+  uint32_t small[17];
+  std::vector<uint32_t> big;
+  uint32_t* args = small;
+  size_t words = 1 + 2 * inputs.size();
+  if (words > 17) {
+    big.resize(words);
+    args = big.data();
+  }
+  args[0] = uint32_t(output);
+  for (size_t i = 0; i < inputs.size(); i++) {
+    int64_t bytes = size_of(inputs[i], "wasm.dispatch");
+    args[1 + 2 * i] = uint32_t(inputs[i]);
+    args[2 + 2 * i] = uint32_t(bytes / itemsize(exe.inputs[i]));
+  }
+  uint32_t a = uint32_t(reinterpret_cast<uintptr_t>(args));
+  if (mode_ == CallMode::Table) exe.fn(a, 0, int32_t(exe.size));
+  else kiln_wasm_trampoline(exe.id, a, 0, int32_t(exe.size));
+}
+
+}  // namespace kiln
+#endif  // __EMSCRIPTEN__

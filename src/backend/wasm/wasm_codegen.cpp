@@ -1,0 +1,245 @@
+// Kernel -> Wasm module: the kernel function's loops (loop-invariant values hoisted out of
+// the gidx loop, gidx-only values out of the reduction loop), the imports, the cache key.
+#include "backend/wasm/wasm_codegen.h"
+
+#include <cstring>
+
+#include "backend/wasm/wasm_kernel_emitter.h"
+#include "ir/error.h"
+
+namespace kiln::wasm {
+
+using V = ValType;
+
+FuncType builtin_type(Builtin b) {
+  if (b <= Builtin::Erf) return {{V::F64}, {V::F64}};
+  if (b <= Builtin::FloorMod) return {{V::F64, V::F64}, {V::F64}};
+  if (b <= Builtin::IPowU32) return {{V::I32, V::I32}, {V::I32}};
+  if (b == Builtin::HalfToFloat) return {{V::I32}, {V::F32}};
+  if (b == Builtin::FloatToHalf) return {{V::F32}, {V::I32}};
+  return {{V::F32}, {V::F32}};
+}
+
+const char* builtin_name(Builtin b) {
+  static const char* names[] = {
+      "exp",   "exp2",  "expm1", "log",      "log2",      "log1p",   "sin",
+      "cos",   "tan",   "asin",  "acos",     "atan",      "sinh",    "cosh",
+      "tanh",  "asinh", "acosh", "atanh",    "erf",       "pow",     "atan2",
+      "floordiv", "floormod", "ipow_i32", "ipow_u32", "half_to_float", "float_to_half",
+      "round_half"};
+  static_assert(sizeof(names) / sizeof(names[0]) == size_t(Builtin::Count));
+  return names[size_t(b)];
+}
+
+DagPlan DagPlan::of(const AluExp& e) {
+  DagPlan p;
+  e.visit([&](const AluNode& n) {
+    int lvl = 0;
+    if (n.op == AluOp::Const) {
+      lvl = -1;
+    } else if (n.op == AluOp::Var) {
+      lvl = n.arg == int(VarId::Ridx) ? 2 : 1;  // gidx and acc change per output element
+    } else {
+      for (auto& s : n.src) lvl = std::max(lvl, p.level.at(s.get()));
+    }
+    p.level[&n] = lvl;
+    p.nodes.push_back(&n);
+  });
+  return p;
+}
+
+KernelEmitter::KernelEmitter(const Kernel& k)
+    : k_(k), red_(k.reduction.has_value()), body_(DagPlan::of(k.exp)) {
+  if (red_) epi_ = DagPlan::of(k.reduction->epilogue);
+}
+
+void KernelEmitter::emit_prologue() {
+  auto load_arg = [&](uint32_t word) {
+    uint32_t l = c_.add_local(V::I32);
+    c_.local_get(kArgs);
+    c_.mem(op::I32Load, 2, word * 4);
+    c_.local_set(l);
+    return l;
+  };
+  out_ptr_ = load_arg(0);
+  for (size_t i = 0; i < k_.inputs.size(); i++) {
+    ptr_.push_back(load_arg(uint32_t(1 + 2 * i)));
+    count_.push_back(load_arg(uint32_t(2 + 2 * i)));
+  }
+  gidx_ = c_.add_local(V::I32);
+  ridx_ = c_.add_local(V::I32);
+  acc_ = c_.add_local(storage(k_.exp.dtype()));
+}
+
+Val KernelEmitter::val(const AluNode* n) const {
+  Val v{n->dtype, false, {}};
+  CodeBuilder* c = const_cast<CodeBuilder*>(&c_);
+  if (n->op == AluOp::Const) {
+    OpEmitter* e = const_cast<OpEmitter*>(&e_);
+    DType dt = n->dtype;
+    double value = n->value;
+    v.wide = const_is_wide(dt, value);
+    v.push = [e, dt, value] { e->emit_const(dt, value); };
+    return v;
+  }
+  uint32_t l;
+  if (n->op == AluOp::Var) {
+    l = n->arg == int(VarId::Gidx) ? gidx_ : n->arg == int(VarId::Ridx) ? ridx_ : acc_;
+  } else {
+    const Slot& s = slots_.at(n);
+    l = s.local;
+    v.wide = s.wide;
+  }
+  v.push = [c, l] { c->local_get(l); };
+  return v;
+}
+
+void KernelEmitter::compute(const AluNode& n) {
+  if (n.op == AluOp::Const || n.op == AluOp::Var) return;
+  bool wide = false;
+  if (n.op == AluOp::Load) {
+    e_.emit_load(n.dtype, ptr_local(n.arg), count_local(n.arg), val(n.src[0].get()));
+  } else {
+    std::vector<Val> srcs;
+    for (auto& s : n.src) srcs.push_back(val(s.get()));
+    wide = e_.emit(n.op, n.dtype, srcs);
+  }
+  // A node's local keeps its value for the rest of the function (loop iterations
+  // recompute it), so locals are per node rather than reused.
+  auto it = slots_.find(&n);
+  uint32_t l = it != slots_.end() ? it->second.local : c_.add_local(storage(n.dtype, wide));
+  c_.local_set(l);
+  slots_[&n] = {l, wide};
+}
+
+void KernelEmitter::compute_level(const DagPlan& plan, int level) {
+  for (const AluNode* n : plan.nodes)
+    if (plan.level.at(n) == level) compute(*n);
+}
+
+void KernelEmitter::emit_scalar_loop(uint32_t from) {
+  c_.local_get(from);
+  c_.local_set(gidx_);
+  c_.block();
+  c_.local_get(gidx_);
+  c_.local_get(kEnd);
+  c_.op(op::I32GeS);
+  c_.br_if(0);
+  c_.loop();
+  compute_level(body_, 1);
+  const AluNode* result = k_.exp.get();
+  if (red_) {
+    const Reduction& r = *k_.reduction;
+    const DType adt = k_.exp.dtype();
+    e_.emit_const(adt, Reduction::identity(r.op, adt));
+    c_.local_set(acc_);
+    if (r.size > 0) {
+      c_.i32_const(0);
+      c_.local_set(ridx_);
+      c_.loop();
+      compute_level(body_, 2);
+      Val acc{adt, false, [this] { c_.local_get(acc_); }};
+      e_.emit(r.op, adt, {acc, val(k_.exp.get())});
+      c_.local_set(acc_);
+      c_.local_get(ridx_);
+      c_.i32_const(1);
+      c_.op(op::I32Add);
+      c_.local_tee(ridx_);
+      c_.i32_const(int32_t(r.size));
+      c_.op(op::I32LtS);
+      c_.br_if(0);
+      c_.end();
+    }
+    compute_level(epi_, 1);
+    result = r.epilogue.get();
+  }
+  const DType odt = k_.out_dtype();
+  e_.emit_store(odt, [&] {
+    c_.local_get(out_ptr_);
+    c_.local_get(gidx_);
+    int sz = itemsize(odt);
+    if (sz > 1) {
+      c_.i32_const(sz == 2 ? 1 : sz == 4 ? 2 : 3);
+      c_.op(op::I32Shl);
+    }
+    c_.op(op::I32Add);
+  }, val(result));
+  c_.local_get(gidx_);
+  c_.i32_const(1);
+  c_.op(op::I32Add);
+  c_.local_tee(gidx_);
+  c_.local_get(kEnd);
+  c_.op(op::I32LtS);
+  c_.br_if(0);
+  c_.end();
+  c_.end();
+}
+
+CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& opts) {
+  if (k.size > INT32_MAX || (k.reduction && k.reduction->size > INT32_MAX))
+    fail("wasm.codegen", "kernel of ", k.size, " elements is too large, expected < 2^31");
+  KernelEmitter ke(k);
+  CodeBuilder& c = ke.code();
+  ke.emit_prologue();
+  ke.compute_level(ke.body(), 0);
+  if (ke.epilogue()) ke.compute_level(*ke.epilogue(), 0);
+  CompiledKernel out;
+  uint32_t next = KernelEmitter::kBegin;
+  if (opts.simd) {
+    uint32_t l = c.add_local(V::I32);
+    if (emit_simd_loop(ke, l)) {
+      next = l;
+      out.vectorized = true;
+    }
+  }
+  ke.emit_scalar_loop(next);
+
+  ModuleBuilder mb;
+  out.imports = ke.ops().imports();
+  for (size_t i = 0; i < out.imports.size(); i++)
+    mb.import_function("env", "b" + std::to_string(i), builtin_type(out.imports[i]));
+  mb.import_memory("env", "memory", 0);
+  uint32_t f = mb.add_function({{V::I32, V::I32, V::I32}, {}}, c);
+  mb.export_function("k", f);
+  out.bytes = mb.build();
+  return out;
+}
+
+namespace {
+void key_dag(std::string& out, const AluExp& e) {
+  std::unordered_map<const AluNode*, uint32_t> id;
+  auto put = [&](const void* p, size_t n) { out.append(static_cast<const char*>(p), n); };
+  e.visit([&](const AluNode& n) {
+    uint32_t i = uint32_t(id.size());
+    id[&n] = i;
+    uint8_t head[3] = {uint8_t(n.op), uint8_t(n.dtype), uint8_t(n.src.size())};
+    put(head, 3);
+    if (n.op == AluOp::Const) put(&n.value, 8);
+    if (n.op == AluOp::Load || n.op == AluOp::Var) {
+      int32_t a = n.arg;
+      put(&a, 4);
+    }
+    for (auto& s : n.src) {
+      uint32_t si = id.at(s.get());
+      put(&si, 4);
+    }
+  });
+  out.push_back(';');
+}
+}  // namespace
+
+std::string kernel_key(const Kernel& k) {
+  std::string out;
+  for (DType d : k.inputs) out.push_back(char('0' + int(d)));
+  out.push_back('|');
+  out.append(reinterpret_cast<const char*>(&k.size), 8);
+  key_dag(out, k.exp);
+  if (k.reduction) {
+    out.push_back(char(k.reduction->op));
+    out.append(reinterpret_cast<const char*>(&k.reduction->size), 8);
+    key_dag(out, k.reduction->epilogue);
+  }
+  return out;
+}
+
+}  // namespace kiln::wasm

@@ -1,0 +1,49 @@
+// Wasm code generation for Kernels: one module per Kernel, exporting `k(args, begin, end)`
+// that computes out[gidx] for gidx in [begin, end), reading buffers in the core's memory.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/wasm/wasm_module_builder.h"
+#include "ir/kernel.h"
+
+namespace kiln::wasm {
+
+// Functions of the core that kernels import, so that their results are bit-identical to
+// the cpu interpreter (same libm, evaluated in f64 and rounded once, as alu_eval does).
+enum class Builtin : uint8_t {
+  // (f64) -> f64
+  Exp, Exp2, Expm1, Log, Log2, Log1p, Sin, Cos, Tan, Asin, Acos, Atan,
+  Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Erf,
+  // (f64, f64) -> f64
+  Pow, Atan2, FloorDiv, FloorMod,
+  // (i32, i32) -> i32: integer powers as alu_eval defines them
+  IPowI32, IPowU32,
+  HalfToFloat,  // (i32 bits) -> f32
+  FloatToHalf,  // (f32) -> i32 bits
+  RoundHalf,    // (f32) -> f32: the nearest float16 value, ties to even
+  Count,
+};
+FuncType builtin_type(Builtin b);
+const char* builtin_name(Builtin b);
+
+// The ABI of a kernel: args points at uint32 words [out_ptr, in0_ptr, in0_count, in1_ptr,
+// in1_count, ...]; counts are element counts, and loads outside [0, count) read 0. The
+// gidx range is a parameter so that a dispatch can be split across workers.
+struct CompiledKernel {
+  std::vector<uint8_t> bytes;
+  std::vector<Builtin> imports;  // imported as env.b0, env.b1, ... in this order
+  bool vectorized = false;       // whether a SIMD128 loop was emitted
+};
+
+struct CodegenOptions {
+  bool simd = true;  // emit a SIMD128 main loop where the kernel allows it
+};
+
+CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& opts = {});
+
+// An exact serialization of a kernel (every constant's bits), used as the cache key.
+std::string kernel_key(const Kernel& k);
+
+}  // namespace kiln::wasm
