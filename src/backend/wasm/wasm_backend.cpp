@@ -194,10 +194,9 @@ void WasmBackend::read_async(int64_t handle, int64_t offset, int64_t bytes,
 
 std::shared_ptr<Executable> WasmBackend::prepare(const Kernel& kernel) {
   std::string key = wasm::kernel_key(kernel);
-  key.push_back(opts_.simd ? 'v' : 's');
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  wasm::CompiledKernel ck = wasm::compile_kernel(kernel, opts_);
+  wasm::CompiledKernel ck = wasm::compile_kernel(kernel);
   std::vector<uint32_t> imports;
   for (wasm::Builtin b : ck.imports) imports.push_back(builtin_table_index(b));
   auto exe = std::make_shared<WasmExecutable>();

@@ -175,7 +175,7 @@ void KernelEmitter::emit_scalar_loop(uint32_t from) {
   c_.end();
 }
 
-CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& opts) {
+CompiledKernel compile_kernel(const Kernel& k) {
   if (k.size > INT32_MAX || (k.reduction && k.reduction->size > INT32_MAX))
     fail("wasm.codegen", "kernel of ", k.size, " elements is too large, expected < 2^31");
   KernelEmitter ke(k);
@@ -184,15 +184,8 @@ CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& opts) {
   ke.compute_level(ke.body(), 0);
   if (ke.epilogue()) ke.compute_level(*ke.epilogue(), 0);
   CompiledKernel out;
-  uint32_t next = KernelEmitter::kBegin;
-  if (opts.simd) {
-    uint32_t l = c.add_local(V::I32);
-    if (emit_simd_loop(ke, l)) {
-      next = l;
-      out.vectorized = true;
-    }
-  }
-  ke.emit_scalar_loop(next);
+  // Scalar loop only for now; the SIMD128 main loop is planned in docs/WASM.md.
+  ke.emit_scalar_loop(KernelEmitter::kBegin);
 
   ModuleBuilder mb;
   out.imports = ke.ops().imports();

@@ -34,14 +34,9 @@ const char* builtin_name(Builtin b);
 struct CompiledKernel {
   std::vector<uint8_t> bytes;
   std::vector<Builtin> imports;  // imported as env.b0, env.b1, ... in this order
-  bool vectorized = false;       // whether a SIMD128 loop was emitted
 };
 
-struct CodegenOptions {
-  bool simd = true;  // emit a SIMD128 main loop where the kernel allows it
-};
-
-CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& opts = {});
+CompiledKernel compile_kernel(const Kernel& k);
 
 // An exact serialization of a kernel (every constant's bits), used as the cache key.
 std::string kernel_key(const Kernel& k);

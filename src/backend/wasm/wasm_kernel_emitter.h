@@ -61,9 +61,5 @@ class KernelEmitter {
   std::unordered_map<const AluNode*, Slot> slots_;
 };
 
-// The SIMD128 main loop (wasm_simd_codegen.cpp): emits a loop over blocks of 4 gidx that
-// leaves the first unprocessed gidx in `next_local`, and returns true; returns false (and
-// emits nothing) when the kernel is not worth vectorizing.
-bool emit_simd_loop(KernelEmitter& ke, uint32_t next_local);
 
 }  // namespace kiln::wasm
