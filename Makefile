@@ -15,7 +15,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: setup build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
+.PHONY: bench jit-docs setup build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
 
 setup:
 	@missing=""; \
@@ -77,6 +77,18 @@ demo: build
 	@if [ ! -x build/native/kiln_demo ]; then \
 	  echo "[kiln] demo: examples/demo.cpp does not exist yet" >&2; exit 1; fi
 	./build/native/kiln_demo
+
+# Benchmarks are not part of `make test` (speed lives in bench/, never in timed tests).
+BENCH_CXX := g++ -std=c++20 -O2 -Wall -Wextra -Werror -Isrc -Iinclude
+bench: setup
+	cmake --preset native && cmake --build --preset native --target kiln
+	$(BENCH_CXX) bench/jit_bench.cpp build/native/libkiln.a -lpthread -o build/native/jit_bench
+	./build/native/jit_bench
+
+jit-docs: setup
+	cmake --preset native && cmake --build --preset native --target kiln
+	$(BENCH_CXX) tools/jit_docs.cpp build/native/libkiln.a -lpthread -o build/native/jit_docs
+	./build/native/jit_docs
 
 format:
 	@if ! command -v clang-format >/dev/null; then \

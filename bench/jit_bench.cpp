@@ -1,0 +1,93 @@
+// jit benchmark: per-call dispatch overhead of a jitted 10-op elementwise chain (sizes 1 and
+// 1M) against eager, and eager vs jit on an MLP training step. Prints a markdown table.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#include "frontend/array_impl.h"
+#include "kiln/kiln.h"
+
+using namespace kiln;
+namespace np = kiln::numpy;
+
+namespace {
+
+// Median seconds per call of f over `reps` calls (after one warm-up call).
+double time_per_call(const std::function<void()>& f, int reps) {
+  f();
+  std::vector<double> t;
+  for (int r = 0; r < reps; r++) {
+    auto a = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+Array chain(const Array& x) {
+  Array y = x;
+  for (int i = 0; i < 5; i++) y = np::sin(y) * 1.5f;  // 10 ops
+  return y;
+}
+
+Tree loss(const std::vector<Tree>& a) {
+  const Tree& p = a[0];
+  Array h = np::maximum(np::matmul(a[1].as_array(), p["w1"].as_array()) + p["b1"].as_array(), 0.0f);
+  Array y = np::matmul(h, p["w2"].as_array()) + p["b2"].as_array();
+  return Tree(np::mean(np::square(y - a[2].as_array())));
+}
+
+// One SGD step: (params, x, y) -> new params.
+Tree sgd_step(const std::vector<Tree>& a) {
+  Tree g = grad(loss)(a);
+  return tree_map([](const Array& p, const Array& d) { return p - 0.01f * d; }, a[0], g);
+}
+
+Array filled(const Shape& s, float v) { return (np::ones(s) * v).eval(); }
+
+}  // namespace
+
+int main() {
+  std::printf("| benchmark | eager | jit | eager / jit |\n| --- | --- | --- | --- |\n");
+  for (int64_t n : {int64_t(1), int64_t(1) << 20}) {
+    Array x = filled({n}, 0.5f);
+    ArrayFn jc = jit(ArrayFn(chain));
+    int reps = n == 1 ? 2000 : 10;
+    double te = time_per_call([&] { chain(x).eval(); }, reps);
+    double tj = time_per_call([&] { jc(x); }, reps);
+    frontend::KernelRecorder rec;
+    jc(x);
+    std::printf("| 10-op elementwise chain, n=%lld (%zu kernel/call) | %.2f us | %.2f us | %.2fx |\n",
+                (long long)n, rec.kernels().size(), te * 1e6, tj * 1e6, te / tj);
+  }
+  const int64_t batch = 64, din = 64, dh = 128, dout = 10;
+  Tree params(Tree::Dict{{"w1", Tree(filled({din, dh}, 0.01f))}, {"b1", Tree(filled({dh}, 0.0f))},
+                         {"w2", Tree(filled({dh, dout}, 0.01f))}, {"b2", Tree(filled({dout}, 0.0f))}});
+  Array xb = filled({batch, din}, 0.3f), yb = filled({batch, dout}, 0.1f);
+  Fn jstep = jit(sgd_step);
+  Tree pe = params, pj = params;
+  double te = time_per_call([&] {
+    pe = sgd_step({pe, xb, yb});
+    for (auto& l : tree_leaves(pe)) l.eval();
+  }, 20);
+  double tj = time_per_call([&] { pj = jstep({pj, xb, yb}); }, 20);
+  size_t ke, kj;
+  {
+    frontend::KernelRecorder rec;
+    pe = sgd_step({pe, xb, yb});
+    for (auto& l : tree_leaves(pe)) l.eval();
+    ke = rec.kernels().size();
+  }
+  {
+    frontend::KernelRecorder rec;
+    pj = jstep({pj, xb, yb});
+    kj = rec.kernels().size();
+  }
+  std::printf("| MLP %lldx%lld-%lld-%lld SGD step (kernels: eager %zu, jit %zu) | %.2f ms | %.2f ms | %.2fx |\n",
+              (long long)batch, (long long)din, (long long)dh, (long long)dout, ke, kj, te * 1e3, tj * 1e3,
+              te / tj);
+  return 0;
+}

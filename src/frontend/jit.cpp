@@ -1,0 +1,199 @@
+// jit: the signature cache, tracing into a jaxpr (JaxprTrace, as linearize records), and
+// dispatch of the compiled program; inlining when called on traced values.
+#include "frontend/jit.h"
+
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "frontend/jit_program.h"
+#include "frontend/linearize.h"
+#include "frontend/transforms_internal.h"
+
+namespace kiln {
+
+using namespace frontend;
+
+namespace {
+
+bool any_traced(const std::vector<Tree>& args) {
+  for (auto& a : args)
+    for (auto& l : tree_leaves(a))
+      if (tracer_of(l)) return true;
+  return false;
+}
+
+// The hashable text of a static argument (JAX requires static arguments to be hashable).
+void static_key(const char* op, size_t argnum, const Tree& t, std::ostringstream& os) {
+  if (t.is_none()) os << "N";
+  else if (t.is_scalar()) os << "s" << t.scalar();
+  else if (t.is_list()) {
+    os << "[";
+    for (auto& c : t.list()) static_key(op, argnum, c, os), os << ",";
+    os << "]";
+  } else if (t.is_dict()) {
+    os << "{";
+    for (auto& [k, c] : t.dict()) os << k << ":", static_key(op, argnum, c, os), os << ",";
+    os << "}";
+  } else {
+    fail(op, "static argument ", argnum, " holds ", t.kind(),
+         ", expected a hashable value (a scalar, None, or a list/dict of them)");
+  }
+}
+
+std::vector<bool> static_mask(const char* op, const std::vector<int>& nums, size_t nargs) {
+  std::vector<bool> m(nargs, false);
+  for (int i : nums) {
+    int k = i < 0 ? i + int(nargs) : i;
+    if (k < 0 || k >= int(nargs))
+      fail(op, "static_argnums ", i, " is out of range for a function called with ", nargs, " arguments");
+    m[size_t(k)] = true;
+  }
+  return m;
+}
+
+struct Traced {
+  std::shared_ptr<Jaxpr> jaxpr;
+  TreeDef out_def;
+};
+
+// Traces f with the dynamic arguments' leaves replaced by jaxpr inputs.
+Traced trace(const char* op, const Fn& f, const std::vector<Tree>& args, const std::vector<bool>& is_static) {
+  std::vector<Tree> dyn;
+  for (size_t i = 0; i < args.size(); i++)
+    if (!is_static[i]) dyn.push_back(args[i]);
+  frontend::detail::FlatArgs flat = frontend::detail::flatten_args(dyn);
+  auto t = std::make_shared<JaxprTrace>();
+  Traced r;
+  r.jaxpr = t->jaxpr;
+  TraceScope scope(t);
+  std::vector<Array> in;
+  for (auto& l : flat.leaves) in.push_back(t->new_arg({l.shape(), l.dtype(), l.weak_type()}, l.device()));
+  std::vector<Tree> trees = frontend::detail::unflatten_args(flat.defs, in), full = args;
+  for (size_t i = 0, k = 0; i < args.size(); i++)
+    if (!is_static[i]) full[i] = trees[k++];
+  Tree out = f(full);
+  std::vector<Array> outs;
+  try {
+    std::tie(outs, r.out_def) = tree_flatten(out);
+  } catch (const Error&) {
+    fail(op, "the function returned ", out.kind(), " containing an empty Array handle, expected arrays");
+  }
+  for (auto& o : outs) {
+    top_trace({o});  // throws if o escaped an inner transformation
+    t->jaxpr->outs.push_back(t->atom_of(o));
+  }
+  return r;
+}
+
+bool has_traced_consts(const Jaxpr& j) {
+  for (auto& c : j.consts)
+    if (tracer_of(c)) return true;
+  return false;
+}
+
+struct Compiled {
+  std::shared_ptr<Jaxpr> jaxpr;  // simplified
+  TreeDef out_def;
+  Program program;
+};
+
+// A jitted function's cache, shared by the copies of its Fn.
+struct JitState {
+  Fn f;
+  std::vector<int> static_argnums;
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<const Compiled>> cache;
+};
+
+// An argument as (buffer, element offset): realized arrays and row-major views into a
+// buffer (outputs that share one buffer) bind without a copy; anything else is realized.
+std::pair<BufferRef, int64_t> bind_arg(const Array& x) {
+  const auto& a = x.impl();
+  const auto& views = a->st.views();
+  if (a->inputs.size() == 1 && views.size() == 1 && !views[0].mask && a->exp.op() == AluOp::Load &&
+      a->exp.src(0).op() == AluOp::Var && a->exp.src(0).node().arg == int(VarId::Gidx) &&
+      views[0].strides == View::contiguous(a->aval.shape).strides &&
+      a->inputs[0]->bytes() >= (views[0].offset + a->aval.size()) * itemsize(a->aval.dtype))
+    return {a->inputs[0], views[0].offset};
+  return {a->buffer(), 0};
+}
+
+Tree call_jitted(JitState& s, const std::vector<Tree>& args) {
+  const char* op = "jit";
+  if (any_traced(args)) return s.f(args);  // inside a transformation: inline
+  std::vector<bool> is_static = static_mask(op, s.static_argnums, args.size());
+  std::ostringstream key;
+  key.precision(17);
+  std::vector<Array> leaves;
+  for (size_t i = 0; i < args.size(); i++) {
+    if (is_static[i]) {
+      key << "S";
+      static_key(op, i, args[i], key);
+      continue;
+    }
+    auto [l, def] = tree_flatten(args[i]);
+    key << "D" << def.str();
+    leaves.insert(leaves.end(), l.begin(), l.end());
+  }
+  std::string device = leaves.empty() ? default_device() : leaves[0].device();
+  std::vector<BufferRef> bufs;
+  std::vector<int64_t> offsets;
+  for (auto& l : leaves) {
+    if (l.device() != device)
+      fail(op, "got arguments on devices ", device, " and ", l.device(), ", expected one device");
+    auto [b, off] = bind_arg(l);
+    bufs.push_back(std::move(b));
+    offsets.push_back(off);
+    key << "|" << int(l.dtype()) << (l.weak_type() ? "w" : "") << shape_str(l.shape()) << "@" << off;
+  }
+  key << "#" << device;
+  std::shared_ptr<const Compiled> c;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.cache.find(key.str());
+    if (it != s.cache.end()) c = it->second;
+  }
+  if (!c) {
+    Traced t = trace(op, s.f, args, is_static);
+    if (has_traced_consts(*t.jaxpr)) {
+      // f closes over values of an enclosing transformation: evaluate the trace through
+      // bind so that transformation sees it (not cached: the tracers are per call).
+      return tree_unflatten(t.out_def, eval_jaxpr(*t.jaxpr, leaves));
+    }
+    auto comp = std::make_shared<Compiled>();
+    comp->jaxpr = std::make_shared<Jaxpr>(simplify_jaxpr(*t.jaxpr));
+    comp->out_def = t.out_def;
+    comp->program = compile_program(*comp->jaxpr, device, offsets);
+    std::lock_guard<std::mutex> lock(s.mu);
+    c = s.cache.emplace(key.str(), comp).first->second;
+  }
+  return tree_unflatten(c->out_def, run_program(c->program, bufs));
+}
+
+}  // namespace
+
+std::string ClosedJaxpr::str() const { return jaxpr_text(*jaxpr); }
+
+ClosedJaxpr make_jaxpr(const Fn& f, const std::vector<Tree>& args, const std::vector<int>& static_argnums) {
+  Traced t = trace("make_jaxpr", f, args, static_mask("make_jaxpr", static_argnums, args.size()));
+  return {t.jaxpr};
+}
+
+ClosedJaxpr make_jaxpr(const ArrayFn& f, const Array& x) {
+  return make_jaxpr([f](const std::vector<Tree>& a) { return Tree(f(a.at(0).as_array())); }, {Tree(x)});
+}
+
+Fn jit(const Fn& f, const std::vector<int>& static_argnums) {
+  auto s = std::make_shared<JitState>();
+  s->f = f;
+  s->static_argnums = static_argnums;
+  return [s](const std::vector<Tree>& args) { return call_jitted(*s, args); };
+}
+
+ArrayFn jit(const ArrayFn& f) {
+  Fn g = jit([f](const std::vector<Tree>& a) { return Tree(f(a.at(0).as_array())); });
+  return [g](const Array& x) { return g({x}).as_array(); };
+}
+
+}  // namespace kiln

@@ -1,0 +1,486 @@
+// Fusion: a jaxpr becomes a program of Kernels. Movement ops edit views, elementwise chains
+// stay one expression, a reduction absorbs its producers and its elementwise epilogue, and
+// independent reductions (or outputs) of one size are packed into one kernel.
+#include <algorithm>
+#include <map>
+
+#include "frontend/jit_program.h"
+
+namespace kiln::frontend {
+
+namespace {
+
+// Past these a value is materialized first, so kernels stay small (as in eager lowering).
+constexpr int kMaxFusedNodes = 400;
+constexpr size_t kMaxFusedInputs = 12;
+// A non-trivial value broadcast to a larger shape is recomputed per element unless it is
+// materialized; expressions up to this size are recomputed when no reduction reads them
+// (so layer norm's rstd is recomputed per element instead of costing a kernel).
+constexpr int kMaxRecomputedNodes = 32;
+
+// A reduction not yet emitted: its body over gidx/ridx, loading `srcs` (slots).
+struct Pending {
+  AluOp op;
+  int64_t size;
+  AluExp body;
+  std::vector<int> srcs;
+};
+
+// A value during fusion: the element at flat index i of st's bottom view is `exp` with
+// gidx = i, loading slots `srcs` by position. With `red`, exp is the pending reduction's
+// epilogue (in terms of acc) and st is row-major.
+struct Val {
+  Aval aval;
+  AluExp exp;
+  std::vector<int> srcs;
+  ShapeTracker st;
+  std::shared_ptr<Pending> red;
+};
+using ValPtr = std::shared_ptr<Val>;
+
+struct Srcs {
+  std::vector<int> slots;
+  int add(int s) {
+    for (size_t i = 0; i < slots.size(); i++)
+      if (slots[i] == s) return int(i);
+    slots.push_back(s);
+    return int(slots.size() - 1);
+  }
+};
+
+AluExp val_at(const Val& v, const std::vector<AluExp>& idxs, Srcs& ins) {
+  auto [flat, valid] = v.st.to_index(idxs);
+  std::vector<int> map;
+  for (int s : v.srcs) map.push_back(ins.add(s));
+  AluExp e = v.exp.remap_loads([&](int i) { return map[size_t(i)]; }).substitute(VarId::Gidx, flat);
+  return AluExp::where(valid, e, AluExp::constant(e.dtype(), 0));
+}
+
+bool is_cheap(const Val& v) {
+  if (v.red) return false;
+  AluOp op = v.exp.op();
+  return op == AluOp::Const || (op == AluOp::Load && v.exp.src(0).op() == AluOp::Var);
+}
+
+// A plain load of one slot through a view: nothing to compute.
+bool is_view(const Val& v) {
+  return !v.red && v.srcs.size() == 1 && v.exp.op() == AluOp::Load &&
+         v.exp.src(0).op() == AluOp::Var && v.exp.src(0).node().arg == int(VarId::Gidx);
+}
+
+void set_input_dtypes(Kernel& k) {
+  auto visit = [&](const AluNode& n) {
+    if (n.op == AluOp::Load) k.inputs[size_t(n.arg)] = n.dtype;
+  };
+  k.exp.visit(visit);
+  if (k.reduction) k.reduction->epilogue.visit(visit);
+}
+
+class Fuser {
+ public:
+  Fuser(const Jaxpr& j, Program& p, const std::vector<int64_t>& offsets) : j_(j), p_(p), offsets_(offsets) {}
+
+  void run() {
+    env_.resize(j_.vars.size());
+    uses_.assign(j_.vars.size(), 0);
+    consumers_.resize(j_.vars.size());
+    for (size_t i = 0; i < j_.eqns.size(); i++)
+      for (auto& a : j_.eqns[i].in)
+        if (a.is_var()) {
+          uses_[size_t(a.var)]++;
+          consumers_[size_t(a.var)].push_back(int(i));
+        }
+    for (auto& a : j_.outs)
+      if (a.is_var()) uses_[size_t(a.var)]++;
+    remaining_ = uses_;
+    for (size_t i = 0; i < j_.invars.size(); i++) {
+      const Aval& av = j_.vars[size_t(j_.invars[i])];
+      Slot s;
+      s.kind = SlotKind::Input;
+      s.input = int(i);
+      View view = View::contiguous(av.shape);
+      view.offset = offsets_.empty() ? 0 : offsets_[i];
+      env_[size_t(j_.invars[i])] = std::make_shared<Val>(
+          Val{av, AluExp::load(av.dtype, 0, gidx_var(view.size())), {add_slot(s)}, ShapeTracker(view), nullptr});
+    }
+    for (const Eqn& e : j_.eqns) eqn(e);
+    outputs();
+    plan_frees();
+  }
+
+ private:
+  int add_slot(Slot s) {
+    p_.slots.push_back(std::move(s));
+    return int(p_.slots.size() - 1);
+  }
+
+  ValPtr read(const Atom& a) {
+    if (a.is_var()) return env_[size_t(a.var)];
+    auto it = consts_.find(a.cst);
+    if (it != consts_.end()) return it->second;
+    const ArrayImpl& c = *j_.consts[size_t(a.cst)].impl();
+    if (c.tracer) throw Error("internal: jit compiled a jaxpr whose constant is a traced array");
+    auto v = std::make_shared<Val>(Val{c.aval, c.exp, {}, c.st, nullptr});
+    for (auto& b : c.inputs) {
+      int slot = -1;
+      for (size_t s = 0; s < p_.slots.size() && slot < 0; s++)
+        if (p_.slots[s].kind == SlotKind::Const && p_.slots[s].constant == b) slot = int(s);
+      if (slot < 0) {
+        Slot s;
+        s.kind = SlotKind::Const;
+        s.constant = b;
+        slot = add_slot(std::move(s));
+      }
+      v->srcs.push_back(slot);
+    }
+    consts_[a.cst] = v;
+    return v;
+  }
+
+  // Emits kernels computing every value in vs (packing those of one size, dtype and
+  // reduction into one kernel) and turns each into a view of its output.
+  void materialize(std::vector<ValPtr> vs, bool pack) {
+    std::vector<std::vector<ValPtr>> groups;
+    std::map<std::string, size_t> by_key;
+    for (auto& v : vs) {
+      if (is_view(*v) && v->st.is_contiguous()) continue;
+      bool dup = false;
+      for (auto& g : groups)
+        for (auto& w : g) dup = dup || w == v;
+      if (dup) continue;
+      std::string key = group_key(*v);
+      auto it = by_key.find(key);
+      if (!pack || it == by_key.end()) {
+        by_key[key] = groups.size();
+        groups.push_back({v});
+      } else {
+        groups[it->second].push_back(v);
+      }
+    }
+    for (auto& g : groups) emit_group(g);
+  }
+
+  void emit_group(const std::vector<ValPtr>& g) {
+    const int64_t n = g[0]->aval.size(), k = int64_t(g.size());
+    const DType dt = g[0]->aval.dtype;
+    AluExp gid = gidx_var(n * k);
+    AluExp local = k > 1 ? gid % n : gid;
+    Srcs ins;
+    std::vector<AluExp> bodies, elems;
+    for (auto& v : g) {
+      if (v->red) {
+        std::vector<int> map;
+        for (int s : v->red->srcs) map.push_back(ins.add(s));
+        AluExp b = v->red->body.remap_loads([&](int i) { return map[size_t(i)]; });
+        bodies.push_back(k > 1 ? b.substitute(VarId::Gidx, local) : b);
+      }
+      AluExp e = AluExp::cast(dt, val_at(*v, unravel(gidx_var(n), v->aval.shape), ins));
+      elems.push_back(k > 1 ? e.substitute(VarId::Gidx, local) : e);
+    }
+    // Element i of output m lies at m*n + i of the shared buffer.
+    auto select = [&](const std::vector<AluExp>& es) {
+      AluExp e = es.back();
+      for (int64_t m = k - 2; m >= 0; m--) e = AluExp::where(gid < AluExp::idx((m + 1) * n), es[size_t(m)], e);
+      return e;
+    };
+    Kernel kern;
+    kern.size = n * k;
+    if (g[0]->red) {
+      kern.exp = select(bodies);
+      kern.reduction = Reduction{g[0]->red->op, g[0]->red->size, select(elems)};
+    } else {
+      kern.exp = select(elems);
+    }
+    kern.inputs.assign(ins.slots.size(), DType::Float32);
+    set_input_dtypes(kern);
+    Slot s;
+    s.kind = SlotKind::Temp;
+    s.bytes = std::max<int64_t>(kern.size, 1) * itemsize(dt);
+    int out = add_slot(std::move(s));
+    ProgramStep step;
+    step.kernel = kern;
+    step.ins = ins.slots;
+    step.out = out;
+    p_.steps.push_back(std::move(step));
+    for (int64_t m = 0; m < k; m++) {
+      Val& v = *g[size_t(m)];
+      View view = View::contiguous(v.aval.shape);
+      view.offset = m * n;
+      v = Val{v.aval, AluExp::load(dt, 0, gidx_var(view.size())), {out}, ShapeTracker(view), nullptr};
+    }
+  }
+
+  // Makes v no longer pending, emitting it together with every other live reduction that
+  // can share its kernel (e.g. layer norm's mean and mean of squares). A reduction whose
+  // live values have diverged epilogues is emitted once, bare, and each of them reads it.
+  void materialize_pending(const ValPtr& v) {
+    if (!v->red) return;
+    std::map<const Pending*, std::vector<ValPtr>> by_red;
+    std::vector<const Pending*> order;
+    auto add = [&](const ValPtr& w) {
+      auto& ws = by_red[w->red.get()];
+      if (ws.empty()) order.push_back(w->red.get());
+      if (std::find(ws.begin(), ws.end(), w) == ws.end()) ws.push_back(w);
+    };
+    add(v);
+    for (size_t i = 0; i < env_.size(); i++)
+      if (env_[i] && env_[i]->red && remaining_[i] > 0) add(env_[i]);
+    std::vector<ValPtr> emit;
+    std::vector<std::pair<ValPtr, std::vector<ValPtr>>> splits;
+    std::string want;
+    for (const Pending* r : order) {
+      auto& ws = by_red[r];
+      ValPtr c = ws[0];
+      if (ws.size() > 1) {
+        DType adt = r->body.dtype();
+        c = std::make_shared<Val>();
+        c->aval = Aval{ws[0]->aval.shape, adt, false};
+        c->exp = AluExp::var(VarId::Acc, adt, 0);
+        c->st = ShapeTracker::contiguous(c->aval.shape);
+        c->red = ws[0]->red;
+      }
+      if (want.empty()) want = group_key(*c);  // order[0] is v's reduction
+      else if (group_key(*c) != want) continue;
+      emit.push_back(c);
+      if (ws.size() > 1) splits.push_back({c, ws});
+    }
+    materialize(emit, true);
+    for (auto& [raw, ws] : splits)
+      for (auto& w : ws) {
+        // Pending values are row-major, so acc at w's flat index is raw's element there.
+        Srcs ins{w->srcs};
+        AluExp acc = val_at(*raw, unravel(gidx_var(raw->aval.size()), raw->aval.shape), ins);
+        w->srcs = ins.slots;
+        w->exp = w->exp.substitute(VarId::Acc, acc);
+        w->red = nullptr;
+      }
+  }
+
+  static std::string group_key(const Val& v) {
+    std::string key = std::to_string(v.aval.size()) + ":" + std::to_string(int(v.aval.dtype));
+    if (v.red)
+      key += ":" + std::to_string(int(v.red->op)) + ":" + std::to_string(v.red->size) + ":" +
+             std::to_string(int(v.red->body.dtype()));
+    return key;
+  }
+
+  // Does a value flowing out of var reach a reduction (or window) through elementwise and
+  // movement ops? Then recomputing a broadcast expression would multiply its cost.
+  bool reaches_reduction(int var) {
+    auto it = reach_.find(var);
+    if (it != reach_.end()) return it->second;
+    bool r = false;
+    for (int ei : consumers_[size_t(var)]) {
+      const Eqn& e = j_.eqns[size_t(ei)];
+      if (is_reduction(e.prim) || e.prim == Prim::Window) r = true;
+      else if (!e.custom && e.out.size() == 1) r = reaches_reduction(e.out[0]);
+      if (r) break;
+    }
+    reach_[var] = r;
+    return r;
+  }
+
+  ValPtr elementwise(const Eqn& e, std::vector<ValPtr>& in, const Aval& out) {
+    // A pending reduction absorbs this op into its epilogue (values that share it but
+    // diverge are split at materialization); two different reductions cannot share one.
+    std::vector<ValPtr> reds;
+    for (auto& v : in)
+      if (v->red && std::find_if(reds.begin(), reds.end(), [&](auto& r) { return r->red == v->red; }) == reds.end())
+        reds.push_back(v);
+    if (reds.size() > 1) materialize_pending(reds[0]);
+    auto build = [&](Srcs& ins) {
+      std::vector<AluExp> idxs = unravel(gidx_var(out.size()), out.shape);
+      std::vector<AluExp> x;
+      for (auto& v : in) x.push_back(val_at(*v, idxs, ins));
+      if (e.prim == Prim::Cast) return AluExp::cast(e.params.dtype, x[0]);
+      if (e.prim == Prim::Bitcast) return AluExp::bitcast(e.params.dtype, x[0]);
+      AluOp op = prim_alu_op(e.prim);
+      switch (alu_info(op).arity) {
+        case 1: return AluExp::unary(op, x[0]);
+        case 2: return AluExp::binary(op, x[0], x[1]);
+        default: return AluExp::where(x[0], x[1], x[2]);
+      }
+    };
+    Srcs ins;
+    AluExp ex = build(ins);
+    std::shared_ptr<Pending> red;
+    for (auto& v : in)
+      if (v->red) red = v->red;
+    int nodes = ex.node_count() + (red ? red->body.node_count() : 0);
+    size_t nin = ins.slots.size() + (red ? red->srcs.size() : 0);
+    if (nodes > kMaxFusedNodes || nin > kMaxFusedInputs) {
+      for (auto& v : in)
+        if (v->red) materialize_pending(v);
+      materialize(in, false);
+      ins = Srcs();
+      ex = build(ins);
+      red = nullptr;
+    }
+    return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), red});
+  }
+
+  ValPtr reduce(const Eqn& e, const ValPtr& a, const Aval& out) {
+    if (a->red) materialize_pending(a);
+    const Shape& shape = a->aval.shape;
+    std::vector<int> kept, red;
+    for (int i = 0; i < int(shape.size()); i++)
+      (std::find(e.params.axes.begin(), e.params.axes.end(), i) == e.params.axes.end() ? kept : red).push_back(i);
+    Dims ks, rs;
+    for (int i : kept) ks.push_back(shape[size_t(i)]);
+    for (int i : red) rs.push_back(shape[size_t(i)]);
+    int64_t n = prod(ks), r = prod(rs);
+    AluOp op = prim_alu_op(e.prim);
+    if (r == 0)
+      return std::make_shared<Val>(Val{out, AluExp::constant(out.dtype, Reduction::identity(op, a->aval.dtype)), {},
+                                       ShapeTracker::contiguous(out.shape), nullptr});
+    std::vector<AluExp> idxs(shape.size());
+    auto gi = unravel(gidx_var(n), ks);
+    auto ri = unravel(ridx_var(r), rs);
+    for (size_t i = 0; i < kept.size(); i++) idxs[size_t(kept[i])] = gi[i];
+    for (size_t i = 0; i < red.size(); i++) idxs[size_t(red[i])] = ri[i];
+    Srcs ins;
+    auto pend = std::make_shared<Pending>(Pending{op, r, val_at(*a, idxs, ins), {}});
+    pend->srcs = ins.slots;
+    return std::make_shared<Val>(Val{out, AluExp::var(VarId::Acc, a->aval.dtype, 0), {},
+                                     ShapeTracker::contiguous(out.shape), pend});
+  }
+
+  ValPtr view(const ValPtr& a, const Aval& out, ShapeTracker st) {
+    return std::make_shared<Val>(Val{out, a->exp, a->srcs, std::move(st), nullptr});
+  }
+
+  ValPtr movement(const Eqn& e, const ValPtr& a, const Aval& out) {
+    const Params& pr = e.params;
+    if (a->red) {
+      // A reshape keeps the row-major order, so the epilogue can still grow after it.
+      if (e.prim == Prim::Reshape)
+        return std::make_shared<Val>(Val{out, a->exp, a->srcs, ShapeTracker::contiguous(out.shape), a->red});
+      materialize_pending(a);
+    }
+    switch (e.prim) {
+      case Prim::Reshape: return view(a, out, a->st.reshape(out.shape));
+      case Prim::Transpose: return view(a, out, a->st.permute(pr.axes));
+      case Prim::Expand:
+        if (out.size() > a->aval.size() && !is_cheap(*a) &&
+            (a->exp.node_count() > kMaxRecomputedNodes || reaches_reduction(e.out[0])))
+          materialize({a}, false);
+        return view(a, out, a->st.expand(out.shape));
+      case Prim::Pad: return view(a, out, a->st.pad(pr.ranges));
+      case Prim::Shrink: return view(a, out, a->st.shrink(pr.ranges));
+      case Prim::Flip: {
+        std::vector<bool> axes(a->aval.shape.size(), false);
+        for (int ax : pr.axes) axes[size_t(ax)] = true;
+        return view(a, out, a->st.flip(axes));
+      }
+      case Prim::Stride: return view(a, out, a->st.stride(pr.dims));
+      case Prim::Window: {
+        if (!is_cheap(*a)) materialize({a}, false);
+        size_t nd = a->aval.shape.size();
+        Dims rm(nd);
+        int64_t acc = 1;  // row-major strides, size-1 axes included
+        for (size_t i = nd; i-- > 0;) {
+          rm[i] = acc;
+          acc *= a->aval.shape[i];
+        }
+        View v;
+        v.shape = out.shape;
+        for (size_t i = 0; i < nd; i++) v.strides.push_back(pr.strides[i] * rm[i]);
+        for (size_t i = 0; i < nd; i++) v.strides.push_back(pr.dilation[i] * rm[i]);
+        return view(a, out, a->st.compose(ShapeTracker(v)));
+      }
+      default: break;
+    }
+    fail(prim_name(e.prim), "has no jit lowering");
+  }
+
+  ValPtr gather(const Eqn& e, std::vector<ValPtr>& in, const Aval& out) {
+    for (auto& v : in)
+      if (v->red) materialize_pending(v);
+    const Val &x = *in[0], &idx = *in[1];
+    size_t ax = size_t(e.params.axes[0]), ni = idx.aval.shape.size();
+    int64_t n = x.aval.shape[ax];
+    auto oidx = unravel(gidx_var(out.size()), out.shape);
+    Srcs ins;
+    std::vector<AluExp> mid(oidx.begin() + long(ax), oidx.begin() + long(ax + ni));
+    AluExp i = AluExp::cast(DType::Int32, val_at(idx, mid, ins));
+    i = AluExp::where(i < AluExp::idx(0), i + n, i);
+    i = AluExp::binary(AluOp::Max, AluExp::binary(AluOp::Min, i, AluExp::idx(n - 1)), AluExp::idx(0));
+    std::vector<AluExp> xi(oidx.begin(), oidx.begin() + long(ax));
+    xi.push_back(i);
+    xi.insert(xi.end(), oidx.begin() + long(ax + ni), oidx.end());
+    AluExp ex = val_at(x, xi, ins);
+    return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), nullptr});
+  }
+
+  void eqn(const Eqn& e) {
+    if (e.custom || e.out.size() != 1)
+      throw Error("jit: cannot compile a custom_vjp linearization equation, expected primitives only");
+    std::vector<ValPtr> in;
+    for (auto& a : e.in) in.push_back(read(a));
+    const Aval& out = j_.vars[size_t(e.out[0])];
+    ValPtr r;
+    if (is_elementwise(e.prim) || e.prim == Prim::Cast || e.prim == Prim::Bitcast) r = elementwise(e, in, out);
+    else if (is_reduction(e.prim)) r = reduce(e, in[0], out);
+    else if (e.prim == Prim::Gather) r = gather(e, in, out);
+    else r = movement(e, in[0], out);
+    for (auto& a : e.in)
+      if (a.is_var()) remaining_[size_t(a.var)]--;
+    env_[size_t(e.out[0])] = r;
+  }
+
+  void outputs() {
+    std::vector<ValPtr> need;
+    for (auto& a : j_.outs) {
+      ValPtr v = read(a);
+      // Pure constants and views of buffers stay lazy, as eager results do.
+      if (v->red || (!is_view(*v) && !v->srcs.empty())) need.push_back(v);
+    }
+    materialize(need, true);
+    for (auto& a : j_.outs) {
+      ValPtr v = read(a);
+      for (int s : v->srcs)
+        if (p_.slots[size_t(s)].kind == SlotKind::Temp) p_.slots[size_t(s)].kind = SlotKind::Output;
+      p_.outs.push_back({v->aval, v->exp, v->srcs, v->st});
+    }
+  }
+
+  // Temporaries go back to the pool after the last step that reads them.
+  void plan_frees() {
+    std::vector<int> last(p_.slots.size(), -1);
+    for (size_t i = 0; i < p_.steps.size(); i++) {
+      last[size_t(p_.steps[i].out)] = std::max(last[size_t(p_.steps[i].out)], int(i));
+      for (int s : p_.steps[i].ins) last[size_t(s)] = int(i);
+    }
+    for (size_t s = 0; s < p_.slots.size(); s++)
+      if (p_.slots[s].kind == SlotKind::Temp && last[s] >= 0) p_.steps[size_t(last[s])].free_after.push_back(int(s));
+  }
+
+  const Jaxpr& j_;
+  Program& p_;
+  const std::vector<int64_t>& offsets_;
+  std::vector<ValPtr> env_;
+  std::map<int, ValPtr> consts_;
+  std::vector<int> uses_, remaining_;
+  std::vector<std::vector<int>> consumers_;
+  std::map<int, bool> reach_;
+};
+
+}  // namespace
+
+Program compile_program(const Jaxpr& j, const std::string& device, const std::vector<int64_t>& input_offsets) {
+  Program p;
+  p.device = device;
+  Fuser(j, p, input_offsets).run();
+  Backend& be = get_backend(device);
+  for (auto& s : p.steps)
+    if (s.kernel.size > 0) s.exe = be.prepare(s.kernel);
+  return p;
+}
+
+std::string Program::str() const {
+  std::string s;
+  for (auto& st : steps) s += st.kernel.to_string();
+  return s;
+}
+
+}  // namespace kiln::frontend

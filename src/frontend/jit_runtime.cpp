@@ -1,0 +1,95 @@
+// Running a compiled Program: bind argument buffers, dispatch the prepared kernels in order,
+// and recycle temporaries through a size-class buffer pool so steady-state calls allocate
+// nothing on the device.
+#include <map>
+#include <mutex>
+
+#include "frontend/jit_program.h"
+
+namespace kiln::frontend {
+
+namespace {
+
+// Free buffers by (backend, size class). Size classes are powers of two from 256 bytes, so
+// a buffer fits every request of its class; at most kMaxPooledBytes per pool are kept.
+class BufferPool {
+ public:
+  BufferRef take(Backend& be, int64_t bytes) {
+    int64_t cls = size_class(bytes);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& v = free_[{&be, cls}];
+      if (!v.empty()) {
+        BufferRef b = std::move(v.back());
+        v.pop_back();
+        pooled_ -= cls;
+        return b;
+      }
+    }
+    return be.allocate(cls);
+  }
+  void give(BufferRef b) {
+    if (!b || b.use_count() != 1) return;  // still referenced elsewhere: not ours to reuse
+    int64_t cls = b->bytes();
+    if (cls != size_class(cls)) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pooled_ + cls > kMaxPooledBytes) return;
+    pooled_ += cls;
+    free_[{&b->backend(), cls}].push_back(std::move(b));
+  }
+
+ private:
+  static constexpr int64_t kMaxPooledBytes = int64_t(256) << 20;
+  static int64_t size_class(int64_t bytes) {
+    int64_t c = 256;
+    while (c < bytes) c <<= 1;
+    return c;
+  }
+  std::mutex mu_;
+  std::map<std::pair<Backend*, int64_t>, std::vector<BufferRef>> free_;
+  int64_t pooled_ = 0;
+};
+
+BufferPool& pool() {
+  static BufferPool* p = new BufferPool();  // never destroyed: backends outlive it
+  return *p;
+}
+
+}  // namespace
+
+std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& args) {
+  Backend& be = get_backend(p.device);
+  std::vector<BufferRef> bufs(p.slots.size());
+  for (size_t s = 0; s < p.slots.size(); s++) {
+    const Slot& sl = p.slots[s];
+    if (sl.kind == SlotKind::Input) bufs[s] = args[size_t(sl.input)];
+    else if (sl.kind == SlotKind::Const) bufs[s] = sl.constant;
+  }
+  KernelRecorder* rec = KernelRecorder::current();
+  std::vector<int64_t> handles;
+  for (const ProgramStep& st : p.steps) {
+    BufferRef& out = bufs[size_t(st.out)];
+    if (!out) out = pool().take(be, p.slots[size_t(st.out)].bytes);
+    if (st.exe) {
+      handles.clear();
+      for (int s : st.ins) handles.push_back(bufs[size_t(s)]->handle());
+      if (rec) rec->record(st.kernel);
+      be.dispatch(*st.exe, handles, out->handle());
+    }
+    for (int s : st.free_after) pool().give(std::move(bufs[size_t(s)]));
+  }
+  std::vector<Array> outs;
+  outs.reserve(p.outs.size());
+  for (const ProgramOutput& o : p.outs) {
+    auto a = std::make_shared<ArrayImpl>();
+    a->aval = o.aval;
+    a->device = p.device;
+    a->exp = o.exp;
+    for (int s : o.srcs) a->inputs.push_back(bufs[size_t(s)]);
+    a->st = o.st;
+    outs.push_back(Array(std::move(a)));
+  }
+  return outs;
+}
+
+}  // namespace kiln::frontend
