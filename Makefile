@@ -63,9 +63,11 @@ NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py
 test-fixtures:
 	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check; done,fixture generators reproduce the fixtures)
 
+JAX_GENERATORS := tools/gen_jax_fixtures.py tools/gen_random_fixtures.py tools/gen_nn_fixtures.py \
+  tools/gen_optax_fixtures.py
 check-jax-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-jax.txt
-	python3 tools/gen_jax_fixtures.py --check
+	for g in $(JAX_GENERATORS); do python3 "$$g" --check; done
 
 test: setup
 	$(MAKE) --no-print-directory test-fixtures

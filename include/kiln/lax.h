@@ -1,3 +1,4 @@
 // Public header: kiln::lax, convolution, windowed reductions and dtype conversion.
 #pragma once
 #include "library/lax.h"
+#include "library/special.h"

@@ -1,0 +1,3 @@
+// Public header: kiln::io, file readers (IDX for MNIST and Fashion-MNIST).
+#pragma once
+#include "library/idx.h"
