@@ -226,6 +226,15 @@ AluExp simplify_divmod(AluOp op, const AluExp& a, int64_t c) {
   return AluExp();
 }
 
+// An operand of arithmetic is a value of its dtype: a full-precision weak constant is
+// rounded here (JAX rounds 0.999 to float32 when it meets an int32 array); only a cast to a
+// wider float sees the full value.
+AluExp settled(const AluExp& e) {
+  if (!e.is_const() || !is_float(e.dtype())) return e;
+  double r = round_to(e.dtype(), e.value());
+  return r == e.value() || std::isnan(r) ? e : AluExp::constant(e.dtype(), r);
+}
+
 }  // namespace
 
 AluOp AluExp::op() const { return n_->op; }
@@ -256,7 +265,8 @@ AluExp AluExp::load(DType dtype, int arg, const AluExp& index) {
   return make(AluOp::Load, dtype, {index}, 0, arg);
 }
 
-AluExp AluExp::unary(AluOp op, const AluExp& a) {
+AluExp AluExp::unary(AluOp op, const AluExp& a0) {
+  const AluExp a = settled(a0);
   DType dt = op == AluOp::IsNan ? DType::Bool : a.dtype();
   if (a.is_const()) return constant(dt, alu_eval(op, dt, a.dtype(), a.value()));
   if (op == AluOp::Neg && a.op() == AluOp::Neg) return a.src(0);
@@ -281,7 +291,7 @@ AluExp AluExp::bitcast(DType dtype, const AluExp& a) {
 }
 
 AluExp AluExp::binary(AluOp op, const AluExp& a0, const AluExp& b0) {
-  AluExp a = a0, b = b0;
+  AluExp a = settled(a0), b = settled(b0);
   if (a.dtype() != b.dtype() && op != AluOp::Shl && op != AluOp::Shr)
     fail("AluExp", "operands of ", alu_info(op).name, " have dtypes ", dtype_name(a.dtype()),
          " and ", dtype_name(b.dtype()), ", expected equal dtypes");
@@ -345,11 +355,14 @@ AluExp AluExp::binary(AluOp op, const AluExp& a0, const AluExp& b0) {
   return make(op, dt, {a, b});
 }
 
-AluExp AluExp::where(const AluExp& c, const AluExp& a, const AluExp& b) {
-  if (a.dtype() != b.dtype())
-    fail("AluExp", "where branches have dtypes ", dtype_name(a.dtype()), " and ",
-         dtype_name(b.dtype()));
-  if (c.is_const()) return c.value() != 0 ? a : b;
+AluExp AluExp::where(const AluExp& c, const AluExp& a0, const AluExp& b0) {
+  // A constant condition selects without computing: the operand passes through unrounded
+  // (a masked view of a weak scalar must still widen exactly).
+  if (a0.dtype() != b0.dtype())
+    fail("AluExp", "where branches have dtypes ", dtype_name(a0.dtype()), " and ",
+         dtype_name(b0.dtype()));
+  if (c.is_const()) return c.value() != 0 ? a0 : b0;
+  const AluExp a = settled(a0), b = settled(b0);
   if (a.get() == b.get()) return a;
   if (a.is_const() && b.is_const() && a.dtype() == DType::Bool)
     return a.value() != 0 ? (b.value() != 0 ? a : c) : (b.value() != 0 ? unary(AluOp::Not, c) : a);

@@ -49,14 +49,11 @@ Tree update_moment(const Tree& g, const Tree& m, double decay, int order) {
   });
 }
 
-// moment / (1 - decay^count), the correction for moments started at zero. decay is rounded
-// to the moment's dtype first (a strong constant): kiln would keep a weak scalar meeting the
-// int count in double precision, where JAX rounds it to float32, and 1 - 0.999^t cancels.
+// moment / (1 - decay^count), the correction for moments started at zero. The weak decay
+// meets the int32 count and is rounded to float32 there, as in JAX (1 - 0.999^t cancels, so
+// the rounding shows).
 Tree bias_correction(const Tree& m, double decay, const Array& count) {
-  return map1(m, [&](const Array& t) {
-    Array d = np::asarray(Array(decay), t.dtype());
-    return t / (Array(1.0) - np::power(d, count));
-  });
+  return map1(m, [&](const Array& t) { return t / (Array(1.0) - np::power(Array(decay), count)); });
 }
 
 Tree full_like(const Tree& params, double v) {

@@ -11,10 +11,8 @@ namespace np = kiln::numpy;
 
 namespace {
 
-// The schedules compute in float32 from the start. kiln keeps weakly typed float scalars
-// in full double precision until they meet a strong dtype, where JAX rounds them to float32
-// as soon as they meet the int32 count (pi * count, 0.999 ** count, ...): a strong float32
-// count makes every constant round on contact, as in optax.
+// The schedules compute in float32 from the start: every optax schedule turns the int32
+// count into float32 in its first operation (count / steps, pi * count, rate ** count).
 Array float_count(const Array& count) {
   return is_float(count.dtype()) ? count : count.astype(float32);
 }
