@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fixture_index.h"
 #include "fixture_reader.h"
 #include "kiln/kiln.h"
 
@@ -75,26 +76,9 @@ bool flag(const Params& p, const std::string& key, bool fallback = false) {
   return p.has(key) ? p.integer(key) != 0 : fallback;
 }
 
-kiln::Index index_term(const std::string& t) {
-  if (t == "None") return kiln::newaxis;
-  if (t == "...") return kiln::ellipsis;
-  if (t.find(':') == std::string::npos) return static_cast<int64_t>(std::stoll(t));
-  kiln::Slice s;
-  std::optional<int64_t>* parts[3] = {&s.start, &s.stop, &s.step};
-  size_t from = 0;
-  for (int k = 0; k < 3; ++k) {
-    size_t to = t.find(':', from);
-    std::string part = t.substr(from, to == std::string::npos ? std::string::npos : to - from);
-    if (!part.empty()) *parts[k] = std::stoll(part);
-    if (to == std::string::npos) break;
-    from = to + 1;
-  }
-  return s;
-}
-
 std::vector<kiln::Index> index_param(const std::vector<std::string>& tokens) {
   std::vector<kiln::Index> out;
-  for (const auto& t : tokens) out.push_back(index_term(t));
+  for (const auto& t : tokens) out.push_back(kiln_test::index_term(t));
   return out;
 }
 
