@@ -14,7 +14,7 @@ namespace {
 struct Options {
   std::string data = "mnist", dir, device, model = "cnn";
   int epochs = 3;
-  int64_t batch_size = 64, train_limit = 0, test_limit = 0;
+  int64_t batch_size = 64, train_limit = 0, test_limit = 0, hidden = 128;
   double learning_rate = 1e-3;
   int64_t seed = 0;
 };
@@ -24,6 +24,7 @@ const char* kUsage =
     "  --data mnist|fashion   data set (default mnist)\n"
     "  --data-dir DIR         where its IDX files are (default: where make installs them)\n"
     "  --model cnn|mlp        the issue's CNN (default) or a 784-128-10 MLP\n"
+    "  --hidden N             the MLP's hidden width (default 128)\n"
     "  --epochs N             passes over the training set (default 3)\n"
     "  --batch-size N         examples per Adam step (default 64)\n"
     "  --lr X                 Adam learning rate (default 0.001)\n"
@@ -59,6 +60,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--device") o.device = v;
     else if (a == "--epochs") o.epochs = int(num("--epochs"));
     else if (a == "--batch-size") o.batch_size = int64_t(num("--batch-size"));
+    else if (a == "--hidden") o.hidden = int64_t(num("--hidden"));
     else if (a == "--lr") o.learning_rate = num("--lr");
     else if (a == "--seed") o.seed = int64_t(num("--seed"));
     else if (a == "--train-limit") o.train_limit = int64_t(num("--train-limit"));
@@ -108,7 +110,7 @@ int main(int argc, char** argv) {
                 o.data.c_str(), (long long)d.train.size(), (long long)d.test.size(),
                 seconds_since(t0), o.model.c_str(), kiln::default_device().c_str(),
                 o.learning_rate, (long long)o.batch_size, (long long)o.seed);
-    mnist::Trainer trainer(mnist::parse_model(o.model), o.learning_rate, o.seed);
+    mnist::Trainer trainer(mnist::parse_model(o.model), o.learning_rate, o.seed, o.hidden);
     double total = 0;
     for (int e = 0; e < o.epochs; ++e) {
       auto start = std::chrono::steady_clock::now();

@@ -31,11 +31,11 @@ const Array& p(const Tree& params, const char* name) { return params[name].array
 
 }  // namespace
 
-Tree init(Model m, const Array& key) {
+Tree init(Model m, const Array& key, int64_t hidden) {
   Array k = kiln::random::split(key, 4);
   if (m == Model::Mlp)
-    return Tree(Tree::Dict{{"w1", dense_weight(k[0], 784, 128)}, {"b1", zeros(128)},
-                           {"w2", dense_weight(k[1], 128, 10)}, {"b2", zeros(10)}});
+    return Tree(Tree::Dict{{"w1", dense_weight(k[0], 784, hidden)}, {"b1", zeros(hidden)},
+                           {"w2", dense_weight(k[1], hidden, 10)}, {"b2", zeros(10)}});
   return Tree(Tree::Dict{{"conv1_w", conv_weight(k[0], 24, 1, 5)}, {"conv1_b", zeros(24)},
                          {"conv2_w", conv_weight(k[1], 32, 24, 3)}, {"conv2_b", zeros(32)},
                          {"dense1_w", dense_weight(k[2], 800, 128)}, {"dense1_b", zeros(128)},

@@ -11,7 +11,7 @@ enum class Model {
   // conv 5x5x24 -> relu -> max-pool 2 -> conv 3x3x32 -> relu -> max-pool 2 -> dense 128 ->
   // relu -> dense 10 (VALID convolutions, so 28 -> 24 -> 12 -> 10 -> 5; 800 features).
   Cnn,
-  // flatten 784 -> dense 128 -> relu -> dense 10.
+  // flatten 784 -> dense `hidden` (default 128) -> relu -> dense 10.
   Mlp,
 };
 
@@ -19,7 +19,8 @@ Model parse_model(const std::string& name);  // "cnn" or "mlp"; throws kiln::Err
 const char* model_name(Model m);
 
 // Parameters as a dict of arrays: weights lecun_normal (flax's default), biases zero.
-kiln::Tree init(Model m, const kiln::Array& key);
+// `hidden` is the MLP's hidden width (the CNN's shape is fixed).
+kiln::Tree init(Model m, const kiln::Array& key, int64_t hidden = 128);
 // Logits [b, 10] for images [b, 1, 28, 28].
 kiln::Array apply(Model m, const kiln::Tree& params, const kiln::Array& x);
 // Mean softmax cross-entropy of the logits against int labels [b].

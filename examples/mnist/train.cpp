@@ -10,10 +10,10 @@ namespace np = kiln::numpy;
 using kiln::Array;
 using kiln::Tree;
 
-Trainer::Trainer(Model model, double learning_rate, int64_t seed)
-    : model_(model), opt_(kiln::optax::adam(learning_rate)) {
+Trainer::Trainer(Model model, double learning_rate, int64_t seed, int64_t hidden)
+    : opt_(kiln::optax::adam(learning_rate)) {
   Array keys = kiln::random::split(kiln::random::PRNGKey(seed), 2);
-  params_ = init(model, keys[0]);
+  params_ = init(model, keys[0], hidden);
   shuffle_key_ = keys[1];
   opt_state_ = opt_.init(params_);
   Model m = model;

@@ -12,7 +12,7 @@ namespace mnist {
 class Trainer {
  public:
   // Initializes the parameters from PRNGKey(seed) and an optax Adam state.
-  Trainer(Model model, double learning_rate, int64_t seed);
+  Trainer(Model model, double learning_rate, int64_t seed, int64_t hidden = 128);
 
   // One pass over `split` in the order of random::permutation(fold_in(key, epoch)); the
   // last incomplete batch is dropped (a new shape would retrace the step). `progress` is
@@ -28,7 +28,6 @@ class Trainer {
   const kiln::Tree& params() const { return params_; }
 
  private:
-  Model model_;
   kiln::Array shuffle_key_;
   kiln::Tree params_, opt_state_;
   kiln::optax::GradientTransformation opt_;
