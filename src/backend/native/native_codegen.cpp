@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -21,6 +22,14 @@ ScheduleParams native_params() {
 }
 
 namespace {
+
+int64_t native_tm() {
+  static const int64_t v = [] {
+    const char* e = std::getenv("KILN_NATIVE_TM");
+    return e && *e ? std::atoll(e) : native_params().tile_out;
+  }();
+  return v;
+}
 
 const char* ctype(DType d) {
   switch (d) {
@@ -352,7 +361,9 @@ Plan plan_kernel(const Kernel& k) {
   if (s.out_shape.size() == 2) {
     p.rows = s.out_shape[0];
     p.cols = s.out_shape[1];
-    p.tm = s.tile[0];
+    // The scheduler tiles both axes up to max(tile_out, upcast); registers hold only
+    // tile_out rows (measured below), so the row block is capped again here.
+    p.tm = largest_divisor(p.rows, native_tm());
     p.tn = s.tile[1];
     // The body in terms of the block coordinates: gidx = m * cols + n, with m in gidx's
     // place and n in acc's (the body never reads acc). The simplifier turns gidx // cols

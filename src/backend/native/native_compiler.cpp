@@ -35,15 +35,16 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
-// -O2: at -O3 the generated kernels ran no faster in bench/native_bench.cpp while the
-// suite's ~6000 first compiles took longer (docs/ARCHITECTURE.md, "Native backend").
+// -O3: g++ 12 at -O2 vectorizes only with its "very cheap" cost model, which leaves the
+// register-tiled matmul scalar: 256^3 ran at 16 GFLOP/s (-O2) vs 41 (-O3) on one core of
+// the 2-core Xeon dev machine (2026-12), for ~1.5x the compile time of that kernel.
 // -fno-builtin: libm calls stay calls to glibc (exactly the interpreter's functions).
 // -ffp-contract=off: no fused multiply-add, which would round differently from alu_eval.
 // -nostdlib: kernels need only libm, which the host process has already loaded.
 // No -march=native: the cache dir may be shared between machines (a home directory), and
 // the key would then have to name the CPU; baseline x86-64 code is valid everywhere.
 const char* kDefaultFlags =
-    "-O2 -fPIC -shared -nostdlib -fno-builtin -fno-math-errno -ffp-contract=off -fno-exceptions -w";
+    "-O3 -fPIC -shared -nostdlib -fno-builtin -fno-math-errno -ffp-contract=off -fno-exceptions -w";
 
 std::vector<std::string> split_words(const std::string& s) {
   std::vector<std::string> out;
@@ -211,6 +212,7 @@ KernelFn load_kernel(const std::string& source) {
   c.stats.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   c.stats.compiled++;
   std::string diag = read_file(log);
+  if (cfg.debug && rc == 0) fs::rename(src, fs::path(cfg.cache_dir) / (key + ".cpp"), ec);  // for reading
   fs::remove(src, ec);
   fs::remove(log, ec);
   if (rc != 0) {

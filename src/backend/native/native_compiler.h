@@ -13,7 +13,7 @@ struct CompilerConfig {
   std::string flags;      // the flags kernels are compiled with
   std::string version;    // first line of `cxx --version`, part of the cache key
   std::string cache_dir;  // $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln
-  bool debug = false;     // $KILN_NATIVE_DEBUG=1: errors include the generated source
+  bool debug = false;     // $KILN_NATIVE_DEBUG=1: errors include the source; <hash>.cpp kept
 };
 const CompilerConfig& compiler_config();
 // Switches the compiler ("" restores $KILN_CXX or c++); kernels already loaded stay.
