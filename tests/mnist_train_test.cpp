@@ -1,20 +1,27 @@
-// End-to-end training on real data: the 784-128-10 MLP of examples/mnist, one epoch over
-// all 60k MNIST training images with Adam under jit, must reach >= 97% test accuracy.
+// End-to-end training on real data: the small CNN of examples/mnist, one epoch over all
+// 60k MNIST training images with Adam under jit, must reach >= 97% test accuracy.
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <fstream>
+#include <string>
 
 #include "backend/backend.h"
 #include "mnist/train.h"
 
 namespace {
 
-// One epoch costs ~50 GFLOP-ish of interpreter work on `cpu` (minutes on the 2-core CI
-// machine, measured 2026-12-03: ~370 ms per batch-64 step, ~6 min an epoch), against ~45 s
-// on the wasm backend under Node. So it runs on every compiled backend and is skipped on
-// the reference interpreter; the Wasm suite (make test-wasm) always runs it.
-bool too_slow_here() { return kiln::default_device() == "cpu"; }
+// The epoch runs on the `native` backend: ~36-72 s on the shared 2-core machine
+// (2026-12-03), against many minutes on the cpu interpreter or the scalar wasm backend, and
+// far more under ASan. So it runs in the release native suite and is skipped elsewhere.
+// (Measured there: a 784-128-10 MLP reaches only ~95.5-96% after one epoch, 784-256-10
+// 96.0%; this CNN with 8 filters 97.1%, with 16 filters 97.7%.)
+bool native_available() {
+#if defined(NDEBUG) && !defined(__EMSCRIPTEN__)
+  for (const std::string& d : kiln::available_devices())
+    if (d == "native") return true;
+#endif
+  return false;
+}
 
 TEST(MnistTraining, LoadsBothDataSets) {
   mnist::Dataset m = mnist::load("mnist", mnist::default_dir("mnist"));
@@ -35,17 +42,20 @@ TEST(MnistTraining, LoadsBothDataSets) {
   EXPECT_THROW(mnist::load("cifar", "."), kiln::Error);
 }
 
-TEST(MnistTraining, OneEpochMlpReaches97Percent) {
-  if (too_slow_here())
-    GTEST_SKIP() << "an epoch takes minutes on the cpu interpreter; runs on compiled backends";
+TEST(MnistTraining, OneEpochSmallCnnReaches97Percent) {
+  if (!native_available())
+    GTEST_SKIP() << "runs on the native backend in release builds (minutes elsewhere)";
+  std::string saved = kiln::default_device();
+  kiln::set_default_device("native");
   mnist::Dataset d = mnist::load("mnist", mnist::default_dir("mnist"));
-  mnist::Trainer t(mnist::Model::Mlp, 2e-3, 0);
+  mnist::Trainer t(mnist::Model::SmallCnn, 2e-3, 0);
   auto start = std::chrono::steady_clock::now();
-  double loss = t.train_epoch(d.train, 64, 0);
+  double loss = t.train_epoch(d.train, 32, 0);
   double acc = t.accuracy(d.test);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("[ mnist    ] device %s: one epoch, train loss %.4f, test accuracy %.2f%%, %.1f s\n",
               kiln::default_device().c_str(), loss, 100 * acc, secs);
+  kiln::set_default_device(saved);
   EXPECT_LT(loss, 0.5);
   EXPECT_GE(acc, 0.97);
 }

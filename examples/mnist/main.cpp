@@ -23,7 +23,7 @@ const char* kUsage =
     "usage: kiln_mnist [options]\n"
     "  --data mnist|fashion   data set (default mnist)\n"
     "  --data-dir DIR         where its IDX files are (default: where make installs them)\n"
-    "  --model cnn|mlp        the issue's CNN (default) or a 784-128-10 MLP\n"
+    "  --model NAME           cnn (the issue's CNN, default), mlp (784-128-10) or small-cnn\n"
     "  --hidden N             the MLP's hidden width (default 128)\n"
     "  --epochs N             passes over the training set (default 3)\n"
     "  --batch-size N         examples per Adam step (default 64)\n"

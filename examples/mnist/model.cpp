@@ -11,10 +11,13 @@ using kiln::Tree;
 Model parse_model(const std::string& name) {
   if (name == "cnn") return Model::Cnn;
   if (name == "mlp") return Model::Mlp;
-  kiln::fail("mnist", "unknown model '", name, "', expected cnn or mlp");
+  if (name == "small-cnn") return Model::SmallCnn;
+  kiln::fail("mnist", "unknown model '", name, "', expected cnn, mlp or small-cnn");
 }
 
-const char* model_name(Model m) { return m == Model::Cnn ? "cnn" : "mlp"; }
+const char* model_name(Model m) {
+  return m == Model::Cnn ? "cnn" : m == Model::Mlp ? "mlp" : "small-cnn";
+}
 
 namespace {
 
@@ -36,6 +39,9 @@ Tree init(Model m, const Array& key, int64_t hidden) {
   if (m == Model::Mlp)
     return Tree(Tree::Dict{{"w1", dense_weight(k[0], 784, hidden)}, {"b1", zeros(hidden)},
                            {"w2", dense_weight(k[1], hidden, 10)}, {"b2", zeros(10)}});
+  if (m == Model::SmallCnn)
+    return Tree(Tree::Dict{{"conv1_w", conv_weight(k[0], 16, 1, 3)}, {"conv1_b", zeros(16)},
+                           {"dense1_w", dense_weight(k[1], 2704, 10)}, {"dense1_b", zeros(10)}});
   return Tree(Tree::Dict{{"conv1_w", conv_weight(k[0], 24, 1, 5)}, {"conv1_b", zeros(24)},
                          {"conv2_w", conv_weight(k[1], 32, 24, 3)}, {"conv2_b", zeros(32)},
                          {"dense1_w", dense_weight(k[2], 800, 128)}, {"dense1_b", zeros(128)},
@@ -53,6 +59,10 @@ Array apply(Model m, const Tree& params, const Array& x) {
     Array r = kiln::nn::relu(c + p(params, bias).reshape({1, -1, 1, 1}));
     return kiln::lax::max_pool(r, {2, 2}, {2, 2});
   };
+  if (m == Model::SmallCnn) {
+    Array h = conv_block(x, "conv1_w", "conv1_b");  // [b, 16, 13, 13]
+    return np::matmul(h.reshape({b, 2704}), p(params, "dense1_w")) + p(params, "dense1_b");
+  }
   Array h = conv_block(x, "conv1_w", "conv1_b");   // [b, 24, 12, 12]
   h = conv_block(h, "conv2_w", "conv2_b");         // [b, 32, 5, 5]
   h = kiln::nn::relu(np::matmul(h.reshape({b, 800}), p(params, "dense1_w")) + p(params, "dense1_b"));
