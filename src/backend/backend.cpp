@@ -4,6 +4,9 @@
 #include <map>
 
 #include "backend/cpu/cpu_backend.h"
+#ifndef __EMSCRIPTEN__
+#include "backend/native/native_backend.h"
+#endif
 #include "backend/wasm/wasm_backend.h"
 #include "ir/error.h"
 
@@ -18,6 +21,8 @@ std::map<std::string, std::unique_ptr<Backend>>& registry() {
     m["cpu"] = std::make_unique<CpuBackend>();
 #ifdef __EMSCRIPTEN__
     m["wasm"] = std::make_unique<WasmBackend>();  // the core's own memory: web builds only
+#else
+    m["native"] = std::make_unique<NativeBackend>();  // needs a C++ compiler and dlopen
 #endif
     return m;
   }();

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "library/gzip.h"
 #include "library/numpy.h"
 
 namespace kiln::io {
@@ -28,10 +29,7 @@ constexpr TypeCode kTypes[] = {{0x08, "ubyte", 1}, {0x09, "byte", 1},  {0x0B, "s
 
 Array parse_idx(const std::vector<uint8_t>& b, const std::string& name) {
   const char* op = "read_idx";
-  if (b.size() >= 2 && b[0] == 0x1f && b[1] == 0x8b)
-    fail(
-        op, name,
-        ": is gzip-compressed, expected a raw IDX file (gunzip it first; kiln has no inflate yet)");
+  if (is_gzip(b)) return parse_idx(gunzip(b, name), name);
   if (b.size() < 4) fail(op, name, ": truncated header: ", b.size(), " bytes, expected at least 4");
   if (b[0] != 0 || b[1] != 0)
     fail(op, name, ": bad magic ", int(b[0]), " ", int(b[1]),

@@ -16,7 +16,7 @@ namespace kiln::io {
 // Throws kiln::Error naming the file for: a missing file, a bad magic, an unknown type
 // code, a truncated header or data, trailing bytes, or dims whose product overflows.
 // Gzipped files (.gz, as Debian ships Fashion-MNIST) are detected by their magic and
-// rejected with a message saying so: kiln has no inflate yet.
+// decompressed first (library/gzip.h); a corrupt or truncated gzip stream is a kiln::Error.
 Array read_idx(const std::string& path);
 // The same from bytes in memory; `name` is used in error messages.
 Array parse_idx(const std::vector<uint8_t>& bytes, const std::string& name);

@@ -1,0 +1,134 @@
+// native benchmark: jitted matmul 256/1024, an MLP SGD step and a conv layer on `cpu` (the
+// interpreter) against `native`, plus the elementwise size sweep behind the thread threshold.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/native/native_compiler.h"
+#include "kiln/kiln.h"
+
+using namespace kiln;
+namespace np = kiln::numpy;
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Median seconds per call over `reps` calls after one warm-up call; `first` gets the
+// warm-up call's time (trace + compile, or cache load).
+double time_per_call(const std::function<void()>& f, int reps, double* first) {
+  double t0 = now();
+  f();
+  *first = now() - t0;
+  std::vector<double> t;
+  for (int r = 0; r < reps; r++) {
+    double a = now();
+    f();
+    t.push_back(now() - a);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+Array filled(const Shape& s, float v) { return (np::ones(s) * v).eval(); }
+// Deterministic non-constant data, so no kernel can be folded away.
+Array ramp(const Shape& s, float scale) {
+  int64_t n = 1;
+  for (auto d : s) n *= d;
+  return (np::sin(np::arange(double(n)) * 0.37f) * scale).reshape(s).eval();
+}
+
+Tree loss(const std::vector<Tree>& a) {
+  const Tree& p = a[0];
+  Array h = np::maximum(np::matmul(a[1].as_array(), p["w1"].as_array()) + p["b1"].as_array(), 0.0f);
+  Array y = np::matmul(h, p["w2"].as_array()) + p["b2"].as_array();
+  return Tree(np::mean(np::square(y - a[2].as_array())));
+}
+
+Tree sgd_step(const std::vector<Tree>& a) {
+  Tree g = grad(loss)(a);
+  return tree_map([](const Array& p, const Array& d) { return p - 0.01f * d; }, a[0], g);
+}
+
+struct Row {
+  std::string name;
+  double flops;  // per call, 0 when not meaningful
+  int reps_cpu, reps_native;
+  std::function<std::function<void()>()> make;  // builds inputs on the default device
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool sweep_only = argc > 1 && std::string(argv[1]) == "--sweep";
+  const char* threads = std::getenv("KILN_NUM_THREADS");
+  std::printf("threads: %s\n\n", threads ? threads : "hardware_concurrency");
+  if (!sweep_only) {
+    std::vector<Row> rows;
+    for (int64_t n : {int64_t(256), int64_t(1024)}) {
+      rows.push_back({"matmul " + std::to_string(n) + "x" + std::to_string(n) + " f32", 2.0 * n * n * n,
+                      n == 256 ? 3 : 1, n == 256 ? 20 : 5, [n] {
+                        Array a = ramp({n, n}, 1.0f), b = ramp({n, n}, 0.5f);
+                        auto f = jit(ArrayFn([b](const Array& x) { return np::matmul(x, b); }));
+                        return std::function<void()>([a, f] { f(a).eval(); });
+                      }});
+    }
+    const int64_t batch = 64, din = 784, dh = 128, dout = 10;
+    rows.push_back({"MLP 64x784-128-10 SGD step", 3.0 * 2 * batch * (din * dh + dh * dout), 3, 20, [=] {
+                      Tree params(Tree::Dict{{"w1", Tree(ramp({din, dh}, 0.05f))}, {"b1", Tree(filled({dh}, 0.0f))},
+                                             {"w2", Tree(ramp({dh, dout}, 0.05f))}, {"b2", Tree(filled({dout}, 0.0f))}});
+                      Array xb = ramp({batch, din}, 1.0f), yb = ramp({batch, dout}, 0.1f);
+                      auto step = jit(sgd_step);
+                      auto p = std::make_shared<Tree>(params);
+                      return std::function<void()>([=] {
+                        *p = step({*p, xb, yb});
+                        for (auto& l : tree_leaves(*p)) l.eval();
+                      });
+                    }});
+    // The MNIST CNN's first layer: 32 images 1x28x28, 24 filters 5x5, SAME, + bias, relu.
+    const int64_t nb = 32, co = 24, hw = 28, kw = 5;
+    rows.push_back({"conv 32x1x28x28 * 24x1x5x5 SAME + bias + relu", 2.0 * nb * co * hw * hw * kw * kw, 2, 20, [=] {
+                      Array x = ramp({nb, 1, hw, hw}, 1.0f), w = ramp({co, 1, kw, kw}, 0.2f),
+                            b = ramp({1, co, 1, 1}, 0.1f);
+                      auto f = jit(ArrayFn([w, b](const Array& xx) {
+                        return np::maximum(lax::conv(xx, w, {1, 1}, std::string("SAME")) + b, 0.0f);
+                      }));
+                      return std::function<void()>([x, f] { f(x).eval(); });
+                    }});
+    std::printf("| benchmark | cpu | native | native first call | native GFLOP/s | native / cpu |\n");
+    std::printf("| --- | --- | --- | --- | --- | --- |\n");
+    for (auto& r : rows) {
+      double first_cpu, first_native;
+      set_default_device("cpu");
+      auto fc = r.make();
+      double tc = time_per_call(fc, r.reps_cpu, &first_cpu);
+      set_default_device("native");
+      auto fn = r.make();
+      double tn = time_per_call(fn, r.reps_native, &first_native);
+      std::printf("| %s | %.2f ms | %.3f ms | %.0f ms | %.2f | %.0fx |\n", r.name.c_str(), tc * 1e3, tn * 1e3,
+                  first_native * 1e3, r.flops / tn * 1e-9, tc / tn);
+      std::fflush(stdout);
+    }
+  }
+  // Elementwise a * b + c on native by size: where splitting over threads starts to pay.
+  set_default_device("native");
+  std::printf("\n| elementwise n | native per call |\n| --- | --- |\n");
+  for (int64_t n = 1 << 10; n <= (int64_t(1) << 22); n *= 4) {
+    Array a = ramp({n}, 1.0f), b = ramp({n}, 2.0f), c = ramp({n}, 3.0f);
+    auto f = jit(Fn([](const std::vector<Tree>& x) {
+      return Tree(x[0].as_array() * x[1].as_array() + x[2].as_array());
+    }));
+    double first;
+    double t = time_per_call([&] { f({a, b, c}).as_array().eval(); }, n > (1 << 20) ? 20 : 200, &first);
+    std::printf("| %lld | %.1f us |\n", (long long)n, t * 1e6);
+  }
+  auto st = native::compile_stats();
+  std::printf("\nnative kernels: %lld compiled (%.1f s), %lld from the disk cache\n", (long long)st.compiled,
+              st.compile_seconds, (long long)st.disk_hits);
+  return 0;
+}

@@ -1,0 +1,37 @@
+// Training and evaluation loops shared by kiln_mnist and the one-epoch test: a jitted
+// Adam step (value_and_grad inside jit), batches shuffled each epoch with kiln::random.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+#include "data.h"
+#include "model.h"
+
+namespace mnist {
+
+class Trainer {
+ public:
+  // Initializes the parameters from PRNGKey(seed) and an optax Adam state.
+  Trainer(Model model, double learning_rate, int64_t seed, int64_t hidden = 128);
+
+  // One pass over `split` in the order of random::permutation(fold_in(key, epoch)); the
+  // last incomplete batch is dropped (a new shape would retrace the step). `progress` is
+  // called after each step with (step, steps, the running mean loss so far).
+  // Returns the epoch's mean training loss.
+  using Progress = std::function<void(int64_t step, int64_t steps, double mean_loss)>;
+  double train_epoch(const Split& split, int64_t batch_size, int epoch,
+                     const Progress& progress = {});
+
+  // Fraction of `split` classified correctly (argmax of the logits), in batches.
+  double accuracy(const Split& split, int64_t batch_size = 1000);
+
+  const kiln::Tree& params() const { return params_; }
+
+ private:
+  kiln::Array shuffle_key_;
+  kiln::Tree params_, opt_state_;
+  kiln::optax::GradientTransformation opt_;
+  kiln::Fn step_, predict_;
+};
+
+}  // namespace mnist

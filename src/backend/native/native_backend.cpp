@@ -1,0 +1,164 @@
+// The native backend's buffers, its per-kernel compiled variants (one per pattern of
+// bounds-checked loads), and dispatch over the thread pool.
+#include "backend/native/native_backend.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include "backend/cpu/cpu_interpreter.h"
+#include "backend/native/native_codegen.h"
+#include "backend/native/native_compiler.h"
+#include "backend/native/thread_pool.h"
+#include "ir/error.h"
+
+namespace kiln {
+
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+// Below this much work (elements x reduction length x expression nodes) a dispatch runs
+// on the calling thread: waking the pool costs more than it saves (bench/native_bench.cpp,
+// docs/ARCHITECTURE.md "Native backend").
+int64_t parallel_min_work() {
+  static const int64_t v = [] {
+    const char* e = std::getenv("KILN_NATIVE_PARALLEL_MIN_WORK");
+    return e && *e ? std::atoll(e) : int64_t(1) << 17;
+  }();
+  return v;
+}
+
+struct NativeExecutable : Executable {
+  Kernel kernel;
+  std::optional<native::Plan> plan;  // empty: the generator has no rule, use the interpreter
+  std::string why_interpreted;
+  cpu::Program body;
+  std::optional<cpu::Program> epilogue;
+  mutable std::mutex mu;
+  mutable std::map<std::vector<bool>, native::KernelFn> variants;
+};
+
+}  // namespace
+
+NativeBackend::NativeBackend() : pool_(std::make_unique<native::ThreadPool>()) {
+  const char* e = std::getenv("KILN_NATIVE_MIN_WORK");
+  min_work_ = e && *e ? std::atoll(e) : 256;
+}
+NativeBackend::~NativeBackend() = default;
+
+const std::string& NativeBackend::name() const {
+  static const std::string n = "native";
+  return n;
+}
+
+int64_t NativeBackend::alloc(int64_t bytes) {
+  int64_t h = next_handle_++;
+  buffers_[h].assign(size_t(bytes), 0);
+  return h;
+}
+
+void NativeBackend::free(int64_t handle) { buffers_.erase(handle); }
+
+std::vector<uint8_t>& NativeBackend::buffer(int64_t handle) {
+  auto it = buffers_.find(handle);
+  if (it == buffers_.end()) fail("native", "buffer ", handle, " does not exist");
+  return it->second;
+}
+
+void NativeBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {
+  auto& b = buffer(handle);
+  if (offset < 0 || offset + bytes > int64_t(b.size()))
+    fail("native.write", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", b.size(), " bytes");
+  if (bytes) std::memcpy(b.data() + offset, data, size_t(bytes));
+}
+
+void NativeBackend::read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) {
+  auto& b = buffer(handle);
+  if (offset < 0 || offset + bytes > int64_t(b.size()))
+    fail("native.read", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", b.size(), " bytes");
+  if (bytes) std::memcpy(out, b.data() + offset, size_t(bytes));
+}
+
+void NativeBackend::read_async(int64_t handle, int64_t offset, int64_t bytes,
+                               std::function<void(std::vector<uint8_t>)> done) {
+  std::vector<uint8_t> out(static_cast<size_t>(bytes));
+  read_sync(handle, offset, bytes, out.data());
+  done(std::move(out));
+}
+
+std::shared_ptr<Executable> NativeBackend::prepare(const Kernel& kernel) {
+  auto exe = std::make_shared<NativeExecutable>();
+  exe->kernel = kernel;
+  const int64_t work = kernel.size * std::max<int64_t>(1, kernel.reduction ? kernel.reduction->size : 1);
+  if (work < min_work_) {
+    exe->why_interpreted = "small";
+  } else {
+    try {
+      exe->plan = native::plan_kernel(kernel);
+      // Generating once here surfaces a missing rule now rather than at dispatch.
+      native::generate_source(*exe->plan, {});
+    } catch (const Error& e) {
+      if (env_flag("KILN_NATIVE_STRICT")) throw;
+      exe->plan.reset();
+      exe->why_interpreted = e.what();
+    }
+  }
+  if (!exe->plan) {
+    exe->body = cpu::Program::compile(kernel.exp);
+    if (kernel.reduction) exe->epilogue = cpu::Program::compile(kernel.reduction->epilogue);
+  }
+  return exe;
+}
+
+void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& inputs, int64_t output) {
+  const auto& exe = static_cast<const NativeExecutable&>(e);
+  const Kernel& k = exe.kernel;
+  if (inputs.size() != k.inputs.size())
+    fail("native.dispatch", "got ", inputs.size(), " inputs, expected ", k.inputs.size());
+  std::vector<void*> bufs;
+  std::vector<int64_t> counts;
+  for (size_t i = 0; i < inputs.size(); i++) {
+    auto& b = buffer(inputs[i]);
+    bufs.push_back(b.data());
+    counts.push_back(int64_t(b.size()) / itemsize(k.inputs[i]));
+  }
+  auto& ob = buffer(output);
+  const DType odt = k.out_dtype();
+  if (int64_t(ob.size()) < k.size * itemsize(odt))
+    fail("native.dispatch", "output buffer of ", ob.size(), " bytes is too small for ", k.size, " ",
+         dtype_name(odt));
+  if (!exe.plan) {
+    if (exe.why_interpreted != "small") interpreted_++;
+    std::vector<cpu::BufferView> views;
+    for (size_t i = 0; i < inputs.size(); i++)
+      views.push_back({static_cast<uint8_t*>(bufs[i]), k.inputs[i], counts[i]});
+    cpu::run_kernel(k, exe.body, exe.epilogue ? &*exe.epilogue : nullptr, views, {ob.data(), odt, k.size});
+    return;
+  }
+  bufs.push_back(ob.data());
+  const native::Plan& plan = *exe.plan;
+  std::vector<bool> guards = native::load_guards(plan, counts);
+  native::KernelFn fn;
+  {
+    std::lock_guard<std::mutex> lock(exe.mu);
+    auto it = exe.variants.find(guards);
+    if (it == exe.variants.end())
+      it = exe.variants.emplace(guards, native::load_kernel(native::generate_source(plan, guards))).first;
+    fn = it->second;
+  }
+  void* const* bp = bufs.data();
+  const int64_t* cp = counts.data();
+  if (pool_->size() > 1 && plan.items > 1 && plan.items * plan.work_per_item >= parallel_min_work()) {
+    pool_->parallel_for(plan.items, [&](int64_t b, int64_t en) { fn(bp, cp, b, en); });
+  } else {
+    fn(bp, cp, 0, plan.items);
+  }
+}
+
+}  // namespace kiln
