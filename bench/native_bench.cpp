@@ -65,7 +65,8 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool sweep_only = argc > 1 && std::string(argv[1]) == "--sweep";
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const bool sweep_only = mode == "--sweep", native_only = mode == "--native";
   const char* threads = std::getenv("KILN_NUM_THREADS");
   std::printf("threads: %s\n\n", threads ? threads : "hardware_concurrency");
   if (!sweep_only) {
@@ -103,10 +104,12 @@ int main(int argc, char** argv) {
     std::printf("| benchmark | cpu | native | native first call | native GFLOP/s | native / cpu |\n");
     std::printf("| --- | --- | --- | --- | --- | --- |\n");
     for (auto& r : rows) {
-      double first_cpu, first_native;
-      set_default_device("cpu");
-      auto fc = r.make();
-      double tc = time_per_call(fc, r.reps_cpu, &first_cpu);
+      double first_cpu, first_native, tc = 0;
+      if (!native_only) {
+        set_default_device("cpu");
+        auto fc = r.make();
+        tc = time_per_call(fc, r.reps_cpu, &first_cpu);
+      }
       set_default_device("native");
       auto fn = r.make();
       double tn = time_per_call(fn, r.reps_native, &first_native);
@@ -114,6 +117,7 @@ int main(int argc, char** argv) {
                   first_native * 1e3, r.flops / tn * 1e-9, tc / tn);
       std::fflush(stdout);
     }
+    if (native_only) return 0;
   }
   // Elementwise a * b + c on native by size: where splitting over threads starts to pay.
   set_default_device("native");

@@ -24,12 +24,13 @@ bool env_flag(const char* name) {
 }
 
 // Below this much work (elements x reduction length x expression nodes) a dispatch runs
-// on the calling thread: waking the pool costs more than it saves (bench/native_bench.cpp,
-// docs/ARCHITECTURE.md "Native backend").
+// on the calling thread. Waking the pool costs ~2.5 us (a 1024-element kernel: 2.8 us on
+// one thread, 5 us split over two; bench/native_bench.cpp --sweep on the 2-core dev
+// machine, 2026-12); 2^18 keeps that under ~10% of the kernel's time.
 int64_t parallel_min_work() {
   static const int64_t v = [] {
     const char* e = std::getenv("KILN_NATIVE_PARALLEL_MIN_WORK");
-    return e && *e ? std::atoll(e) : int64_t(1) << 17;
+    return e && *e ? std::atoll(e) : int64_t(1) << 18;
   }();
   return v;
 }
@@ -59,13 +60,13 @@ const std::string& NativeBackend::name() const {
 
 int64_t NativeBackend::alloc(int64_t bytes) {
   int64_t h = next_handle_++;
-  buffers_[h].assign(size_t(bytes), 0);
+  buffers_[h].bytes.assign(size_t(bytes + 2 * kSlack), 0);
   return h;
 }
 
 void NativeBackend::free(int64_t handle) { buffers_.erase(handle); }
 
-std::vector<uint8_t>& NativeBackend::buffer(int64_t handle) {
+NativeBackend::Storage& NativeBackend::buffer(int64_t handle) {
   auto it = buffers_.find(handle);
   if (it == buffers_.end()) fail("native", "buffer ", handle, " does not exist");
   return it->second;
@@ -143,7 +144,7 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
   }
   bufs.push_back(ob.data());
   const native::Plan& plan = *exe.plan;
-  std::vector<bool> guards = native::load_guards(plan, counts);
+  std::vector<bool> guards = native::load_guards(plan, counts, kSlack);
   native::KernelFn fn;
   {
     std::lock_guard<std::mutex> lock(exe.mu);

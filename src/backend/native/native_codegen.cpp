@@ -383,12 +383,13 @@ Plan plan_kernel(const Kernel& k) {
   return p;
 }
 
-std::vector<bool> load_guards(const Plan& p, const std::vector<int64_t>& counts) {
+std::vector<bool> load_guards(const Plan& p, const std::vector<int64_t>& counts, int64_t slack_bytes) {
   std::vector<bool> g;
   for (const AluNode* n : loads(p)) {
     const AluExp& idx = n->src[0];
     int64_t count = size_t(n->arg) < counts.size() ? counts[size_t(n->arg)] : 0;
-    g.push_back(idx.vmin() < 0 || idx.vmax() >= count);
+    int64_t slack = slack_bytes / itemsize(p.kernel.inputs[size_t(n->arg)]);
+    g.push_back(idx.vmin() < -slack || idx.vmax() >= count + slack);
   }
   return g;
 }
