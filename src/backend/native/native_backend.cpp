@@ -3,6 +3,8 @@
 #include "backend/native/native_backend.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -34,6 +36,33 @@ int64_t parallel_min_work() {
   }();
   return v;
 }
+
+// $KILN_NATIVE_PROFILE=1: time every dispatch and print the costliest kernels at exit.
+struct Profile {
+  struct Entry {
+    std::string what;
+    double seconds = 0;
+    int64_t calls = 0;
+  };
+  std::mutex mu;
+  std::map<std::string, Entry> by_kernel;
+  ~Profile() {
+    std::vector<Entry> v;
+    double total = 0;
+    for (auto& [k, e] : by_kernel) v.push_back(e), total += e.seconds;
+    std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.seconds > b.seconds; });
+    std::fprintf(stderr, "[kiln] native profile: %.3f s in %zu kernels\n", total, v.size());
+    for (size_t i = 0; i < v.size() && i < 12; i++)
+      std::fprintf(stderr, "%8.3f s %6lld calls  %s\n", v[i].seconds, (long long)v[i].calls, v[i].what.c_str());
+  }
+};
+Profile* profile() {
+  static Profile* p = env_flag("KILN_NATIVE_PROFILE") ? new Profile : nullptr;
+  return p;
+}
+struct ProfileAtExit {
+  ~ProfileAtExit() { delete profile(); }
+} profile_at_exit;
 
 struct NativeExecutable : Executable {
   Kernel kernel;
@@ -153,12 +182,23 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
       it = exe.variants.emplace(guards, native::load_kernel(native::generate_source(plan, guards))).first;
     fn = it->second;
   }
+  Profile* prof = profile();
+  auto t0 = std::chrono::steady_clock::now();
   void* const* bp = bufs.data();
   const int64_t* cp = counts.data();
   if (pool_->size() > 1 && plan.items > 1 && plan.items * plan.work_per_item >= parallel_min_work()) {
     pool_->parallel_for(plan.items, [&](int64_t b, int64_t en) { fn(bp, cp, b, en); });
   } else {
     fn(bp, cp, 0, plan.items);
+  }
+  if (prof) {
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string key = k.to_string();
+    std::lock_guard<std::mutex> lock(prof->mu);
+    auto& e = prof->by_kernel[key];
+    if (e.what.empty()) e.what = plan.schedule.str() + "\n" + key;
+    e.seconds += dt;
+    e.calls++;
   }
 }
 
