@@ -18,7 +18,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench jit-docs setup data build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
+.PHONY: bench bench-native jit-docs setup data build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
 
 setup:
 	@missing=""; \
@@ -55,8 +55,10 @@ define timed
 	@start=$$(date +%s); $(1); echo "[kiln] $(2): $$(( $$(date +%s) - start ))s"
 endef
 
+# ctest runs every suite twice: on the default device (cpu) and with KILN_DEVICE=native,
+# whose kernels are compiled by c++ once and cached in build/native/kernel-cache.
 test-native: setup data
-	$(call timed,cmake --preset native && cmake --build --preset native && ctest --preset native --output-on-failure -j2,native build + ctest)
+	$(call timed,cmake --preset native && cmake --build --preset native && ctest --preset native --output-on-failure -j2,native build + ctest (cpu and native devices))
 
 test-debug: setup data
 	$(call timed,cmake --preset debug && cmake --build --preset debug && ctest --preset debug --output-on-failure -j2,debug (ASan+UBSan) build + ctest)
@@ -98,6 +100,15 @@ bench: setup
 	cmake --preset native && cmake --build --preset native --target kiln
 	$(BENCH_CXX) bench/jit_bench.cpp build/native/libkiln.a -lpthread -o build/native/jit_bench
 	./build/native/jit_bench
+
+# cpu vs native (matmul, MLP step, conv layer), then the thread-count sweep behind the
+# native backend's parallel threshold (bench/results/native.md).
+bench-native: setup
+	cmake --preset native && cmake --build --preset native --target kiln
+	$(BENCH_CXX) bench/native_bench.cpp build/native/libkiln.a -lpthread -o build/native/native_bench
+	./build/native/native_bench
+	KILN_NUM_THREADS=1 ./build/native/native_bench --sweep
+	KILN_NATIVE_PARALLEL_MIN_WORK=0 ./build/native/native_bench --sweep
 
 jit-docs: setup
 	cmake --preset native && cmake --build --preset native --target kiln

@@ -55,6 +55,26 @@ Tree sgd_step(const std::vector<Tree>& a) {
   return tree_map([](const Array& p, const Array& d) { return p - 0.01f * d; }, a[0], g);
 }
 
+// The issue 7 CNN (conv 5x5x24, pool, conv 3x3x32, pool, dense 128, 10) on a batch of 32,
+// softmax cross-entropy: one SGD step, as the MNIST example trains it.
+Tree cnn_loss(const std::vector<Tree>& a) {
+  const Tree& p = a[0];
+  auto conv = [](const Array& x, const Array& w, const Array& b) {
+    return nn::relu(lax::conv(x, w, {1, 1}, std::string("SAME")) + b);
+  };
+  Array h = lax::max_pool(conv(a[1].as_array(), p["c1"].as_array(), p["b1"].as_array()), {2, 2}, {2, 2});
+  h = lax::max_pool(conv(h, p["c2"].as_array(), p["b2"].as_array()), {2, 2}, {2, 2});
+  h = h.reshape({h.shape()[0], 32 * 7 * 7});
+  h = nn::relu(np::matmul(h, p["w3"].as_array()) + p["b3"].as_array());
+  Array logits = np::matmul(h, p["w4"].as_array()) + p["b4"].as_array();
+  return Tree(-np::mean(np::sum(nn::log_softmax(logits) * a[2].as_array(), -1)));
+}
+
+Tree cnn_step(const std::vector<Tree>& a) {
+  Tree g = grad(cnn_loss)(a);
+  return tree_map([](const Array& p, const Array& d) { return p - 0.01f * d; }, a[0], g);
+}
+
 struct Row {
   std::string name;
   double flops;  // per call, 0 when not meaningful
@@ -65,7 +85,8 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool sweep_only = argc > 1 && std::string(argv[1]) == "--sweep";
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const bool sweep_only = mode == "--sweep", native_only = mode == "--native";
   const char* threads = std::getenv("KILN_NUM_THREADS");
   std::printf("threads: %s\n\n", threads ? threads : "hardware_concurrency");
   if (!sweep_only) {
@@ -100,13 +121,29 @@ int main(int argc, char** argv) {
                       }));
                       return std::function<void()>([x, f] { f(x).eval(); });
                     }});
+    rows.push_back({"CNN 32x1x28x28 SGD step (issue 7 model)",
+                    3.0 * 2 * 32 * (24 * 25 * 784 + 32 * 24 * 9 * 196 + 1568 * 128 + 1280), 1, 10, [] {
+                      Tree params(Tree::Dict{{"c1", Tree(ramp({24, 1, 5, 5}, 0.2f))}, {"b1", Tree(filled({1, 24, 1, 1}, 0.0f))},
+                                             {"c2", Tree(ramp({32, 24, 3, 3}, 0.05f))}, {"b2", Tree(filled({1, 32, 1, 1}, 0.0f))},
+                                             {"w3", Tree(ramp({1568, 128}, 0.02f))}, {"b3", Tree(filled({128}, 0.0f))},
+                                             {"w4", Tree(ramp({128, 10}, 0.05f))}, {"b4", Tree(filled({10}, 0.0f))}});
+                      Array xb = ramp({32, 1, 28, 28}, 1.0f), yb = filled({32, 10}, 0.1f);
+                      auto step = jit(cnn_step);
+                      auto p = std::make_shared<Tree>(params);
+                      return std::function<void()>([=] {
+                        *p = step({*p, xb, yb});
+                        for (auto& l : tree_leaves(*p)) l.eval();
+                      });
+                    }});
     std::printf("| benchmark | cpu | native | native first call | native GFLOP/s | native / cpu |\n");
     std::printf("| --- | --- | --- | --- | --- | --- |\n");
     for (auto& r : rows) {
-      double first_cpu, first_native;
-      set_default_device("cpu");
-      auto fc = r.make();
-      double tc = time_per_call(fc, r.reps_cpu, &first_cpu);
+      double first_cpu, first_native, tc = 0;
+      if (!native_only) {
+        set_default_device("cpu");
+        auto fc = r.make();
+        tc = time_per_call(fc, r.reps_cpu, &first_cpu);
+      }
       set_default_device("native");
       auto fn = r.make();
       double tn = time_per_call(fn, r.reps_native, &first_native);
@@ -114,6 +151,7 @@ int main(int argc, char** argv) {
                   first_native * 1e3, r.flops / tn * 1e-9, tc / tn);
       std::fflush(stdout);
     }
+    if (native_only) return 0;
   }
   // Elementwise a * b + c on native by size: where splitting over threads starts to pay.
   set_default_device("native");

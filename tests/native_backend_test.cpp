@@ -334,9 +334,16 @@ TEST(NativeBackend, OutOfRangeLoadsReadZero) {
   k.size = n;
   k.inputs = {DType::Float32, DType::Int32};
   AluExp g = gidx(n);
-  AluExp idx = g * 3 + AluExp::idx(-20);  // negative, in range and past the end
+  AluExp idx = g * 3 + AluExp::idx(-20);  // negative, in range and far past the end: checked
+  // Just outside on both sides: read from the zeroed slack around the buffer, unchecked.
+  AluExp near = AluExp::binary(AluOp::Add, AluExp::load(DType::Float32, 0, g + AluExp::idx(-20)),
+                               AluExp::load(DType::Float32, 0, g / 2 + AluExp::idx(100)));
   k.exp = AluExp::binary(AluOp::Add, AluExp::load(DType::Float32, 0, idx),
                          AluExp::cast(DType::Float32, AluExp::load(DType::Int32, 1, g)));
+  k.exp = AluExp::binary(AluOp::Add, k.exp, near);
+  native::Plan plan = native::plan_kernel(k);
+  std::vector<bool> guards = native::load_guards(plan, {300, n - 7}, NativeBackend::kSlack);
+  EXPECT_EQ(std::count(guards.begin(), guards.end(), true), 1) << "only g * 3 - 20 needs a check";
   std::mt19937 rng(4);
   expect_same(k, {values(DType::Float32, 300, rng), values(DType::Int32, size_t(n) - 7, rng)});
 }

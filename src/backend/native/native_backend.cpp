@@ -3,6 +3,8 @@
 #include "backend/native/native_backend.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -24,15 +26,43 @@ bool env_flag(const char* name) {
 }
 
 // Below this much work (elements x reduction length x expression nodes) a dispatch runs
-// on the calling thread: waking the pool costs more than it saves (bench/native_bench.cpp,
-// docs/ARCHITECTURE.md "Native backend").
+// on the calling thread. Waking the pool costs ~2.5 us (a 1024-element kernel: 2.8 us on
+// one thread, 5 us split over two; bench/native_bench.cpp --sweep on the 2-core dev
+// machine, 2026-12); 2^18 keeps that under ~10% of the kernel's time.
 int64_t parallel_min_work() {
   static const int64_t v = [] {
     const char* e = std::getenv("KILN_NATIVE_PARALLEL_MIN_WORK");
-    return e && *e ? std::atoll(e) : int64_t(1) << 17;
+    return e && *e ? std::atoll(e) : int64_t(1) << 18;
   }();
   return v;
 }
+
+// $KILN_NATIVE_PROFILE=1: time every dispatch and print the costliest kernels at exit.
+struct Profile {
+  struct Entry {
+    std::string what;
+    double seconds = 0;
+    int64_t calls = 0;
+  };
+  std::mutex mu;
+  std::map<std::string, Entry> by_kernel;
+  ~Profile() {
+    std::vector<Entry> v;
+    double total = 0;
+    for (auto& [k, e] : by_kernel) v.push_back(e), total += e.seconds;
+    std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.seconds > b.seconds; });
+    std::fprintf(stderr, "[kiln] native profile: %.3f s in %zu kernels\n", total, v.size());
+    for (size_t i = 0; i < v.size() && i < 12; i++)
+      std::fprintf(stderr, "%8.3f s %6lld calls  %s\n", v[i].seconds, (long long)v[i].calls, v[i].what.c_str());
+  }
+};
+Profile* profile() {
+  static Profile* p = env_flag("KILN_NATIVE_PROFILE") ? new Profile : nullptr;
+  return p;
+}
+struct ProfileAtExit {
+  ~ProfileAtExit() { delete profile(); }
+} profile_at_exit;
 
 struct NativeExecutable : Executable {
   Kernel kernel;
@@ -59,13 +89,13 @@ const std::string& NativeBackend::name() const {
 
 int64_t NativeBackend::alloc(int64_t bytes) {
   int64_t h = next_handle_++;
-  buffers_[h].assign(size_t(bytes), 0);
+  buffers_[h].bytes.assign(size_t(bytes + 2 * kSlack), 0);
   return h;
 }
 
 void NativeBackend::free(int64_t handle) { buffers_.erase(handle); }
 
-std::vector<uint8_t>& NativeBackend::buffer(int64_t handle) {
+NativeBackend::Storage& NativeBackend::buffer(int64_t handle) {
   auto it = buffers_.find(handle);
   if (it == buffers_.end()) fail("native", "buffer ", handle, " does not exist");
   return it->second;
@@ -143,7 +173,7 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
   }
   bufs.push_back(ob.data());
   const native::Plan& plan = *exe.plan;
-  std::vector<bool> guards = native::load_guards(plan, counts);
+  std::vector<bool> guards = native::load_guards(plan, counts, kSlack);
   native::KernelFn fn;
   {
     std::lock_guard<std::mutex> lock(exe.mu);
@@ -152,12 +182,23 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
       it = exe.variants.emplace(guards, native::load_kernel(native::generate_source(plan, guards))).first;
     fn = it->second;
   }
+  Profile* prof = profile();
+  auto t0 = std::chrono::steady_clock::now();
   void* const* bp = bufs.data();
   const int64_t* cp = counts.data();
   if (pool_->size() > 1 && plan.items > 1 && plan.items * plan.work_per_item >= parallel_min_work()) {
     pool_->parallel_for(plan.items, [&](int64_t b, int64_t en) { fn(bp, cp, b, en); });
   } else {
     fn(bp, cp, 0, plan.items);
+  }
+  if (prof) {
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string key = k.to_string();
+    std::lock_guard<std::mutex> lock(prof->mu);
+    auto& e = prof->by_kernel[key];
+    if (e.what.empty()) e.what = plan.schedule.str() + "\n" + key;
+    e.seconds += dt;
+    e.calls++;
   }
 }
 

@@ -183,17 +183,19 @@ std::string int_formula(AluOp op, DType d, const std::vector<Operand>& a, const 
   }
 }
 
-// Bool results of arithmetic (values 0/1): alu_eval's rule, then x != 0.
+// Bool results of arithmetic (values 0/1): alu_eval's rule, then x != 0. Bitwise & and |
+// rather than && and ||: both sides are computed locals anyway, and short-circuit
+// branches would stop g++ from vectorizing masks (padded views' where conditions).
 std::string bool_formula(AluOp op, const std::vector<Operand>& a) {
   const std::string x = a[0].s, y = a.size() > 1 ? a[1].s : "";
   switch (op) {
     case AluOp::Not: return "(!" + x + ")";
     case AluOp::And: case AluOp::Mul: case AluOp::Min: case AluOp::Div: case AluOp::Idiv:
-      return "(" + x + " && " + y + ")";
-    case AluOp::Or: case AluOp::Add: case AluOp::Max: return "(" + x + " || " + y + ")";
+      return "(bool)(" + x + " & " + y + ")";
+    case AluOp::Or: case AluOp::Add: case AluOp::Max: return "(bool)(" + x + " | " + y + ")";
     case AluOp::Xor: case AluOp::Sub: return "(" + x + " != " + y + ")";
     case AluOp::Mod: return "false";
-    case AluOp::Pow: return "(!" + y + " || " + x + ")";  // x ** 0 == 1
+    case AluOp::Pow: return "(bool)(!" + y + " | " + x + ")";  // x ** 0 == 1
     case AluOp::Neg: case AluOp::Recip: return x;
     default: return "";
   }
@@ -383,12 +385,13 @@ Plan plan_kernel(const Kernel& k) {
   return p;
 }
 
-std::vector<bool> load_guards(const Plan& p, const std::vector<int64_t>& counts) {
+std::vector<bool> load_guards(const Plan& p, const std::vector<int64_t>& counts, int64_t slack_bytes) {
   std::vector<bool> g;
   for (const AluNode* n : loads(p)) {
     const AluExp& idx = n->src[0];
     int64_t count = size_t(n->arg) < counts.size() ? counts[size_t(n->arg)] : 0;
-    g.push_back(idx.vmin() < 0 || idx.vmax() >= count);
+    int64_t slack = slack_bytes / itemsize(p.kernel.inputs[size_t(n->arg)]);
+    g.push_back(idx.vmin() < -slack || idx.vmax() >= count + slack);
   }
   return g;
 }

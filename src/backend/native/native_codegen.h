@@ -32,7 +32,9 @@ Plan plan_kernel(const Kernel& k);
 
 // One bit per Load node (in emission order) saying whether its index needs a bounds
 // check for these input element counts: out-of-range loads read 0, as in the interpreter.
-std::vector<bool> load_guards(const Plan& p, const std::vector<int64_t>& counts);
+// Buffers carry `slack_bytes` of zeros before and after their data, so a load whose index
+// range stays within the slack reads that zero without a check (padded views' loads).
+std::vector<bool> load_guards(const Plan& p, const std::vector<int64_t>& counts, int64_t slack_bytes);
 
 // The translation unit: extern "C" void kiln_kernel(void* const* bufs, const int64_t* counts,
 // int64_t begin, int64_t end) runs work items [begin, end).
