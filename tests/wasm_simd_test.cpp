@@ -130,10 +130,14 @@ TEST(WasmSimd, TiledMatmulIsBitExact) {
   std::mt19937 rng(14);
   auto& be = wasm_be();
   const wasm::CodegenOptions saved = be.options();
-  for (auto [rows, vecs] : {std::pair{4, 2}, std::pair{1, 1}, std::pair{3, 3}, std::pair{6, 2}, std::pair{4, 4}}) {
+  // Register tiles, and cache blocks (partial sums through the output) of 8 columns x 16 steps.
+  for (auto [rows, vecs, blocked] : {std::tuple{4, 2, 0}, std::tuple{1, 1, 0}, std::tuple{3, 3, 0},
+                                     std::tuple{6, 2, 0}, std::tuple{4, 4, 0}, std::tuple{4, 2, 1},
+                                     std::tuple{2, 1, 1}}) {
     wasm::CodegenOptions o;
     o.tile_rows = rows;
     o.tile_vecs = vecs;
+    if (blocked) o.tile_panel = 8, o.tile_kblock = 16;
     be.set_options(o);
     for (auto [m, kk, n] : {std::tuple{8, 16, 8}, std::tuple{13, 7, 24}, std::tuple{33, 65, 40},
                             std::tuple{5, 3, 4}, std::tuple{1, 1, 4}, std::tuple{9, 100, 12}}) {

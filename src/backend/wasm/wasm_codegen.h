@@ -46,6 +46,8 @@ struct CodegenOptions {
   bool fma = false;   // f32x4.relaxed_madd in tiles; only where the engine validates it
   int tile_rows = 0;  // register tile MR x NR f32x4; 0: ScheduleParams::wasm()
   int tile_vecs = 0;
+  int tile_panel = 0;   // cache blocks: output columns, reduction steps; 0: ScheduleParams
+  int tile_kblock = 0;
   bool operator==(const CodegenOptions&) const = default;
 };
 

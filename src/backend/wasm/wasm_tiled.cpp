@@ -2,6 +2,7 @@
 // then MR rows x NR f32x4 accumulators per tile, summed in ridx order (bit-exact without FMA).
 #include "backend/wasm/wasm_tiled.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "ir/schedule.h"
@@ -153,30 +154,60 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const
   for (auto& b : bv) b = c.add_local(V::V128);
   const uint32_t av = c.add_local(V::V128);
 
-  // for i0 in [rt0, rt1) step MR: for j0 in [0, N4) step 4 NR
-  c.local_get(rt0), c.local_set(i0);
-  c.block();
-  c.local_get(i0), c.local_get(rt1), c.op(op::I32GeS), c.br_if(0);
-  c.loop();
-  {
-    c.i32_const(0), c.local_set(j0);
+  // Cache blocks: column panels of NC (the B panel stays in cache across all rows) and
+  // reduction blocks of KC; partial sums go through the output (float32, so exact) and the
+  // epilogue runs after the last block.
+  const int32_t NC = int32_t(std::max<int64_t>(4 * NR, t.panel / (4 * NR) * (4 * NR)));
+  const int32_t KC = int32_t(std::max(1, t.kblock));
+  const int32_t K = int32_t(ct.k);
+  const uint32_t jb = L(), je = L(), kb = L(), kn = L(), po = L();
+  if (N4 > 0) {
+    c.i32_const(0), c.local_set(jb);
+    c.loop();  // jb
+    c.local_get(jb), c.i32_const(NC), c.op(op::I32Add), c.local_tee(je);
+    c.i32_const(N4), c.local_get(je), c.i32_const(N4), c.op(op::I32LtS), c.op(op::Select), c.local_set(je);
+    c.i32_const(0), c.local_set(kb);
+    c.loop();  // kb
+    // kn = min(KC, K - kb)
+    c.i32_const(K), c.local_get(kb), c.op(op::I32Sub), c.local_tee(kn);
+    c.i32_const(KC), c.local_get(kn), c.i32_const(KC), c.op(op::I32LtS), c.op(op::Select), c.local_set(kn);
+    c.local_get(rt0), c.local_set(i0);
     c.block();
-    if (N4 == 0) c.br(0);
-    c.loop();
-    for (auto a : acc) {
+    c.local_get(i0), c.local_get(rt1), c.op(op::I32GeS), c.br_if(0);
+    c.loop();  // i0
+    c.local_get(jb), c.local_set(j0);
+    c.loop();  // j0
+    auto out_row = [&](int a) {  // po = out + 4 ((i0 + a) N + j0)
+      c.local_get(ke.out_ptr_local());
+      c.local_get(i0), c.i32_const(a), c.op(op::I32Add), c.i32_const(N), c.op(op::I32Mul);
+      c.local_get(j0), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl), c.op(op::I32Add);
+      c.local_set(po);
+    };
+    c.local_get(kb), c.op(op::I32Eqz);
+    c.if_();
+    for (auto x : acc) {
       e.emit_const(DType::Float32, Reduction::identity(AluOp::Add, DType::Float32));
-      c.simd(simd::F32x4Splat), c.local_set(a);
+      c.simd(simd::F32x4Splat), c.local_set(x);
     }
-    // pa = ptr_a + 4 (a.c0 + a.ci i0), pb = ptr_b + 4 (b.c0 + j0): byte addresses
+    c.else_();
+    for (int a = 0; a < MR; a++) {
+      out_row(a);
+      for (int b = 0; b < NR; b++)
+        c.local_get(po), c.simd_mem(simd::V128Load, 2, uint32_t(16 * b)), c.local_set(acc[size_t(a * NR + b)]);
+    }
+    c.end();
+    // pa = ptr_a + 4 (a.c0 + a.ci i0 + a.cr kb), pb = ptr_b + 4 (b.c0 + j0 + b.cr kb)
     c.local_get(ke.ptr_local(ct.a_arg));
     c.local_get(i0), c.i32_const(int32_t(ct.a.ci)), c.op(op::I32Mul);
+    c.local_get(kb), c.i32_const(int32_t(ct.a.cr)), c.op(op::I32Mul), c.op(op::I32Add);
     c.i32_const(int32_t(ct.a.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl), c.op(op::I32Add);
     c.local_set(pa);
     c.local_get(ke.ptr_local(ct.b_arg));
-    c.local_get(j0), c.i32_const(int32_t(ct.b.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl);
+    c.local_get(j0), c.local_get(kb), c.i32_const(int32_t(ct.b.cr)), c.op(op::I32Mul), c.op(op::I32Add);
+    c.i32_const(int32_t(ct.b.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl);
     c.op(op::I32Add), c.local_set(pb);
-    c.i32_const(int32_t(ct.k)), c.local_set(r);
-    c.loop();
+    c.local_get(kn), c.local_set(r);
+    c.loop();  // r
     for (int b = 0; b < NR; b++) {
       c.local_get(pb), c.simd_mem(simd::V128Load, 2, uint32_t(16 * b)), c.local_set(bv[size_t(b)]);
     }
@@ -197,7 +228,9 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const
     c.local_get(pb), c.i32_const(int32_t(4 * ct.b.cr)), c.op(op::I32Add), c.local_set(pb);
     c.local_get(r), c.i32_const(1), c.op(op::I32Sub), c.local_tee(r), c.br_if(0);
     c.end();
-    // The fused epilogue per block, at gidx = (i0 + a) N + j0 + 4 b.
+    // After the last reduction block: the fused epilogue per block, at gidx = (i0 + a) N + j0 + 4 b.
+    c.local_get(kb), c.local_get(kn), c.op(op::I32Add), c.i32_const(K), c.op(op::I32GeS);
+    c.if_();
     for (int a = 0; a < MR; a++)
       for (int b = 0; b < NR; b++) {
         c.local_get(i0), c.i32_const(a), c.op(op::I32Add), c.i32_const(N), c.op(op::I32Mul);
@@ -205,15 +238,27 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const
         c.local_set(ke.gidx_local());
         se.emit_epilogue_and_store(acc[size_t(a * NR + b)]);
       }
+    c.else_();
+    for (int a = 0; a < MR; a++) {
+      out_row(a);
+      for (int b = 0; b < NR; b++)
+        c.local_get(po), c.local_get(acc[size_t(a * NR + b)]), c.simd_mem(simd::V128Store, 2, uint32_t(16 * b));
+    }
+    c.end();
     c.local_get(j0), c.i32_const(4 * NR), c.op(op::I32Add), c.local_tee(j0);
+    c.local_get(je), c.op(op::I32LtS), c.br_if(0);
+    c.end();  // j0
+    c.local_get(i0), c.i32_const(MR), c.op(op::I32Add), c.local_tee(i0);
+    c.local_get(rt1), c.op(op::I32LtS), c.br_if(0);
+    c.end();  // i0
+    c.end();
+    c.local_get(kb), c.i32_const(KC), c.op(op::I32Add), c.local_tee(kb);
+    c.i32_const(K), c.op(op::I32LtS), c.br_if(0);
+    c.end();  // kb
+    c.local_get(jb), c.i32_const(NC), c.op(op::I32Add), c.local_tee(jb);
     c.i32_const(N4), c.op(op::I32LtS), c.br_if(0);
-    c.end();
-    c.end();
+    c.end();  // jb
   }
-  c.local_get(i0), c.i32_const(MR), c.op(op::I32Add), c.local_tee(i0);
-  c.local_get(rt1), c.op(op::I32LtS), c.br_if(0);
-  c.end();
-  c.end();
 
   // What the tiles did not cover: [begin, rt0 N), the column tail of each tiled row, and
   // [rt1 N, end), as segments 0, 1 .. rt1 - rt0, and the last.

@@ -27,6 +27,8 @@ std::optional<Contraction> find_contraction(const Kernel& k);
 struct TileShape {
   int rows = 4;     // MR
   int vecs = 2;     // NR: f32x4 accumulators per row
+  int panel = 1 << 24;   // cache block: output columns per panel (a multiple of 4 NR)
+  int kblock = 1 << 24;  // cache block: reduction steps per pass (partial sums kept in the output)
   bool fma = false;  // f32x4.relaxed_madd instead of mul + add (rounding differs)
 };
 
