@@ -209,7 +209,7 @@ CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& o) {
     ts.rows = o.tile_rows ? o.tile_rows : int(sp.reg_rows);
     ts.vecs = o.tile_vecs ? o.tile_vecs : int(sp.reg_vecs);
     // Cache blocks only when asked: without packing B, blocking measured slower (1024^3:
-    // 3.5 vs 9.2 GFLOP/s, AMD EPYC 2-core dev machine, 2026-12-03; power-of-2 row strides).
+    // 3.5 vs 9.2 GFLOP/s, Intel Xeon 2-core dev machine, 2026-12-03; power-of-2 row strides).
     if (o.tile_panel) ts.panel = o.tile_panel;
     if (o.tile_kblock) ts.kblock = o.tile_kblock;
     ts.fma = o.fma;
