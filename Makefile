@@ -18,7 +18,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench bench-native jit-docs setup data build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
+.PHONY: bench bench-native bench-wasm jit-docs setup data build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
 
 setup:
 	@missing=""; \
@@ -109,6 +109,15 @@ bench-native: setup
 	./build/native/native_bench
 	KILN_NUM_THREADS=1 ./build/native/native_bench --sweep
 	KILN_NATIVE_PARALLEL_MIN_WORK=0 ./build/native/native_bench --sweep
+# kiln-wasm against @jax-js/jax, tfjs-backend-wasm and onnxruntime-web in one Node process
+# (bench/wasm/bench.mjs); the peers come from bench/wasm/package.json. Not part of `make test`.
+KILN_BENCH_LINK := -fexceptions -sALLOW_TABLE_GROWTH=1 -sALLOW_MEMORY_GROWTH=1 -sMODULARIZE=1 \
+  -sEXPORT_NAME=createKiln -sSINGLE_FILE=1 -sENVIRONMENT=node
+bench-wasm: setup
+	cmake --preset wasm && cmake --build --preset wasm --target kiln
+	em++ -std=c++20 -O3 -fexceptions -Wall -Wextra -Werror -Isrc -Iinclude bench/wasm/kiln_bench_entry.cpp \
+	  build/wasm/libkiln.a $(KILN_BENCH_LINK) -o build/wasm/kiln_bench.cjs
+	cd bench/wasm && npm ci --no-audit --no-fund && node bench.mjs
 
 jit-docs: setup
 	cmake --preset native && cmake --build --preset native --target kiln

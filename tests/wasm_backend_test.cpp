@@ -13,103 +13,12 @@
 #include "backend/wasm/wasm_backend.h"
 #include "ir/alu_op.h"
 #include "ir/kernel.h"
+#include "wasm_test_util.h"
 
 namespace {
 
 using namespace kiln;
-using Bytes = std::vector<uint8_t>;
-
-WasmBackend& wasm_be() { return static_cast<WasmBackend&>(get_backend("wasm")); }
-
-Bytes run_on(Backend& be, const Kernel& k, const std::vector<Bytes>& ins) {
-  std::vector<BufferRef> keep;
-  std::vector<int64_t> handles;
-  for (const Bytes& b : ins) {
-    BufferRef r = be.allocate(std::max<int64_t>(int64_t(b.size()), 1));
-    if (!b.empty()) be.write(r->handle(), 0, b.data(), int64_t(b.size()));
-    handles.push_back(r->handle());
-    keep.push_back(r);
-  }
-  int64_t obytes = k.size * itemsize(k.out_dtype());
-  BufferRef out = be.allocate(std::max<int64_t>(obytes, 1));
-  auto exe = be.prepare(k);
-  be.dispatch(*exe, handles, out->handle());
-  Bytes result(static_cast<size_t>(obytes));
-  be.read_sync(out->handle(), 0, obytes, result.data());
-  return result;
-}
-
-double element(const Bytes& b, DType dt, size_t i) {
-  switch (dt) {
-    case DType::Bool: return b[i];
-    case DType::Int32: { int32_t v; std::memcpy(&v, &b[4 * i], 4); return v; }
-    case DType::Uint32: { uint32_t v; std::memcpy(&v, &b[4 * i], 4); return v; }
-    case DType::Float16: { uint16_t v; std::memcpy(&v, &b[2 * i], 2); return half_to_float(v); }
-    case DType::Float32: { float v; std::memcpy(&v, &b[4 * i], 4); return v; }
-    case DType::Float64: { double v; std::memcpy(&v, &b[8 * i], 8); return v; }
-  }
-  return 0;
-}
-
-// Bit-for-bit equality, except that any NaN equals any NaN (payloads are not specified).
-::testing::AssertionResult same_bits(const Kernel& k, const Bytes& want, const Bytes& got) {
-  DType dt = k.out_dtype();
-  size_t n = size_t(k.size);
-  for (size_t i = 0; i < n; i++) {
-    double w = element(want, dt, i), g = element(got, dt, i);
-    if (std::isnan(w) && std::isnan(g)) continue;
-    bool eq = w == g && std::signbit(w) == std::signbit(g);
-    if (dt == DType::Bool) eq = (w != 0) == (g != 0);
-    if (!eq)
-      return ::testing::AssertionFailure() << "element " << i << ": cpu " << w << ", wasm " << g
-                                           << "\n" << k.to_string();
-  }
-  return ::testing::AssertionSuccess();
-}
-
-// Values that exercise every edge of alu_eval: signed zeros, infinities, NaN, ties,
-// subnormals, int32 extremes and shift counts around 32.
-Bytes special_values(DType dt, size_t n, std::mt19937& rng) {
-  static const double fl[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, -7.0,
-                              INFINITY, -INFINITY, NAN, 1e-40, -3e-39, 3.4e38, 65504.0, 70000.0,
-                              1e10, -1e10, 6e-8, 0.1, 1e-3, 100.0, 2.0, 0.75, -0.25};
-  static const double in[] = {0, 1, -1, 2, -2, 3, -3, 7, -7, 31, 32, 33, -31, -32, 100,
-                              2147483647.0, -2147483648.0, 65536, -65536, 1000003};
-  static const double un[] = {0, 1, 2, 3, 7, 31, 32, 33, 100, 4294967295.0, 2147483648.0,
-                              2147483647.0, 65536, 1000003};
-  Bytes b(n * size_t(itemsize(dt)));
-  std::uniform_real_distribution<double> u(-10, 10);
-  std::uniform_int_distribution<int> pick(0, 99);
-  for (size_t i = 0; i < n; i++) {
-    double v = 0;
-    bool special = pick(rng) < 60;
-    switch (dt) {
-      case DType::Bool: v = pick(rng) & 1; break;
-      case DType::Int32: v = special ? in[rng() % std::size(in)] : double(int32_t(rng())); break;
-      case DType::Uint32: v = special ? un[rng() % std::size(un)] : double(uint32_t(rng())); break;
-      default: v = special ? fl[rng() % std::size(fl)] : u(rng); break;
-    }
-    switch (dt) {
-      case DType::Bool: b[i] = v != 0; break;
-      case DType::Int32: { int32_t x = int32_t(v); std::memcpy(&b[4 * i], &x, 4); break; }
-      case DType::Uint32: { uint32_t x = uint32_t(v); std::memcpy(&b[4 * i], &x, 4); break; }
-      case DType::Float16: { uint16_t x = float_to_half(float(v)); std::memcpy(&b[2 * i], &x, 2); break; }
-      case DType::Float32: { float x = float(v); std::memcpy(&b[4 * i], &x, 4); break; }
-      case DType::Float64: std::memcpy(&b[8 * i], &v, 8); break;
-    }
-  }
-  return b;
-}
-
-AluExp gidx(int64_t n) { return AluExp::var(VarId::Gidx, DType::Int32, n - 1); }
-
-void expect_same(const Kernel& k, const std::vector<Bytes>& ins) {
-  Bytes want = run_on(get_backend("cpu"), k, ins);
-  Bytes got = run_on(wasm_be(), k, ins);
-  EXPECT_TRUE(same_bits(k, want, got));
-}
-
-const DType kAll[] = {DType::Bool, DType::Int32, DType::Uint32, DType::Float16, DType::Float32, DType::Float64};
+using namespace kiln::wasm_test;
 
 bool defined_on(AluOp op, DType dt) {
   bool f = is_float(dt), b = dt == DType::Bool;
@@ -214,77 +123,6 @@ TEST(WasmBackend, OutOfRangeLoadsReadZero) {
                          AluExp::cast(DType::Float32, AluExp::load(DType::Int32, 1, g)));
   std::mt19937 rng(4);
   expect_same(k, {special_values(DType::Float32, 30, rng), special_values(DType::Int32, size_t(n) - 7, rng)});
-}
-
-// ---- random kernels ---------------------------------------------------------------------
-
-struct RandomKernel {
-  std::mt19937& rng;
-  int64_t n;
-  std::vector<DType> inputs;
-  int pick(int k) { return int(rng() % uint32_t(k)); }
-
-  // An index expression in gidx (and ridx when given): strided, broadcast, divided,
-  // modded, flipped or shifted out of range, as views produce.
-  AluExp index(const AluExp& g, const AluExp* r) {
-    AluExp base = g;
-    switch (pick(6)) {
-      case 0: break;
-      case 1: base = g * int64_t(1 + pick(3)) + AluExp::idx(pick(7) - 3); break;
-      case 2: base = g / int64_t(1 + pick(8)); break;
-      case 3: base = (g % int64_t(2 + pick(6))) * int64_t(1 + pick(2)) + g / int64_t(4); break;
-      case 4: base = AluExp::idx(n - 1) - g; break;
-      default: base = AluExp::idx(pick(5)); break;
-    }
-    if (r) base = base * int64_t(1 + pick(2)) + *r * int64_t(pick(3));
-    return base;
-  }
-
-  AluExp leaf(DType dt, const AluExp& g, const AluExp* r) {
-    if (pick(5) == 0) {
-      double v = is_float(dt) ? double(pick(20)) / 4 - 2 : dt == DType::Bool ? pick(2) : pick(9) - 4;
-      return AluExp::constant(dt, v);
-    }
-    inputs.push_back(dt);
-    return AluExp::load(dt, int(inputs.size() - 1), index(g, r));
-  }
-
-  AluExp expr(DType dt, int depth, const AluExp& g, const AluExp* r) {
-    if (depth == 0) return leaf(dt, g, r);
-    static const AluOp fbin[] = {AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Div, AluOp::Max,
-                                 AluOp::Min, AluOp::Idiv, AluOp::Mod, AluOp::Pow};
-    static const AluOp ibin[] = {AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Div, AluOp::Idiv,
-                                 AluOp::Mod, AluOp::Max, AluOp::Min, AluOp::And, AluOp::Xor,
-                                 AluOp::Shl, AluOp::Shr};
-    static const AluOp fun[] = {AluOp::Neg, AluOp::Sqrt, AluOp::Exp, AluOp::Log, AluOp::Tanh,
-                                AluOp::Floor, AluOp::Round, AluOp::Recip, AluOp::Sin, AluOp::Erf};
-    int kind = pick(10);
-    if (kind < 2) {  // a cast from another dtype
-      DType from = kAll[pick(6)];
-      return AluExp::cast(dt, expr(from, depth - 1, g, r));
-    }
-    if (kind < 3) {
-      AluExp c = AluExp::binary(AluOp::CmpLt, expr(dt, depth - 1, g, r), expr(dt, depth - 1, g, r));
-      return AluExp::where(c, expr(dt, depth - 1, g, r), expr(dt, depth - 1, g, r));
-    }
-    if (dt == DType::Bool) {
-      DType sdt = kAll[1 + pick(5)];
-      return AluExp::binary(pick(2) ? AluOp::CmpLe : AluOp::CmpNe, expr(sdt, depth - 1, g, r),
-                            expr(sdt, depth - 1, g, r));
-    }
-    if (kind < 5) {
-      AluOp op = is_float(dt) ? fun[pick(int(std::size(fun)))] : (pick(2) ? AluOp::Neg : AluOp::Not);
-      return AluExp::unary(op, expr(dt, depth - 1, g, r));
-    }
-    AluOp op = is_float(dt) ? fbin[pick(int(std::size(fbin)))] : ibin[pick(int(std::size(ibin)))];
-    return AluExp::binary(op, expr(dt, depth - 1, g, r), expr(dt, depth - 1, g, r));
-  }
-};
-
-std::vector<Bytes> inputs_for(const std::vector<DType>& dts, std::mt19937& rng, size_t n) {
-  std::vector<Bytes> out;
-  for (DType d : dts) out.push_back(special_values(d, n - rng() % std::min<size_t>(n, 5), rng));  // some short
-  return out;
 }
 
 TEST(WasmBackend, RandomPointwiseKernels) {

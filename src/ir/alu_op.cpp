@@ -121,7 +121,8 @@ double cast(DType to, DType from, double x) {
     double t = std::trunc(x);
     double lo = to == DType::Int32 ? -2147483648.0 : 0.0;
     double hi = to == DType::Int32 ? 2147483647.0 : 4294967295.0;
-    return t < lo ? lo : t > hi ? hi : t;
+    // + 0.0: trunc(-0.5) is -0.0, which no integer holds (NumPy's int(-0.5) is 0).
+    return (t < lo ? lo : t > hi ? hi : t) + 0.0;
   }
   return round_to(to, x);  // int <-> int wraps, bool -> 0/1
 }

@@ -8,7 +8,7 @@
 namespace kiln {
 
 ScheduleParams ScheduleParams::cpu() { return {}; }
-ScheduleParams ScheduleParams::wasm() { return {4, 4, 32, 64, 1, 1}; }
+ScheduleParams ScheduleParams::wasm() { return {4, 4, 32, 64, 1, 1, 4, 2}; }
 ScheduleParams ScheduleParams::webgpu() { return {4, 4, 64, 16, 256, 16}; }
 
 int64_t largest_divisor(int64_t n, int64_t cap) {

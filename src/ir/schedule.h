@@ -18,6 +18,8 @@ struct ScheduleParams {
   int64_t tile_red = 1;     // reduction block (K) per tile
   int64_t max_local = 1;    // threads per workgroup (1: no workgroups, e.g. the cpu)
   int64_t local_inner = 1;  // preferred threads along the innermost output axis
+  int64_t reg_rows = 1;     // register tile of a contraction: rows x (reg_vecs x upcast) outputs
+  int64_t reg_vecs = 1;
   static ScheduleParams cpu();     // the interpreter ignores the schedule; this is its baseline
   static ScheduleParams wasm();    // SIMD128 (4 x f32), unrolled reductions, L1-sized tiles
   static ScheduleParams webgpu();  // 16x16 workgroups, 4-wide register blocks

@@ -193,10 +193,10 @@ void WasmBackend::read_async(int64_t handle, int64_t offset, int64_t bytes,
 }
 
 std::shared_ptr<Executable> WasmBackend::prepare(const Kernel& kernel) {
-  std::string key = wasm::kernel_key(kernel);
+  std::string key = wasm::kernel_key(kernel, opts_);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  wasm::CompiledKernel ck = wasm::compile_kernel(kernel);
+  wasm::CompiledKernel ck = wasm::compile_kernel(kernel, opts_);
   std::vector<uint32_t> imports;
   for (wasm::Builtin b : ck.imports) imports.push_back(builtin_table_index(b));
   auto exe = std::make_shared<WasmExecutable>();

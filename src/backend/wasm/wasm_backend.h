@@ -30,6 +30,8 @@ class WasmBackend : public Backend {
   void set_call_mode(CallMode m) { mode_ = m; }
   CallMode call_mode() const { return mode_; }
   // Codegen options for kernels prepared from now on (cached separately per option set).
+  void set_options(const wasm::CodegenOptions& o) { opts_ = o; }
+  const wasm::CodegenOptions& options() const { return opts_; }
   int64_t live_buffers() const { return int64_t(buffers_.size()); }
   int64_t cached_kernels() const { return int64_t(cache_.size()); }
   // The address of a buffer in linear memory (for tests and the JS layer).
@@ -44,6 +46,7 @@ class WasmBackend : public Backend {
   std::map<int64_t, int64_t> buffers_;  // address -> bytes
   std::unordered_map<std::string, std::shared_ptr<Executable>> cache_;
   CallMode mode_ = CallMode::Table;
+  wasm::CodegenOptions opts_;
 };
 
 }  // namespace kiln

@@ -34,11 +34,26 @@ const char* builtin_name(Builtin b);
 struct CompiledKernel {
   std::vector<uint8_t> bytes;
   std::vector<Builtin> imports;  // imported as env.b0, env.b1, ... in this order
+  bool simd_loop = false;        // has the SIMD128 main loop
+  bool tiled = false;            // has the register-tiled contraction loop
 };
 
-CompiledKernel compile_kernel(const Kernel& k);
+// How kernels are generated. Every combination computes the same bits as alu_eval, except
+// `fma`, which lets the engine fuse a * b + c in tiled contractions (rounding differs).
+struct CodegenOptions {
+  bool simd = true;   // the SIMD128 main loop (4 outputs per block) where it pays
+  bool tile = true;   // register-tiled float32 contractions
+  bool fma = false;   // f32x4.relaxed_madd in tiles; only where the engine validates it
+  int tile_rows = 0;  // register tile MR x NR f32x4; 0: ScheduleParams::wasm()
+  int tile_vecs = 0;
+  int tile_panel = 0;   // cache blocks: output columns, reduction steps; 0: ScheduleParams
+  int tile_kblock = 0;
+  bool operator==(const CodegenOptions&) const = default;
+};
 
-// An exact serialization of a kernel (every constant's bits), used as the cache key.
-std::string kernel_key(const Kernel& k);
+CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& o = {});
+
+// An exact serialization of a kernel (every constant's bits) and the options: the cache key.
+std::string kernel_key(const Kernel& k, const CodegenOptions& o = {});
 
 }  // namespace kiln::wasm

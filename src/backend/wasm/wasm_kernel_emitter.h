@@ -33,8 +33,8 @@ class KernelEmitter {
   void emit_prologue();
   // Computes (into locals) every node of `plan` at `level`.
   void compute_level(const DagPlan& plan, int level);
-  // The scalar loop over gidx in [from_local, end): computes and stores each element.
-  void emit_scalar_loop(uint32_t from_local);
+  // The scalar loop over gidx in [from_local, to_local): computes and stores each element.
+  void emit_scalar_loop(uint32_t from_local, uint32_t to_local = kEnd);
 
   Val val(const AluNode* n) const;  // a computed node, a variable or a constant
   uint32_t ptr_local(int arg) const { return ptr_[size_t(arg)]; }

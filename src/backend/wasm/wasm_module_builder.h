@@ -72,6 +72,8 @@ inline constexpr uint32_t F32x4Abs = 0xe0, F32x4Neg = 0xe1, F32x4Sqrt = 0xe3, F3
                           F32x4Sub = 0xe5, F32x4Mul = 0xe6, F32x4Div = 0xe7;
 inline constexpr uint32_t I32x4TruncSatF32x4S = 0xf8, I32x4TruncSatF32x4U = 0xf9,
                           F32x4ConvertI32x4S = 0xfa, F32x4ConvertI32x4U = 0xfb;
+// Relaxed SIMD (feature-probed at run time): a * b + c, fused or not, as the engine picks.
+inline constexpr uint32_t F32x4RelaxedMadd = 0x105;
 }  // namespace simd
 
 void put_uleb(std::vector<uint8_t>& out, uint64_t v);

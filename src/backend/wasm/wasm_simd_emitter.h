@@ -1,0 +1,84 @@
+// SimdEmitter: the SIMD128 main loop of a kernel, 4 consecutive gidx per block; each node is
+// uniform, affine in the lane, an f32x4/i32x4 vector, or 4 scalar lanes (bit-exact fallback).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <unordered_map>
+
+#include "backend/wasm/wasm_kernel_emitter.h"
+
+namespace kiln::wasm {
+
+// How a node's value varies over the 4 lanes gidx = g + l (g a multiple of 4) of a block.
+enum class LaneKind : uint8_t {
+  Uniform,  // one scalar for all lanes (index arithmetic: value(g), and m divides it)
+  Affine,   // int32: value(g) + l * stride, value(g) a multiple of m
+  Vector,   // one v128 (f32x4 or i32x4; bool lanes are 0/1)
+  Lanes,    // 4 scalars computed with the scalar OpEmitter (exactly alu_eval)
+};
+
+struct LaneInfo {
+  LaneKind kind = LaneKind::Lanes;
+  int64_t stride = 0;  // Affine
+  int64_t m = 1;       // Uniform/Affine int32: value(g) is a multiple of m
+  bool wide = false;   // holds a weak constant's double value (only Uniform/Lanes)
+};
+
+class SimdEmitter {
+ public:
+  explicit SimdEmitter(KernelEmitter& ke);
+
+  // Whether the SIMD loop pays: the result (or the accumulator) is a vector and, for a
+  // reduction, no load inside the reduction loop is gathered lane by lane.
+  bool worthwhile() const { return worthwhile_; }
+  // Blocks of 4 outputs for gidx from `from` (a multiple of 4) while gidx + 4 <= `to`; leaves
+  // gidx_local() at the first gidx not done.
+  void emit_loop(uint32_t from, uint32_t to);
+
+  // For the tiled contraction: computes the epilogue of the block at gidx_local() with the
+  // accumulator vector in `acc_v128`, and stores it.
+  void emit_epilogue_and_store(uint32_t acc_v128);
+  const LaneInfo& info(const AluNode* n) const { return info_.at(n); }
+
+ private:
+  struct Rep {
+    explicit Rep(LaneKind k = LaneKind::Lanes) : kind(k) {}
+    LaneKind kind;
+    bool wide = false;
+    int64_t stride = 0;
+    Val scalar{DType::Int32, false, {}};  // Uniform/Affine: the value of lane 0
+    uint32_t v = 0;                      // Vector: the v128 local
+    std::array<uint32_t, 4> lanes{};     // Lanes: one local per lane
+  };
+  void analyze(const DagPlan& plan);
+  LaneInfo classify(const AluNode& n) const;
+  void compute_level(const DagPlan& plan, int level);
+  void compute(const AluNode& n);
+  void store_result(const AluNode* result);
+  void init_acc();
+  void fold_acc(const AluNode* term);
+
+  Val lane_val(const Rep& r, DType dt, int lane);
+  void push_vector(const Rep& r, DType dt);  // any rep as a v128 (not wide)
+  Rep make_vector_local(DType dt);           // pops a v128 into a new Vector rep
+  Rep make_lanes(DType dt, bool wide, const std::function<bool(int)>& emit_lane);
+  void emit_vector_op(AluOp op, DType dt, const std::vector<const Rep*>& srcs,
+                      const std::vector<DType>& sdt);
+  void emit_load(const AluNode& n);
+  const Rep& rep(const AluNode* n);
+
+  KernelEmitter& ke_;
+  CodeBuilder& c_;
+  OpEmitter& e_;
+  const bool red_;
+  std::unordered_map<const AluNode*, LaneInfo> info_;
+  std::unordered_map<const AluNode*, Rep> reps_;
+  Rep acc_;
+  LaneInfo acc_info_;
+  bool worthwhile_ = false;
+};
+
+// Whether a vector form of op on dt (with source dtypes sdt) exists that equals alu_eval.
+bool simd_op_exists(AluOp op, DType dt, const std::vector<DType>& sdt);
+
+}  // namespace kiln::wasm
