@@ -105,6 +105,13 @@ Fn from_js(val jsfn) {
   return [jsfn](const std::vector<Tree>& args) -> Tree {
     Tree::List l(args.begin(), args.end());
     val r = jsfn(from_tree(Tree(std::move(l))));
+    // `done` releases the JS references to the outputs once C++ holds them.
+    struct Done {
+      val f;
+      ~Done() {
+        if (is_set(f)) f();
+      }
+    } done{jsfn["done"]};
     if (r.instanceof(val::global("Error"))) fail("kiln", "the JS function threw: ", r["message"].as<std::string>());
     return to_tree(r);
   };
