@@ -15,5 +15,11 @@ const __filename = __kilnNode ? (await import("node:url")).fileURLToPath(import.
 const __dirname = __kilnNode ? (await import("node:path")).dirname(__filename) : "";
 `;
 mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, prologue + readFileSync(src, "utf8") + "\nexport default createKilnCore;\n");
+// The UMD tail would write to a `module`/`exports` that some loaders (Vitest) define.
+const body = readFileSync(src, "utf8").replace(
+  "if (typeof exports === 'object' && typeof module === 'object')",
+  "if (false)",
+);
+if (!body.includes("if (false)")) throw new Error("wrap-core: Emscripten's UMD tail was not found");
+writeFileSync(out, prologue + body + "\nexport default createKilnCore;\n");
 console.log(`[kiln] wrote ${out}`);
