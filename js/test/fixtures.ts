@@ -27,6 +27,19 @@ function parseArray(tokens: string[]): FixArray {
   return { dtype, weak: weak === "-" ? -1 : Number(weak), shape: dims.map(Number), values: tokens.slice(colon + 1).map(parseValue) };
 }
 
+/** The JAX fixtures' named form: `<name> <dtype> <dims...> : <values...>` (no weak field). */
+function parseNamed(tokens: string[]): FixArray {
+  return parseArray([tokens[0], "-", ...tokens.slice(1)]);
+}
+
+/** Distance in float32 units in the last place. */
+export function ulps(a: number, b: number): number {
+  const f = new Float32Array([a, b]);
+  const i = new Int32Array(f.buffer);
+  const key = (x: number) => (x < 0 ? 0x80000000 - x : x);
+  return Math.abs(key(i[0]) - key(i[1]));
+}
+
 export function parseFixtures(text: string, named = false): Case[] {
   const cases: Case[] = [];
   let c: Case | null = null;
@@ -41,14 +54,14 @@ export function parseFixtures(text: string, named = false): Case[] {
         c!.params[t[1]] = t.slice(2);
         break;
       case "input":
-        if (named) c!.inputs.push({ name: t[1], arr: parseArray(t.slice(2)), views: [] });
+        if (named) c!.inputs.push({ name: t[1], arr: parseNamed(t.slice(2)), views: [] });
         else c!.inputs.push({ arr: parseArray(t.slice(1)), views: [] });
         break;
       case "view":
         c!.inputs[c!.inputs.length - 1].views.push(t.slice(1));
         break;
       case "expect":
-        c!.expects.push(named ? parseArray(t.slice(2)) : parseArray(t.slice(1)));
+        c!.expects.push(named ? parseNamed(t.slice(2)) : parseArray(t.slice(1)));
         break;
       case "expect_error":
         c!.error = t.slice(1).join(" ").split("|");
