@@ -5,8 +5,9 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := build
 
-# Debian packages the build needs. emscripten brings clang-14, lld-14, binaryen, node-acorn.
-APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten
+# Debian packages the build needs. emscripten brings clang-14, lld-14, binaryen, node-acorn;
+# chromium runs the JS suite headless (make test-js, driven by npm playwright-core).
+APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten chromium
 
 # Debian's emcc needs its node modules (acorn) on NODE_PATH, or -O2 links fail.
 export NODE_PATH := /usr/share/nodejs
@@ -15,7 +16,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench jit-docs setup build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
+.PHONY: bench jit-docs setup build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo format clean
 
 setup:
 	@missing=""; \
@@ -56,6 +57,15 @@ test-wasm: setup
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
 	$(call timed,node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node)
 
+# The npm package (js/): npm ci from the committed lock file, the em++ core with embind
+# (build/js, preset `js`), tsc, then the Vitest suite in Node and in headless Chromium.
+test-js: setup
+	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
+	$(call timed,cmake --preset js && cmake --build --preset js,em++ package core (build/js/kiln_core.js))
+	$(call timed,cd js && npm run --silent build,tsc + ESM core (js/dist))
+	$(call timed,cd js && npx vitest run --reporter=dot,vitest in node (cpu + wasm))
+	$(call timed,cd js && node test/browser/run.mjs,the same suite in headless chromium)
+
 # The NumPy fixture generators must reproduce the committed fixtures byte for byte, with
 # numpy pinned in tools/requirements.txt. The JAX generator (tools/gen_jax_fixtures.py)
 # needs jax, a large download, so it is checked by `make check-jax-fixtures` instead.
@@ -74,6 +84,7 @@ test: setup
 	$(MAKE) --no-print-directory test-native
 	$(MAKE) --no-print-directory test-debug
 	$(MAKE) --no-print-directory test-wasm
+	$(MAKE) --no-print-directory test-js
 
 demo: build
 	@if [ ! -x build/native/kiln_demo ]; then \

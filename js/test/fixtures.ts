@@ -101,7 +101,8 @@ export function compare(got: np.Array, want: FixArray, tol: [number, number]): s
   if (got.shape.join(",") !== want.shape.join(",")) return `shape [${got.shape}], expected [${want.shape}]`;
   if (want.weak !== -1 && Number(got.weakType) !== want.weak) return `weakType ${got.weakType}, expected ${want.weak === 1}`;
   const raw = got.ref.dataSync();
-  const vals = Array.from(raw as ArrayLike<number>, (x) => (want.dtype === "float16" ? halfToNumber(x) : Number(x)));
+  const bits = raw instanceof Uint16Array; // float16 where the engine has no Float16Array (Node 20)
+  const vals = Array.from(raw as ArrayLike<number>, (x) => (bits ? halfToNumber(x) : Number(x)));
   const [rtol, atol] = tol;
   for (let i = 0; i < vals.length; i++) {
     const g = vals[i];

@@ -1,0 +1,79 @@
+// Runs the Vitest suite in headless Chromium: bundles test/browser/entry.ts with esbuild
+// (`vitest` resolved to vitest-shim.ts), serves it with COOP/COEP headers from a local
+// server, and drives Debian's chromium through playwright-core. Exit code 1 on failures.
+import { build } from "esbuild";
+import { createServer } from "node:http";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+// `?raw` imports as text, as Vite gives them.
+const rawText = {
+  name: "raw",
+  setup(b) {
+    b.onResolve({ filter: /\?raw$/ }, (a) => ({ path: resolve(a.resolveDir, a.path.slice(0, -4)), namespace: "raw" }));
+    b.onLoad({ filter: /.*/, namespace: "raw" }, (a) => ({ contents: readFileSync(a.path, "utf8"), loader: "text" }));
+  },
+};
+const bundle = await build({
+  entryPoints: [join(here, "entry.ts")],
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  write: false,
+  external: ["node:*"],
+  alias: { vitest: join(here, "vitest-shim.ts") },
+  plugins: [rawText],
+  logLevel: "warning",
+});
+const script = bundle.outputFiles[0].contents;
+const page = `<!doctype html><meta charset="utf-8"><title>kiln tests</title><script type="module" src="/bundle.js"></script>`;
+
+// Cross-origin isolation (SharedArrayBuffer, so a threaded build can be chosen).
+const headers = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
+const server = createServer((req, res) => {
+  if (req.url === "/bundle.js") res.writeHead(200, { ...headers, "Content-Type": "text/javascript" }).end(script);
+  else if (req.url === "/" || req.url === "/index.html") res.writeHead(200, { ...headers, "Content-Type": "text/html" }).end(page);
+  else res.writeHead(404).end();
+});
+await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+const url = `http://127.0.0.1:${server.address().port}/`;
+
+const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run"],
+});
+let failed = 0;
+try {
+  const tab = context.pages()[0] ?? (await context.newPage());
+  tab.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
+  const version = context.browser()?.version() ?? "chromium";
+  await tab.goto(url);
+  await tab.waitForFunction(() => window.__kiln?.done === true, null, { timeout: 540_000, polling: 500 });
+  const { results, isolated, sab } = await tab.evaluate(() => window.__kiln);
+  const bad = results.filter((r) => !r.ok);
+  failed = bad.length;
+  for (const r of bad.slice(0, 30)) console.error(`FAIL ${r.name}\n  ${r.error.split("\n").slice(0, 3).join("\n  ")}`);
+  console.log(`[kiln] chromium ${version}: ${results.length - bad.length} passed, ${bad.length} failed (crossOriginIsolated ${isolated}, SharedArrayBuffer ${sab})`);
+  if (!isolated) {
+    console.error("[kiln] the page is not cross-origin isolated");
+    failed++;
+  }
+  if (results.length < 1000) {
+    console.error(`[kiln] only ${results.length} tests ran`);
+    failed++;
+  }
+} finally {
+  await context.close();
+  server.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(failed === 0 ? 0 : 1);
