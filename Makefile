@@ -63,8 +63,9 @@ test-js: setup
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
 	$(call timed,cmake --preset js && cmake --build --preset js,em++ package core (build/js/kiln_core.js))
 	$(call timed,cd js && npm run --silent build,tsc + ESM core (js/dist))
-	$(call timed,cd js && npx vitest run --reporter=dot,vitest in node (cpu + wasm))
+	$(call timed,cd js && npx vitest run,vitest in node (cpu + wasm))
 	$(call timed,cd js && node test/browser/run.mjs,the same suite in headless chromium)
+	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
 # The NumPy fixture generators must reproduce the committed fixtures byte for byte, with
 # numpy pinned in tools/requirements.txt. The JAX generator (tools/gen_jax_fixtures.py)

@@ -36,8 +36,20 @@ const page = `<!doctype html><meta charset="utf-8"><title>kiln tests</title><scr
 
 // Cross-origin isolation (SharedArrayBuffer, so a threaded build can be chosen).
 const headers = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
+// Also the repository's examples/web page and the package it loads (js/dist).
+const repo = resolve(here, "../../..");
+const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript" };
 const server = createServer((req, res) => {
-  if (req.url === "/bundle.js") res.writeHead(200, { ...headers, "Content-Type": "text/javascript" }).end(script);
+  const path = (req.url ?? "").split("?")[0];
+  if (/^\/(examples\/web|js\/dist)\/[\w./-]*$/.test(path) && !path.includes("..")) {
+    const file = join(repo, path.endsWith("/") ? path + "index.html" : path);
+    try {
+      const body = readFileSync(file);
+      res.writeHead(200, { ...headers, "Content-Type": types[file.slice(file.lastIndexOf("."))] ?? "application/octet-stream" }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  } else if (req.url === "/bundle.js") res.writeHead(200, { ...headers, "Content-Type": "text/javascript" }).end(script);
   else if (req.url === "/" || req.url === "/index.html") res.writeHead(200, { ...headers, "Content-Type": "text/html" }).end(page);
   else res.writeHead(404).end();
 });
@@ -67,6 +79,17 @@ try {
     console.error("[kiln] the page is not cross-origin isolated");
     failed++;
   }
+  // The example page must compute d/dx sin(x)·x as the formula does.
+  await tab.goto(url + "examples/web/");
+  await tab.waitForFunction(() => !document.getElementById("out").textContent.startsWith("loading"), null, { timeout: 60_000 });
+  const text = await tab.textContent("#out");
+  const rows = text.split("\n").filter((l) => l.startsWith("x ="));
+  const agree = rows.length === 5 && rows.every((l) => {
+    const m = l.match(/kiln (\S+) .* (\S+)$/);
+    return m && Math.abs(Number(m[1]) - Number(m[2])) < 1e-5;
+  });
+  console.log(`[kiln] examples/web: ${agree ? "ok" : "WRONG"}\n${text}`);
+  if (!agree) failed++;
   if (results.length < 1000) {
     console.error(`[kiln] only ${results.length} tests ran`);
     failed++;
