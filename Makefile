@@ -70,7 +70,7 @@ test-js: setup
 # The NumPy fixture generators must reproduce the committed fixtures byte for byte, with
 # numpy pinned in tools/requirements.txt. The JAX generator (tools/gen_jax_fixtures.py)
 # needs jax, a large download, so it is checked by `make check-jax-fixtures` instead.
-NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py
+NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py tools/gen_js_fixtures.py
 test-fixtures:
 	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check; done,fixture generators reproduce the fixtures)
 

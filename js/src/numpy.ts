@@ -2,8 +2,10 @@
 // arguments), each a call into the core's op table; every function consumes its Arrays.
 import { Array, DType, run, type ArrayLike, type Axis, type Device, type Pair, type ReduceOpts } from "./array.js";
 import { check, core } from "./core.js";
+import { diag as diagComposite } from "./numpy_composite.js";
 
 export { Array, DType, type ArrayLike };
+export * from "./numpy_composite.js";
 export const float32 = DType.Float32;
 export const int32 = DType.Int32;
 export const uint32 = DType.Uint32;
@@ -305,8 +307,8 @@ export function einsum(subscripts: string, ...operands: ArrayLike[]): Array {
 export function diagonal(a: Array, offset = 0, axis1 = 0, axis2 = 1): Array {
   return a.diagonal(offset, axis1, axis2);
 }
-export function trace(a: Array): Array {
-  return a.diagonal().sum(-1);
+export function trace(a: Array, offset = 0): Array {
+  return offset === 0 ? a.diagonal().sum(-1) : diagComposite(a, offset).sum();
 }
 
 export function shape(a: ArrayLike): number[] {

@@ -4,6 +4,7 @@ import { runAll, type Result } from "./vitest-shim.js";
 import "../api.test.ts";
 import "../numpy_fixtures.test.ts";
 import "../jax_fixtures.test.ts";
+import "../js_fixtures.test.ts";
 
 const w = window as any;
 w.__kiln = { done: false, results: [] as Result[], isolated: (globalThis as any).crossOriginIsolated === true, sab: typeof SharedArrayBuffer === "function" };
