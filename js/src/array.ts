@@ -217,16 +217,16 @@ export class Array {
   }
 }
 
-/** @ignore The handle of an argument: an Array's own, or a number/boolean made weak. */
-function argHandle(x: ArrayLike, like: Array | undefined): any {
-  if (x instanceof Array) return x._h();
-  if (typeof x === "number" && like !== undefined && like.dtype !== "bool") {
-    // jax-js casts a JS number to the dtype of the array it meets (int32 + 1.5 is int32).
-    return check(core.weakScalar(x, like.dtype, like.device));
-  }
-  if (typeof x === "number" || typeof x === "boolean") return x;
-  throw new TypeError(`kiln: got ${typeof x} where an Array or a number was expected`);
-}
+// Ops whose operands jax-js promotes by its weak-type rule: a JS number, or a weakly typed
+// Array, takes the dtype of the first strongly typed non-bool Array operand (so int32 + 1.5
+// and int32 + np.array(1.5) are int32, where JAX gives float32). Other ops (random, creation)
+// see numbers as weak float32 scalars.
+const WEAK_CASTING = new Set([
+  "add", "subtract", "multiply", "divide", "floor_divide", "mod", "power", "maximum", "minimum",
+  "arctan2", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+  "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+  "left_shift", "right_shift", "where", "clip",
+]);
 
 /**
  * @ignore Runs a core op on arguments and consumes the Array arguments, but only when it
@@ -239,12 +239,24 @@ export function run(op: string, args: ArrayLike[], params: Record<string, any> =
     a._h();
     if (a.refCount < n) throw new UseAfterFreeError(a.toString());
   }
-  const like = args.find((a): a is Array => a instanceof Array);
+  const like = WEAK_CASTING.has(op)
+    ? args.find((a): a is Array => a instanceof Array && !a.weakType && a.dtype !== "bool")
+    : undefined;
   const temps: Handle[] = [];
   const hs = args.map((a) => {
-    const h = argHandle(a, like);
-    if (typeof a === "number" && typeof h === "object") temps.push(h);
-    return h;
+    if (like !== undefined && typeof a === "number") {
+      const t = check(core.weakScalar(a, like.dtype, like.device));
+      temps.push(t);
+      return t;
+    }
+    if (like !== undefined && a instanceof Array && a.weakType && a.dtype !== like.dtype) {
+      const t = check(core.op("astype", [a._h()], { dtype: like.dtype }));
+      temps.push(t);
+      return t;
+    }
+    if (a instanceof Array) return a._h();
+    if (typeof a === "number" || typeof a === "boolean") return a;
+    throw new TypeError(`${op}: got a ${typeof a} where an Array or a number was expected`);
   });
   let r: any;
   try {

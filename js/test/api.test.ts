@@ -103,10 +103,16 @@ for (const device of ["cpu", "wasm"] as const) {
       const viaFloat = i.ref.add(1.5);
       expect(viaFloat.dtype).toBe("int32");
       expect(viaFloat.js()).toEqual(i.ref.add(1).js());
-      // A weak array yields to a strong one.
+      // A weak array yields to a strong one, of any kind (jax-js's rule).
       const w = np.array(2.5);
-      expect(np.array([1, 2], { dtype: np.float16 }).add(w).dtype).toBe("float16");
-      i.dispose();
+      expect(np.array([1, 2], { dtype: np.float16 }).add(w.ref).dtype).toBe("float16");
+      const iw = i.ref.add(w);
+      expect(iw.dtype).toBe("int32");
+      expect(iw.js()).toEqual(i.ref.add(2).js());
+      expect(np.where(np.array([true, false]), i, 2.5).dtype).toBe("int32");
+      // Numbers are not cast where they are not operands of promotion (bernoulli's p).
+      const heads = random.bernoulli(random.key(1), 0.5, [4000]).astype(np.float32).mean().item();
+      expect(Math.abs(heads - 0.5)).toBeLessThan(0.05);
     });
 
     test("Array methods agree with the numpy functions", () => {
