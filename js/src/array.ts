@@ -201,7 +201,17 @@ export class Array {
     return run("einsum", [this], { subscripts: `${letters.join("")}->${rest.join("")}${letters[axis1 < 0 ? axis1 + this.ndim : axis1]}` }) as this;
   }
   /** Basic indexing: numbers, [] (all), [start], [start, stop], null (new axis). */
-  slice(...index: (number | [] | [number] | Pair | null)[]): this {
+  slice(...index: (number | [] | [number] | Pair | null | Array)[]): this {
+    const arrays = index.filter((t): t is Array => t instanceof Array);
+    if (arrays.length > 1) throw new Error(`slice: got ${arrays.length} index arrays, kiln supports one`);
+    if (arrays.length === 1) {
+      // Advanced indexing by one integer array: basic indexing with `[]` in its place, then
+      // a gather (take) along the axis that term maps to.
+      const at = index.indexOf(arrays[0]);
+      const axis = index.slice(0, at).filter((t) => typeof t !== "number").length;
+      const basic = this.slice(...(index.map((t) => (t instanceof Array ? [] : t)) as any));
+      return run("take", [basic, arrays[0]], { axis }) as this;
+    }
     const terms = index.map((t) => {
       if (t === null) return { newaxis: true };
       if (typeof t === "number") return { i: t };

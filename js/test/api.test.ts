@@ -125,6 +125,10 @@ for (const device of ["cpu", "wasm"] as const) {
       expect(x.ref.slice([], 0).js()).toEqual([1, 4]);
       expect(x.ref.slice(null).shape).toEqual([1, 2, 3]);
       expect(x.ref.flatten().shape).toEqual([6]);
+      const idx = np.array([2, 0, 2], { dtype: np.int32 });
+      expect(x.ref.slice([], idx.ref).js()).toEqual(np.take(x.ref, idx.ref, 1).js());
+      expect(x.ref.slice(1, idx.ref).js()).toEqual([-6, 4, -6]);
+      expect(x.ref.slice(idx).shape).toEqual([3, 3]); // rows 2, 0, 2 of a 2-row array clamp (JAX's gather)
       expect(x.ref.greater(0).js()).toEqual([[true, false, true], [true, true, false]]);
       expect(x.ref.astype(np.int32).dtype).toBe("int32");
       expect(np.eye(3).diagonal().js()).toEqual([1, 1, 1]);
