@@ -1,10 +1,7 @@
 // The browser page's script: the Node suite's test files, run by vitest-shim.ts; results
 // go to window.__kiln for test/browser/run.mjs.
 import { runAll, type Result } from "./vitest-shim.js";
-import "../api.test.ts";
-import "../numpy_fixtures.test.ts";
-import "../jax_fixtures.test.ts";
-import "../js_fixtures.test.ts";
+// @tests (run.mjs puts an import of every test/*.test.ts here)
 
 const w = window as any;
 w.__kiln = { done: false, results: [] as Result[], isolated: (globalThis as any).crossOriginIsolated === true, sab: typeof SharedArrayBuffer === "function" };

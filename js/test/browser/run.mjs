@@ -3,7 +3,7 @@
 // server, and drives Debian's chromium through playwright-core. Exit code 1 on failures.
 import { build } from "esbuild";
 import { createServer } from "node:http";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,8 +19,14 @@ const rawText = {
     b.onLoad({ filter: /.*/, namespace: "raw" }, (a) => ({ contents: readFileSync(a.path, "utf8"), loader: "text" }));
   },
 };
+// Every test file of the Node suite, so the two runs cannot drift apart.
+const testFiles = readdirSync(join(here, "..")).filter((f) => f.endsWith(".test.ts")).sort();
+const entry = readFileSync(join(here, "entry.ts"), "utf8").replace(
+  /^\/\/ @tests.*$/m,
+  testFiles.map((f) => `import "../${f}";`).join("\n"),
+);
 const bundle = await build({
-  entryPoints: [join(here, "entry.ts")],
+  stdin: { contents: entry, resolveDir: here, sourcefile: "entry.ts", loader: "ts" },
   bundle: true,
   format: "esm",
   platform: "browser",
