@@ -36,3 +36,7 @@ export function permutation(key: Array, x: number | ArrayLike, axis = 0): Array 
   if (typeof x === "number") return run("random_permutation", [key], { n: x });
   return run("random_permutation", [key, x], { axis });
 }
+/** Normal samples truncated to (lower, upper) (JAX's truncated_normal; issue 7 asks for it in JS). */
+export function truncatedNormal(key: Array, lower: ArrayLike, upper: ArrayLike, shape?: number[]): Array {
+  return run("random_truncated_normal", [key, lower, upper], { shape });
+}

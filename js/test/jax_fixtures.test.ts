@@ -98,6 +98,18 @@ const RANDOM: Record<string, (k: np.Array, c: Case) => np.Array | null> = {
   uniform: (k, c) =>
     c.params.dtype[0] === "float32" ? random.uniform(k, shapeOf(c), { minval: Number(c.params.min[0]), maxval: Number(c.params.max[0]) }) : null,
   normal: (k, c) => (c.params.dtype?.[0] ?? "float32") === "float32" ? random.normal(k, shapeOf(c)) : null,
+  fold_in: (k, c) => random.foldIn(k, Number(c.params.data[0])),
+  bernoulli: (k, c) => random.bernoulli(k, Number(c.params.p[0]), shapeOf(c)),
+  categorical: (k, c) => {
+    // The C++ suite's logits: log(1..20) as 4 x 5.
+    const logits = np.log(np.arange(1, 21).astype(np.float32).reshape([4, 5]));
+    return random.categorical(k, logits, { axis: Number(c.params.axis[0]), shape: c.params.shape[0] === "none" ? undefined : shapeOf(c) });
+  },
+  randint: (k, c) => random.randint(k, { minval: Number(c.params.min[0]), maxval: Number(c.params.max[0]), shape: shapeOf(c) }),
+  permutation: (k, c) => random.permutation(k, Number(c.params.n[0])),
+  // jax-js's permutation has no `independent` flag.
+  permutation_x: (k, c) => (c.params.independent[0] === "0" ? random.permutation(k, np.arange(12).reshape([3, 4]), Number(c.params.axis[0])) : null),
+  truncated_normal: (k, c) => random.truncatedNormal(k, Number(c.params.lower[0]), Number(c.params.upper[0]), shapeOf(c)),
 };
 const randomCases = parseFixtures(randomText).filter((c) => RANDOM[c.op]);
 
@@ -145,6 +157,10 @@ for (const device of ["cpu", "wasm"] as const) {
         let worst = 0;
         for (let i = 0; i < g.length; i++) worst = Math.max(worst, ulps(g[i], w[i]));
         expect(worst).toBeLessThanOrEqual(3);
+      } else if (c.op === "truncated_normal") {
+        // As tests/random_test.cpp: JAX uses XLA's float32 erf of the bounds, kiln its own.
+        const g = got.ref.dataSync();
+        c.expects[0].values.forEach((w, i) => expect(Math.abs(g[i] - w)).toBeLessThanOrEqual(1e-7 + 1e-6 * Math.abs(w)));
       } else expect(compare(got, c.expects[0], c.tol)).toBeNull();
       got.dispose();
     });
