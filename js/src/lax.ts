@@ -30,3 +30,32 @@ export const erf = (x: ArrayLike): Array => run("erf", [x]);
 export const erfc = (x: ArrayLike): Array => run("subtract", [1, run("erf", [x])]);
 export const erfInv = (x: ArrayLike): Array => run("erf_inv", [x]);
 export const stopGradient = (x: ArrayLike): Array => run("stop_gradient", [x]);
+
+export type DotDimensionNumbers = {
+  lhsContractingDims?: number[];
+  rhsContractingDims?: number[];
+  lhsBatchDims?: number[];
+  rhsBatchDims?: number[];
+};
+
+/**
+ * General contraction (lax.dot_general), as one einsum: output axes are the batch axes,
+ * then lhs free axes, then rhs free axes. Default: contract lhs's last with rhs's first.
+ */
+export function dot(lhs: Array, rhs: Array, dims: DotDimensionNumbers = {}): Array {
+  const ln = lhs.ndim, rn = rhs.ndim;
+  const norm = (d: number[], n: number) => d.map((x) => (x + n) % n);
+  const lc = norm(dims.lhsContractingDims ?? [ln - 1], ln), rc = norm(dims.rhsContractingDims ?? [0], rn);
+  const lb = norm(dims.lhsBatchDims ?? [], ln), rb = norm(dims.rhsBatchDims ?? [], rn);
+  if (lc.length !== rc.length || lb.length !== rb.length)
+    throw new Error(`dot: got ${lc.length}/${rc.length} contracting and ${lb.length}/${rb.length} batch dims, expected equal counts`);
+  const letters = "abcdefghijklmnopqrstuvwxyz";
+  let next = 0;
+  const l: string[] = new globalThis.Array(ln), r: string[] = new globalThis.Array(rn);
+  lb.forEach((d, i) => (l[d] = r[rb[i]] = letters[next++]));
+  lc.forEach((d, i) => (l[d] = r[rc[i]] = letters[next++]));
+  for (let i = 0; i < ln; i++) if (l[i] === undefined) l[i] = letters[next++];
+  for (let i = 0; i < rn; i++) if (r[i] === undefined) r[i] = letters[next++];
+  const out = [...lb.map((d) => l[d]), ...l.filter((_, i) => !lb.includes(i) && !lc.includes(i)), ...r.filter((_, i) => !rb.includes(i) && !rc.includes(i))];
+  return run("einsum", [lhs, rhs], { subscripts: `${l.join("")},${r.join("")}->${out.join("")}` });
+}

@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, test } from "vitest";
 import {
   blockUntilReady, defaultDevice, devicePut, devices, grad, hessian, init, jacfwd, jacrev, jit, jvp, linearize,
-  makeJaxpr, nn, numpy as np, random, tree, valueAndGrad, vjp, vmap,
+  lax, makeJaxpr, nn, numpy as np, random, tree, valueAndGrad, vjp, vmap,
 } from "../dist/index.js";
 
 const close = (a: number[] | number, b: number[] | number, tol = 1e-5) => {
@@ -269,6 +269,15 @@ for (const device of ["cpu", "wasm"] as const) {
       const jg = jit(grad(sq));
       expect((jg(np.array([1, 2])) as np.Array).js()).toEqual([2, 4]);
       jg.dispose();
+    });
+
+    test("lax.dot with dimension numbers equals matmul and einsum", () => {
+      const a = [[[1, 2, 3], [4, 5, 6]], [[0, 1, 0], [2, 0, -1]]];
+      const b = [[[1, 0], [0, 1], [1, 1]], [[2, 1], [0, 3], [1, -1]]];
+      const d = lax.dot(np.array(a), np.array(b), { lhsContractingDims: [2], rhsContractingDims: [1], lhsBatchDims: [0], rhsBatchDims: [0] });
+      expect(d.js()).toEqual(np.matmul(np.array(a), np.array(b)).js());
+      const m = lax.dot(np.array([[1, 2], [3, 4]]), np.array([[5], [6]]));
+      expect(m.js()).toEqual(np.einsum("ij,jk->ik", np.array([[1, 2], [3, 4]]), np.array([[5], [6]])).js());
     });
 
     test("makeJaxpr traces a closure", () => {
