@@ -114,6 +114,35 @@ def main():
     c1, c2 = f32(m > 0), f32(m < -1)
     case("select", "numpy.select", [c1.astype(bool), c2.astype(bool), m, f32(-m)],
          np.select([c1.astype(bool), c2.astype(bool)], [m, -m], 0.0), tol=(0, 0))
+    # ---- more numpy ----
+    dm_x, dm_y = f32([5.5, -5.5, 7.0, -3.25, 9.0]), f32([2.0, 2.0, -3.0, 1.5, 4.0])
+    w.case("divmod", "numpy.divmod", [], [dm_x, dm_y], [np.floor_divide(dm_x, dm_y), np.mod(dm_x, dm_y)], (0, 0))
+    mf = f32([1.75, -2.5, 0.0, 3.0, -0.25])
+    w.case("modf", "numpy.modf", [], [mf], list(np.modf(mf)), (0, 0))
+    case("ediff1d", "numpy.ediff1d", [m], np.ediff1d(d(m)))
+    case("nancumsum", "numpy.nancumsum", [rn], np.nancumsum(d(rn), axis=1), [("axis", 1)])
+    for ax in ["none", 0, 2]:
+        axis = None if ax == "none" else ax
+        case(f"nanvar_{ax}", "numpy.nanvar", [rn], np.nanvar(d(rn), axis=axis), [("axis", ax)])
+        case(f"nanstd_{ax}", "numpy.nanstd", [rn], np.nanstd(d(rn), axis=axis), [("axis", ax)])
+    case("trapezoid", "numpy.trapezoid", [m], np.trapezoid(d(m), dx=0.5, axis=-1), [("dx", 0.5)])
+    for k in [1, 2, 3, -1]:
+        case(f"rot90_{k}", "numpy.rot90", [m], np.rot90(m, k), [("k", k)], tol=(0, 0))
+    c3a, c3b = u(4, 3), u(4, 3)
+    case("cross", "numpy.cross", [c3a, c3b], np.cross(d(c3a), d(c3b)))
+    vx = f32([1.0, 2.0, -1.5, 0.5])
+    case("vander", "numpy.vander", [vx], np.vander(d(vx), 3), [("N", 3)])
+    for M in [1, 5, 8]:
+        case(f"hann_{M}", "numpy.hann", [], np.hanning(M), [("M", M)])
+        case(f"bartlett_{M}", "numpy.bartlett", [], np.bartlett(M), [("M", M)])
+        case(f"blackman_{M}", "numpy.blackman", [], np.blackman(M), [("M", M)])
+    case("diagflat", "numpy.diagflat", [f32([[1, 2], [3, 4]])], np.diagflat(f32([[1, 2], [3, 4]]), 1), [("k", 1)], tol=(0, 0))
+    w.case("indices", "numpy.indices", [("dims", [2, 3])], [], [np.indices((2, 3)).astype(np.int32)])
+    eq = f32([1.0, np.nan, 2.0])
+    w.case("arrayEqual_nan", "numpy.arrayEqual", [("equalNaN", 1)], [eq, eq.copy()], [np.array(np.array_equal(eq, eq, equal_nan=True))])
+    w.case("arrayEqual", "numpy.arrayEqual", [("equalNaN", 0)], [eq, eq.copy()], [np.array(np.array_equal(eq, eq))])
+    lg = f32(rng.uniform(0.02, 0.98, size=(7,)))
+    case("logit", "scipySpecial.logit", [lg], np.log(d(lg) / (1 - d(lg))))
     # ---- nn (jax.nn's definitions in float64) ----
     x = u(5, 6, lo=-4.0, hi=4.0)
     X = d(x)

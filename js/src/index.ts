@@ -7,9 +7,10 @@ import * as lax from "./lax.js";
 import * as nn from "./nn.js";
 import * as random from "./random.js";
 import * as tree from "./tree.js";
+import * as scipySpecial from "./scipy_special.js";
 import { JsTreeDef, type JsTree } from "./tree.js";
 
-export { Array, DType, type Device, numpy, lax, nn, random, tree, JsTreeDef, type JsTree };
+export { Array, DType, type Device, numpy, lax, nn, random, tree, scipySpecial, JsTreeDef, type JsTree };
 export { grad, valueAndGrad, vmap, jit, jvp, vjp, linearize, jacfwd, jacrev, jacrev as jacobian, hessian, makeJaxpr, ClosedJaxpr, Jaxpr, type OwnedFunction } from "./transforms.js";
 
 /** Every device name jax-js knows; those kiln has are returned by init(). */

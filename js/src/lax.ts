@@ -59,3 +59,4 @@ export function dot(lhs: Array, rhs: Array, dims: DotDimensionNumbers = {}): Arr
   const out = [...lb.map((d) => l[d]), ...l.filter((_, i) => !lb.includes(i) && !lc.includes(i)), ...r.filter((_, i) => !rb.includes(i) && !rc.includes(i))];
   return run("einsum", [lhs, rhs], { subscripts: `${l.join("")},${r.join("")}->${out.join("")}` });
 }
+export const bitcastConvertType = (x: ArrayLike, dtype: string): Array => run("bitcast_convert_type", [x], { dtype });

@@ -242,3 +242,143 @@ export function meshgrid(xs: Array[], { indexing = "xy" }: { indexing?: "xy" | "
     return run("broadcast_to", [run("reshape", [x], { shape })], { shape: sizes });
   });
 }
+
+// ---- more of jax-js's numpy, composed ----
+export function arrayEqual(a1: ArrayLike, a2: ArrayLike, { equalNaN = false }: { equalNaN?: boolean } = {}): Array {
+  const a = A(a1), b = A(a2);
+  if (a.shape.join(",") !== b.shape.join(",")) {
+    a.dispose();
+    b.dispose();
+    return run("positive", [false]);
+  }
+  let eq = run("equal", [a.ref, b.ref]);
+  if (equalNaN) eq = run("logical_or", [eq, run("logical_and", [run("isnan", [a.ref]), run("isnan", [b.ref])])]);
+  a.dispose();
+  b.dispose();
+  return run("all", [eq]);
+}
+/** Equal after broadcasting. */
+export function arrayEquiv(a1: ArrayLike, a2: ArrayLike): Array {
+  return run("all", [run("equal", [a1, a2])]);
+}
+export function isscalar(element: unknown): boolean {
+  return typeof element === "number" || typeof element === "boolean" || (element instanceof Array && element.ndim === 0);
+}
+/** The dtype of a binary op on strong operands of these dtypes (the core's promotion). */
+export function promoteTypes(dtype1: DType, dtype2: DType): DType {
+  const z = run("add", [run("zeros", [], { shape: [], dtype: dtype1 }), run("zeros", [], { shape: [], dtype: dtype2 })]);
+  const d = z.dtype;
+  z.dispose();
+  return d;
+}
+export function resultType(...dtypes: DType[]): DType {
+  return dtypes.reduce((a, b) => promoteTypes(a, b));
+}
+export function diagflat(v: ArrayLike, k = 0): Array {
+  return diag(run("ravel", [v]), k);
+}
+export function divmod(x1: ArrayLike, x2: ArrayLike): [Array, Array] {
+  const a = A(x1), b = A(x2);
+  return [run("floor_divide", [a.ref, b.ref]), run("mod", [a, b])];
+}
+export function modf(x: ArrayLike): [Array, Array] {
+  const a = A(x);
+  const whole = run("trunc", [a.ref]);
+  return [run("subtract", [a, whole.ref]), whole];
+}
+export const hsplit = (a: ArrayLike, s: number | number[]): Array[] => {
+  const x = A(a);
+  return run("split", [x], typeof s === "number" ? { sections: s, axis: x.ndim === 1 ? 0 : 1 } : { indices: s, axis: x.ndim === 1 ? 0 : 1 });
+};
+export const vsplit = (a: ArrayLike, s: number | number[]): Array[] =>
+  run("split", [a], typeof s === "number" ? { sections: s, axis: 0 } : { indices: s, axis: 0 });
+export const dsplit = (a: ArrayLike, s: number | number[]): Array[] =>
+  run("split", [a], typeof s === "number" ? { sections: s, axis: 2 } : { indices: s, axis: 2 });
+export function ediff1d(ary: ArrayLike): Array {
+  return diff(run("ravel", [ary]), 1, 0);
+}
+export const nancumsum = (a: ArrayLike, axis?: number): Array => run("cumsum", [nanTo(a, 0)], { axis });
+export const nancumprod = (a: ArrayLike, axis?: number): Array => run("cumprod", [nanTo(a, 1)], { axis });
+export function nanvar(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array {
+  const x = A(a);
+  const valid = run("logical_not", [run("isnan", [x.ref])]);
+  const n = run("sum", [run("astype", [valid], { dtype: "float32" })], { axis, keepdims: true });
+  const mean = run("divide", [nansum(x.ref, axis, { keepdims: true }), n.ref]);
+  const dev = nansum(run("square", [run("subtract", [x, mean])]), axis, opts);
+  const denom = run("subtract", [opts.keepdims ? n : run("squeeze", [n], { axis: axis ?? undefined }), opts.correction ?? 0]);
+  return run("divide", [dev, denom]);
+}
+export const nanstd = (a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array => run("sqrt", [nanvar(a, axis, opts)]);
+/** The trapezoidal rule along `axis`, with unit spacing or dx (x samples: not supported yet). */
+export function trapezoid(y: ArrayLike, x: ArrayLike | null = null, { dx = 1, axis = -1 }: { dx?: number; axis?: number } = {}): Array {
+  if (x !== null) throw new Error("trapezoid: sample points x are not supported by kiln yet; pass dx");
+  const a = A(y);
+  const nd = a.ndim;
+  const hi = a.ref.slice(...axisTerms(nd, axis, [1]));
+  const lo = a.slice(...axisTerms(nd, axis, [0, -1]));
+  return run("multiply", [run("sum", [run("add", [hi, lo])], { axis }), dx / 2]);
+}
+export function rot90(m: ArrayLike, k = 1, axes: [number, number] = [0, 1]): Array {
+  let x = A(m);
+  const kk = ((k % 4) + 4) % 4;
+  const [a0, a1] = axes;
+  if (kk === 0) return x;
+  if (kk === 2) return run("flip", [x], { axis: [a0, a1] });
+  if (kk === 1) return run("swapaxes", [run("flip", [x], { axis: a1 })], { a: a0, b: a1 });
+  x = run("swapaxes", [x], { a: a0, b: a1 });
+  return run("flip", [x], { axis: a1 });
+}
+/** Cross product of 3-vectors along `axis` (default the last). */
+export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
+  const a = unstack(x1, axis), b = unstack(x2, axis);
+  if (a.length !== 3 || b.length !== 3) throw new Error(`cross: got vectors of length ${a.length} and ${b.length}, expected 3`);
+  const c = (i: number, j: number) => run("subtract", [run("multiply", [a[i].ref, b[j].ref]), run("multiply", [a[j].ref, b[i].ref])]);
+  const out = [c(1, 2), c(2, 0), c(0, 1)];
+  for (const t of [...a, ...b]) t.dispose();
+  return run("stack", out, { axis: axis < 0 ? axis + out[0].ndim + 1 : axis });
+}
+export function vander(x: ArrayLike, { n: N, increasing = false }: { n?: number; increasing?: boolean } = {}): Array {
+  const a = A(x);
+  const n = N ?? a.shape[0];
+  let p = run("arange", [], { start: 0, stop: n, dtype: a.dtype });
+  if (!increasing) p = run("flip", [p], { axis: 0 });
+  return run("power", [run("expand_dims", [a], { axis: 1 }), p]);
+}
+export function indices(dimensions: number[], { dtype = DType.Int32 }: { dtype?: DType } = {}): Array {
+  const grids = dimensions.map((d, i) => {
+    const shape = dimensions.map((_, j) => (j === i ? d : 1));
+    return run("broadcast_to", [run("reshape", [run("arange", [], { start: 0, stop: d, dtype })], { shape })], { shape: dimensions });
+  });
+  return run("stack", grids, { axis: 0 });
+}
+export const floatPower = (x1: ArrayLike, x2: ArrayLike): Array =>
+  run("power", [run("astype", [x1], { dtype: "float32" }), x2]);
+const window = (M: number, f: (n: Array) => Array): Array => {
+  if (M <= 1) return run("ones", [], { shape: [Math.max(M, 0)] });
+  return f(run("arange", [], { start: 0, stop: M, dtype: "float32" }));
+};
+export const hann = (M: number): Array => window(M, (n) => run("subtract", [0.5, run("multiply", [run("cos", [run("multiply", [n, (2 * Math.PI) / (M - 1)])]), 0.5])]));
+export const bartlett = (M: number): Array =>
+  window(M, (n) => run("subtract", [1, run("abs", [run("subtract", [run("multiply", [n, 2 / (M - 1)]), 1])])]));
+export const blackman = (M: number): Array =>
+  window(M, (n) => {
+    const t = run("multiply", [n, (2 * Math.PI) / (M - 1)]);
+    return run("add", [run("subtract", [0.42, run("multiply", [run("cos", [t.ref]), 0.5])]), run("multiply", [run("cos", [run("multiply", [t, 2])]), 0.08])]);
+  });
+/** Machine limits of a float dtype (eps, min, max, tiny, bits), as numpy.finfo. */
+export function finfo(dtype: DType) {
+  const t: Record<string, { bits: number; eps: number; max: number; tiny: number }> = {
+    float16: { bits: 16, eps: 2 ** -10, max: 65504, tiny: 2 ** -14 },
+    float32: { bits: 32, eps: 2 ** -23, max: 3.4028234663852886e38, tiny: 2 ** -126 },
+    float64: { bits: 64, eps: Number.EPSILON, max: Number.MAX_VALUE, tiny: 2 ** -1022 },
+  };
+  const f = t[dtype];
+  if (!f) throw new Error(`finfo: got dtype ${dtype}, expected a float dtype`);
+  return { dtype, bits: f.bits, eps: f.eps, max: f.max, min: -f.max, tiny: f.tiny, smallestNormal: f.tiny };
+}
+/** Limits of an integer dtype, as numpy.iinfo. */
+export function iinfo(dtype: DType) {
+  if (dtype === DType.Int32) return { dtype, bits: 32, min: -(2 ** 31), max: 2 ** 31 - 1 };
+  if (dtype === DType.Uint32) return { dtype, bits: 32, min: 0, max: 2 ** 32 - 1 };
+  throw new Error(`iinfo: got dtype ${dtype}, expected int32 or uint32`);
+}
