@@ -280,6 +280,21 @@ for (const device of ["cpu", "wasm"] as const) {
       expect(m.js()).toEqual(np.einsum("ij,jk->ik", np.array([[1, 2], [3, 4]]), np.array([[5], [6]])).js());
     });
 
+    test("finfo and iinfo describe the dtypes; promoteTypes follows JAX's lattice", () => {
+      const f32 = np.finfo(np.float32);
+      expect(Math.fround(1 + f32.eps)).not.toBe(1);
+      expect(Math.fround(1 + f32.eps / 2)).toBe(1);
+      expect(np.array([f32.max], { dtype: np.float32 }).js()).toEqual([f32.max]);
+      expect(np.isinf(np.array([f32.max]).mul(2)).js()).toEqual([true]);
+      const i32 = np.iinfo(np.int32);
+      expect(np.array([i32.max, i32.min], { dtype: np.int32 }).js()).toEqual([2147483647, -2147483648]);
+      // JAX's promotion table (jax.numpy.promote_types without x64).
+      expect(np.promoteTypes(np.int32, np.float32)).toBe("float32");
+      expect(np.promoteTypes(np.bool, np.int32)).toBe("int32");
+      expect(np.promoteTypes(np.float16, np.float32)).toBe("float32");
+      expect(np.resultType(np.bool, np.uint32, np.float64)).toBe("float64");
+    });
+
     test("makeJaxpr traces a closure", () => {
       const { jaxpr, treedef } = makeJaxpr((x: np.Array) => ({ y: np.sin(x.ref).mul(x) }))(np.array([1, 2]));
       const text = jaxpr.toString();
