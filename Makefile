@@ -58,10 +58,11 @@ test-wasm: setup
 	$(call timed,node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node)
 
 # The npm package (js/): npm ci from the committed lock file, the em++ core with embind
-# (build/js, preset `js`), tsc, then the Vitest suite in Node and in headless Chromium.
+# (target kiln_core in build/wasm, reusing test-wasm's library), tsc, then the Vitest
+# suite in Node and in headless Chromium, and the npm pack tarball in a fresh project.
 test-js: setup
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
-	$(call timed,cmake --preset js && cmake --build --preset js,em++ package core (build/js/kiln_core.js))
+	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package core (build/wasm/kiln_core.js))
 	$(call timed,cd js && npm run --silent build,tsc + ESM core (js/dist))
 	$(call timed,cd js && npx vitest run,vitest in node (cpu + wasm))
 	$(call timed,cd js && node test/browser/run.mjs,the same suite in headless chromium)
