@@ -9,7 +9,8 @@ SHELL := /bin/bash
 # dataset-fashion-mnist ships Fashion-MNIST's gzipped IDX files under
 # /usr/share/datasets/fashion-mnist. npm (for make data) is installed from Debian only when
 # no npm command exists: NodeSource's nodejs bundles its own and conflicts with Debian's.
-APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten dataset-fashion-mnist
+# chromium runs the JS suite headless (make test-js, driven by npm playwright-core).
+APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten dataset-fashion-mnist chromium
 
 # Debian's emcc needs its node modules (acorn) on NODE_PATH, or -O2 links fail.
 export NODE_PATH := /usr/share/nodejs
@@ -18,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench bench-native bench-wasm jit-docs setup data build test test-native test-debug test-wasm test-fixtures check-jax-fixtures demo format clean
+.PHONY: bench bench-native bench-wasm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo format clean
 
 setup:
 	@missing=""; \
@@ -70,10 +71,22 @@ test-wasm: setup data
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
 	$(call timed,node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node)
 
-# The NumPy (and standard-library zlib) fixture generators must reproduce the committed fixtures byte for byte, with
-# numpy pinned in tools/requirements.txt. The JAX generator (tools/gen_jax_fixtures.py)
-# needs jax, a large download, so it is checked by `make check-jax-fixtures` instead.
-NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py tools/gen_gzip_fixtures.py
+# The npm package (js/): npm ci from the committed lock file, the em++ core with embind
+# (target kiln_core in build/wasm, reusing test-wasm's library), tsc, then the Vitest
+# suite in Node and in headless Chromium, and the npm pack tarball in a fresh project.
+test-js: setup
+	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
+	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package core (build/wasm/kiln_core.js))
+	$(call timed,cd js && npm run --silent build,tsc + ESM core (js/dist))
+	$(call timed,cd js && npx vitest run,vitest in node (cpu + wasm))
+	$(call timed,cd js && node test/browser/run.mjs,the same suite in headless chromium)
+	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
+
+# The NumPy (and standard-library zlib) fixture generators must reproduce the committed
+# fixtures byte for byte, with numpy pinned in tools/requirements.txt. The JAX generators
+# need jax, a large download, so they are checked by `make check-jax-fixtures` instead.
+NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py tools/gen_gzip_fixtures.py \
+  tools/gen_js_fixtures.py
 test-fixtures:
 	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check; done,fixture generators reproduce the fixtures)
 
@@ -88,6 +101,7 @@ test: setup
 	$(MAKE) --no-print-directory test-native
 	$(MAKE) --no-print-directory test-debug
 	$(MAKE) --no-print-directory test-wasm
+	$(MAKE) --no-print-directory test-js
 
 demo: build
 	@if [ ! -x build/native/kiln_demo ]; then \

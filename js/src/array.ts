@@ -1,0 +1,286 @@
+// kiln's JS Array: jax-js's ownership model (reference counts, .ref, calls that consume
+// their arguments, dispose, UseAfterFreeError) over one C++ kiln::Array handle.
+import { check, core, type Handle } from "./core.js";
+
+/** Element types, with jax-js's names and values. */
+export enum DType {
+  Float32 = "float32",
+  Int32 = "int32",
+  Uint32 = "uint32",
+  Bool = "bool",
+  Float16 = "float16",
+  Float64 = "float64",
+}
+
+export type Device = "cpu" | "wasm" | "webgpu" | "webgl";
+export type DataArray = Float32Array | Int32Array | Uint32Array | Float64Array | Uint16Array;
+export type ArrayLike = Array | number | boolean;
+export type Axis = number | number[] | null;
+export type ReduceOpts = { keepdims?: boolean };
+export type Pair = [number, number];
+
+/** Thrown on any use of an Array whose reference count has reached zero (as jax-js). */
+export class UseAfterFreeError extends ReferenceError {
+  constructor(what: string) {
+    super(`Referenced tracer ${what} freed, please use .ref move semantics`);
+    this.name = "UseAfterFreeError";
+  }
+}
+
+/** Copies the bytes that the core returned into the typed array of `dtype` (bool: Int32Array, as jax-js). */
+function typedFromBytes(bytes: Uint8Array, dtype: string): DataArray {
+  const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  switch (dtype) {
+    case "float32":
+      return new Float32Array(buf);
+    case "float64":
+      return new Float64Array(buf);
+    case "int32":
+      return new Int32Array(buf);
+    case "uint32":
+      return new Uint32Array(buf);
+    case "float16": {
+      const F16 = (globalThis as any).Float16Array;
+      return F16 ? new F16(buf) : new Uint16Array(buf);
+    }
+    case "bool":
+      return Int32Array.from(bytes);
+  }
+  throw new Error(`kiln: unknown dtype ${dtype}`);
+}
+
+function nest(flat: { readonly length: number; readonly [i: number]: any }, shape: number[], dtype: string): any {
+  const conv = dtype === "bool" ? (x: number) => x !== 0 : (x: number) => x;
+  if (shape.length === 0) return conv(flat[0]);
+  const rec = (offset: number, axis: number): any => {
+    const n = shape[axis];
+    const out: any[] = [];
+    if (axis === shape.length - 1) {
+      for (let i = 0; i < n; i++) out.push(conv(flat[offset + i]));
+      return out;
+    }
+    const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
+    for (let i = 0; i < n; i++) out.push(rec(offset + i * stride, axis + 1));
+    return out;
+  };
+  return rec(0, 0);
+}
+
+export class Array {
+  #handle: Handle | null;
+  #rc = 1;
+  #desc: string;
+
+  /** @ignore Takes ownership of a core handle. */
+  constructor(handle: Handle) {
+    this.#handle = handle;
+    this.#desc = "";
+  }
+
+  /** @ignore The live handle, or UseAfterFreeError. */
+  _h(): Handle {
+    if (this.#handle === null) throw new UseAfterFreeError(this.#desc);
+    return this.#handle;
+  }
+  /** @ignore Whether the array still holds references. */
+  get _alive(): boolean {
+    return this.#handle !== null;
+  }
+
+  get shape(): number[] {
+    return this._h().shape();
+  }
+  get dtype(): DType {
+    return this._h().dtype() as DType;
+  }
+  get weakType(): boolean {
+    return this._h().weak();
+  }
+  get device(): Device {
+    return this._h().device() as Device;
+  }
+  get ndim(): number {
+    return this.shape.length;
+  }
+  get size(): number {
+    return this.shape.reduce((a, b) => a * b, 1);
+  }
+  toString(): string {
+    return `Array:${this.dtype}[${this.shape.join(",")}]`;
+  }
+
+  /** Returns this array with its reference count increased by one. */
+  get ref(): this {
+    this._h();
+    this.#rc++;
+    return this;
+  }
+  get refCount(): number {
+    return this.#rc;
+  }
+  /** Decreases the reference count; at zero the array is freed. */
+  dispose(): void {
+    const h = this._h();
+    if (--this.#rc === 0) {
+      this.#desc = this.toString();
+      h.delete();
+      this.#handle = null;
+    }
+  }
+
+  // ---- readback: each consumes one reference, as in jax-js ----
+  dataSync(): DataArray {
+    const h = this._h();
+    const out = typedFromBytes(check(h.bytes()), h.dtype());
+    this.dispose();
+    return out;
+  }
+  async data(): Promise<DataArray> {
+    return this.dataSync();
+  }
+  js(): any {
+    const h = this._h();
+    const shape = h.shape();
+    const dtype = h.dtype();
+    return nest(this.dataSync(), shape, dtype);
+  }
+  async jsAsync(): Promise<any> {
+    return this.js();
+  }
+  item(): number {
+    if (this.size !== 1) throw new Error(`item: got an array of shape [${this.shape}], expected one element`);
+    const v = this.dataSync()[0];
+    return v as number;
+  }
+  /** Waits until the array is computed (does not consume it). */
+  async blockUntilReady(): Promise<Array> {
+    this._h();
+    return this;
+  }
+  [Symbol.toPrimitive](): any {
+    if (this.ndim === 0) return this.ref.item();
+    throw new Error(`Cannot convert non-scalar array to primitive: ${this.toString()}`);
+  }
+
+  // ---- methods (each consumes `this` and its array arguments) ----
+  neg(): this { return run("negative", [this]) as this; }
+  add(other: ArrayLike): this { return run("add", [this, other]) as this; }
+  sub(other: ArrayLike): this { return run("subtract", [this, other]) as this; }
+  mul(other: ArrayLike): this { return run("multiply", [this, other]) as this; }
+  div(other: ArrayLike): this { return run("divide", [this, other]) as this; }
+  mod(other: ArrayLike): this { return run("mod", [this, other]) as this; }
+  greater(other: ArrayLike): this { return run("greater", [this, other]) as this; }
+  less(other: ArrayLike): this { return run("less", [this, other]) as this; }
+  equal(other: ArrayLike): this { return run("equal", [this, other]) as this; }
+  notEqual(other: ArrayLike): this { return run("not_equal", [this, other]) as this; }
+  greaterEqual(other: ArrayLike): this { return run("greater_equal", [this, other]) as this; }
+  lessEqual(other: ArrayLike): this { return run("less_equal", [this, other]) as this; }
+  sum(axis?: Axis, opts?: ReduceOpts): this { return run("sum", [this], { axis, ...opts }) as this; }
+  prod(axis?: Axis, opts?: ReduceOpts): this { return run("prod", [this], { axis, ...opts }) as this; }
+  mean(axis?: Axis, opts?: ReduceOpts): this { return run("mean", [this], { axis, ...opts }) as this; }
+  min(axis?: Axis, opts?: ReduceOpts): this { return run("min", [this], { axis, ...opts }) as this; }
+  max(axis?: Axis, opts?: ReduceOpts): this { return run("max", [this], { axis, ...opts }) as this; }
+  all(axis?: Axis, opts?: ReduceOpts): this { return run("all", [this], { axis, ...opts }) as this; }
+  any(axis?: Axis, opts?: ReduceOpts): this { return run("any", [this], { axis, ...opts }) as this; }
+  transpose(perm?: number[]): this { return run("transpose", [this], { perm }) as this; }
+  reshape(shape: number | number[]): this {
+    return run("reshape", [this], { shape: typeof shape === "number" ? [shape] : shape }) as this;
+  }
+  astype(dtype: DType): this { return run("astype", [this], { dtype }) as this; }
+  view(dtype?: DType): this {
+    if (dtype === undefined) return this;
+    return run("bitcast_convert_type", [this], { dtype }) as this;
+  }
+  flatten(): this { return run("ravel", [this]) as this; }
+  ravel(): this { return run("ravel", [this]) as this; }
+  diagonal(offset = 0, axis1 = 0, axis2 = 1): this {
+    const letters = "abcdefghijklmnopqrstuvwxyz".slice(0, this.ndim).split("");
+    if (offset !== 0) throw new Error(`diagonal: got offset ${offset}, kiln supports offset 0 only`);
+    letters[axis2 < 0 ? axis2 + this.ndim : axis2] = letters[axis1 < 0 ? axis1 + this.ndim : axis1];
+    const rest = letters.filter((_, i) => i !== (axis1 < 0 ? axis1 + this.ndim : axis1) && i !== (axis2 < 0 ? axis2 + this.ndim : axis2));
+    return run("einsum", [this], { subscripts: `${letters.join("")}->${rest.join("")}${letters[axis1 < 0 ? axis1 + this.ndim : axis1]}` }) as this;
+  }
+  /** Basic indexing: numbers, [] (all), [start], [start, stop], null (new axis). */
+  slice(...index: (number | [] | [number] | Pair | null | Array)[]): this {
+    const arrays = index.filter((t): t is Array => t instanceof Array);
+    if (arrays.length > 1) throw new Error(`slice: got ${arrays.length} index arrays, kiln supports one`);
+    if (arrays.length === 1) {
+      // Advanced indexing by one integer array: basic indexing with `[]` in its place, then
+      // a gather (take) along the axis that term maps to.
+      const at = index.indexOf(arrays[0]);
+      const axis = index.slice(0, at).filter((t) => typeof t !== "number").length;
+      const basic = this.slice(...(index.map((t) => (t instanceof Array ? [] : t)) as any));
+      return run("take", [basic, arrays[0]], { axis }) as this;
+    }
+    const terms = index.map((t) => {
+      if (t === null) return { newaxis: true };
+      if (typeof t === "number") return { i: t };
+      if (globalThis.Array.isArray(t)) return { start: t[0], stop: t[1] };
+      throw new Error(`slice: got ${String(t)}, expected a number, [], [start], [start, stop] or null`);
+    });
+    return run("index", [this], { index: terms }) as this;
+  }
+  *[Symbol.iterator](): IterableIterator<this> {
+    const n = this.shape[0];
+    for (let i = 0; i < n; i++) yield this.ref.slice(i);
+    this.dispose();
+  }
+}
+
+// Ops whose operands jax-js promotes by its weak-type rule: a JS number, or a weakly typed
+// Array, takes the dtype of the first strongly typed non-bool Array operand (so int32 + 1.5
+// and int32 + np.array(1.5) are int32, where JAX gives float32). Other ops (random, creation)
+// see numbers as weak float32 scalars.
+const WEAK_CASTING = new Set([
+  "add", "subtract", "multiply", "divide", "floor_divide", "mod", "power", "maximum", "minimum",
+  "arctan2", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+  "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+  "left_shift", "right_shift", "where", "clip",
+]);
+
+/**
+ * @ignore Runs a core op on arguments and consumes the Array arguments, but only when it
+ * succeeds: on an error nothing held changes (arguments keep their references).
+ */
+export function run(op: string, args: ArrayLike[], params: Record<string, any> = {}): any {
+  const counts = new Map<Array, number>();
+  for (const a of args) if (a instanceof Array) counts.set(a, (counts.get(a) ?? 0) + 1);
+  for (const [a, n] of counts) {
+    a._h();
+    if (a.refCount < n) throw new UseAfterFreeError(a.toString());
+  }
+  const like = WEAK_CASTING.has(op)
+    ? args.find((a): a is Array => a instanceof Array && !a.weakType && a.dtype !== "bool")
+    : undefined;
+  const temps: Handle[] = [];
+  const hs = args.map((a) => {
+    if (like !== undefined && typeof a === "number") {
+      const t = check(core.weakScalar(a, like.dtype, like.device));
+      temps.push(t);
+      return t;
+    }
+    if (like !== undefined && a instanceof Array && a.weakType && a.dtype !== like.dtype) {
+      const t = check(core.op("astype", [a._h()], { dtype: like.dtype }));
+      temps.push(t);
+      return t;
+    }
+    if (a instanceof Array) return a._h();
+    if (typeof a === "number" || typeof a === "boolean") return a;
+    throw new TypeError(`${op}: got a ${typeof a} where an Array or a number was expected`);
+  });
+  let r: any;
+  try {
+    r = check(core.op(op, hs, params));
+  } finally {
+    for (const t of temps) t.delete();
+  }
+  for (const [a, n] of counts) for (let i = 0; i < n; i++) a.dispose();
+  return wrapResult(r);
+}
+
+/** @ignore Handles from the core as Arrays (JS arrays of handles as JS arrays of Arrays). */
+export function wrapResult(r: any): any {
+  if (globalThis.Array.isArray(r)) return r.map(wrapResult);
+  if (r === null || r === undefined) return r;
+  return new Array(r);
+}

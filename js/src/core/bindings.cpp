@@ -1,0 +1,234 @@
+// The embind module of the npm package: Handle (one kiln::Array), array creation and
+// readback, call_op, devices, and the transformations over JS functions (Func).
+#include <emscripten/bind.h>
+
+#include "backend/backend.h"
+#include "js_values.h"
+#include "op_table.h"
+
+namespace kiln::js {
+namespace {
+
+using emscripten::typed_memory_view;
+
+val shape_of(const Handle& h) {
+  val out = val::array();
+  for (int64_t d : h.a.shape()) out.call<void>("push", double(d));
+  return out;
+}
+std::string dtype_of(const Handle& h) { return dtype_name(h.a.dtype()); }
+bool weak_of(const Handle& h) { return h.a.weak_type(); }
+std::string device_of(const Handle& h) { return h.a.device(); }
+std::string str_of(const Handle& h) { return h.a.to_string(); }
+
+// The elements as a fresh Uint8Array (little-endian, C order), or an Error.
+val bytes_of(const Handle& h) {
+  try {
+    std::vector<uint8_t> b = h.a.bytes();
+    return val::global("Uint8Array").new_(typed_memory_view(b.size(), b.data()));
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+// An array from raw bytes (a Uint8Array view of a typed array) on `device`.
+val from_bytes(const val& bytes, const val& shape, const std::string& dtype, const std::string& device) {
+  try {
+    std::vector<uint8_t> buf(bytes["length"].as<size_t>());
+    val(typed_memory_view(buf.size(), buf.data())).call<void>("set", bytes);
+    Shape s;
+    for (int i = 0; i < shape["length"].as<int>(); i++) s.push_back(shape[i].as<int>());
+    std::string saved = default_device();
+    set_default_device(device);
+    Array a;
+    try {
+      a = numpy::array(buf.data(), s, dtype_from_name(dtype));
+    } catch (...) {
+      set_default_device(saved);
+      throw;
+    }
+    set_default_device(saved);
+    return from_array(a);
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+// A weakly typed scalar (a JS number), as jax-js's np.array(3): float32 unless dtype given.
+val weak_scalar(double v, const std::string& dtype, const std::string& device) {
+  try {
+    std::string saved = default_device();
+    set_default_device(device);
+    Array a = Array(v);
+    if (!dtype.empty() && dtype != "float32") a = lax::convert_element_type(a, dtype_from_name(dtype));
+    set_default_device(saved);
+    return from_array(a);
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+val devices_list() {
+  val out = val::array();
+  for (auto& d : available_devices()) out.call<void>("push", d);
+  return out;
+}
+val set_device(const std::string& d) {
+  try {
+    set_default_device(d);
+    return val(d);
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+std::string get_device() { return default_device(); }
+
+// ---- functions ----------------------------------------------------------------------------
+
+// A kiln function that JS can call with a tree of Handles (see to_tree) and delete.
+struct Func {
+  Fn f;
+  val call(const val& args) const {
+    try {
+      Tree t = to_tree(args);
+      if (!t.is_list()) fail("kiln", "a function takes a list of arguments, got ", t.kind());
+      return from_tree(f(t.list()));
+    } catch (const std::exception& e) {
+      return js_error(e.what());
+    }
+  }
+};
+
+// A JS function as a kiln Fn. The JS side never throws into C++ (it returns its Error,
+// which the wrapper keeps and rethrows), so traces unwind through C++ destructors.
+Fn from_js(val jsfn) {
+  return [jsfn](const std::vector<Tree>& args) -> Tree {
+    Tree::List l(args.begin(), args.end());
+    val r = jsfn(from_tree(Tree(std::move(l))));
+    // `done` releases the JS references to the outputs once C++ holds them.
+    struct Done {
+      val f;
+      ~Done() {
+        if (is_set(f)) f();
+      }
+    } done{jsfn["done"]};
+    if (r.instanceof(val::global("Error"))) fail("kiln", "the JS function threw: ", r["message"].as<std::string>());
+    return to_tree(r);
+  };
+}
+
+Argnums argnums_of(const val& opts) {
+  val a = opts["argnums"];
+  if (a.isArray()) {
+    std::vector<int> v;
+    for (int i = 0; i < a["length"].as<int>(); i++) v.push_back(a[i].as<int>());
+    return Argnums(v);
+  }
+  return Argnums(is_set(a) ? a.as<int>() : 0);
+}
+
+// kind: grad, value_and_grad, vmap, jit, jacfwd, jacrev, hessian. Returns a Func or an Error.
+val transform(const std::string& kind, val jsfn, const val& opts) {
+  try {
+    Fn f = from_js(jsfn);
+    Fn g;
+    if (kind == "grad") g = grad(f, argnums_of(opts), get_bool(opts, "hasAux", false));
+    else if (kind == "value_and_grad") g = value_and_grad(f, argnums_of(opts), get_bool(opts, "hasAux", false));
+    else if (kind == "vmap") g = vmap(f, to_tree(opts["inAxes"]), to_tree(opts["outAxes"]));
+    else if (kind == "jit") g = jit(f);
+    else if (kind == "jacfwd") g = jacfwd(f, argnums_of(opts));
+    else if (kind == "jacrev") g = jacrev(f, argnums_of(opts));
+    else if (kind == "hessian") g = hessian(f, argnums_of(opts));
+    else fail("kiln", "no transformation named '", kind, "'");
+    return val(Func{g});
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+std::vector<Tree> tree_args(const val& v) {
+  Tree t = to_tree(v);
+  if (!t.is_list()) fail("kiln", "expected a list of arguments, got ", t.kind());
+  return t.list();
+}
+
+// [outputs, output tangents].
+val jvp_js(val jsfn, const val& primals, const val& tangents) {
+  try {
+    auto [out, tan] = jvp(from_js(jsfn), tree_args(primals), tree_args(tangents));
+    val r = val::array();
+    r.call<void>("push", from_tree(out));
+    r.call<void>("push", from_tree(tan));
+    return r;
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+// [outputs, pullback Func, aux]. The pullback takes [cotangent] and returns one tree per argument.
+val vjp_js(val jsfn, const val& primals, bool has_aux) {
+  try {
+    VjpResult res = vjp(from_js(jsfn), tree_args(primals), has_aux);
+    auto pb = res.pullback;
+    Fn pull = [pb](const std::vector<Tree>& ct) -> Tree {
+      if (ct.size() != 1) fail("vjp", "the pullback takes one cotangent, got ", ct.size());
+      std::vector<Tree> g = pb(ct[0]);
+      return Tree(Tree::List(g.begin(), g.end()));
+    };
+    val r = val::array();
+    r.call<void>("push", from_tree(res.out));
+    r.call<void>("push", val(Func{pull}));
+    r.call<void>("push", from_tree(res.aux));
+    return r;
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+// [outputs, linear Func]: the Func takes one tangent tree per argument.
+val linearize_js(val jsfn, const val& primals) {
+  try {
+    auto [out, lin] = linearize(from_js(jsfn), tree_args(primals));
+    val r = val::array();
+    r.call<void>("push", from_tree(out));
+    r.call<void>("push", val(Func{lin}));
+    return r;
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+val make_jaxpr_js(val jsfn, const val& args) {
+  try {
+    return val(make_jaxpr(from_js(jsfn), tree_args(args)).str());
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+}  // namespace
+}  // namespace kiln::js
+
+EMSCRIPTEN_BINDINGS(kiln) {
+  using namespace emscripten;
+  using namespace kiln::js;
+  class_<Handle>("Handle")
+      .function("shape", &shape_of)
+      .function("dtype", &dtype_of)
+      .function("weak", &weak_of)
+      .function("device", &device_of)
+      .function("str", &str_of)
+      .function("bytes", &bytes_of);
+  class_<Func>("Func").function("call", &Func::call);
+  function("op", &call_op);
+  function("fromBytes", &from_bytes);
+  function("weakScalar", &weak_scalar);
+  function("devices", &devices_list);
+  function("setDefaultDevice", &set_device);
+  function("defaultDevice", &get_device);
+  function("transform", &transform);
+  function("jvp", &jvp_js);
+  function("vjp", &vjp_js);
+  function("linearize", &linearize_js);
+  function("makeJaxpr", &make_jaxpr_js);
+}

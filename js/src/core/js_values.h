@@ -1,0 +1,46 @@
+// Conversions between emscripten::val (what the TypeScript wrapper passes) and kiln values:
+// Handles, trees (nested JS arrays of Handles, numbers, null), axes, shapes and dtypes.
+#pragma once
+#include <emscripten/val.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/kiln.h"
+
+namespace kiln::js {
+
+// The C++ object behind one JS kiln Array. JS owns each Handle it receives and deletes it
+// when the Array's reference count reaches zero (js/src/array.ts).
+struct Handle {
+  Array a;
+};
+
+using emscripten::val;
+
+bool is_set(const val& v);  // neither undefined nor null
+Array to_array(const val& v);  // a Handle, a JS number (weak float32) or a boolean
+std::vector<Array> to_arrays(const val& list);
+Tree to_tree(const val& v);  // JS arrays become lists; Handles, numbers and booleans leaves
+val from_tree(const Tree& t);
+val from_array(const Array& a);
+val from_arrays(const std::vector<Array>& v);
+
+// Option fields of a params object; absent fields give the default.
+int get_int(const val& p, const char* key, int dflt);
+double get_num(const val& p, const char* key, double dflt);
+bool get_bool(const val& p, const char* key, bool dflt);
+std::string get_str(const val& p, const char* key, const std::string& dflt);
+std::optional<int> get_opt_int(const val& p, const char* key);
+Axes get_axes(const val& p, const char* key);  // number, number[] or absent/null (all)
+Shape get_shape(const val& p, const char* key);
+std::vector<int> get_ints(const val& p, const char* key);
+std::vector<int64_t> get_int64s(const val& p, const char* key);
+std::optional<DType> get_dtype(const val& p, const char* key);
+
+// A JS Error with kiln's message: entry points return it instead of throwing across the
+// JS boundary, so that C++ destructors always run (the wrapper rethrows it).
+val js_error(const std::string& message);
+
+}  // namespace kiln::js

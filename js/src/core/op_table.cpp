@@ -1,0 +1,294 @@
+// The operations the TypeScript wrapper calls by name: one table from the wrapper's op name
+// to a kiln C++ call. Arguments arrive as Arrays, options as a JS object (js_values.h).
+#include <functional>
+#include <map>
+
+#include "js_values.h"
+#include "backend/backend.h"
+#include "library/special.h"
+#include "op_table.h"
+
+namespace kiln::js {
+namespace {
+
+namespace np = kiln::numpy;
+using Args = std::vector<Array>;
+using OpFn = std::function<val(const Args&, const val&)>;
+
+void need(const std::string& op, const Args& x, size_t n) {
+  if (x.size() != n) fail(op, "got ", x.size(), " array arguments, expected ", n);
+}
+
+// A dtype when the option is given, float32 otherwise.
+DType dtype_or(const val& p, DType d) { return get_dtype(p, "dtype").value_or(d); }
+
+std::vector<std::pair<int64_t, int64_t>> get_pairs(const val& p, const char* key) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  val v = p[key];
+  int n = v["length"].as<int>();
+  for (int i = 0; i < n; i++) out.push_back({v[i][0].as<int>(), v[i][1].as<int>()});
+  return out;
+}
+
+lax::Padding get_padding(const val& p, const char* key) {
+  val v = p[key];
+  if (v.isString()) return v.as<std::string>();
+  return get_pairs(p, key);
+}
+
+std::vector<Index> get_index(const val& p) {
+  // Terms: {i: n} | {start, stop, step} (slice) | {newaxis: true} | {ellipsis: true}.
+  std::vector<Index> out;
+  val terms = p["index"];
+  int n = terms["length"].as<int>();
+  for (int i = 0; i < n; i++) {
+    val t = terms[i];
+    if (is_set(t["i"])) out.push_back(int64_t(t["i"].as<int>()));
+    else if (is_set(t["newaxis"])) out.push_back(newaxis);
+    else if (is_set(t["ellipsis"])) out.push_back(ellipsis);
+    else {
+      Slice s;
+      if (is_set(t["start"])) s.start = t["start"].as<int>();
+      if (is_set(t["stop"])) s.stop = t["stop"].as<int>();
+      if (is_set(t["step"])) s.step = t["step"].as<int>();
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+using Unary = Array (*)(const Array&);
+using Binary = Array (*)(const Array&, const Array&);
+
+const std::map<std::string, Unary>& unary_ops() {
+  static const std::map<std::string, Unary> t = {
+      {"negative", np::negative}, {"positive", np::positive}, {"abs", np::abs},
+      {"sign", np::sign}, {"exp", np::exp}, {"exp2", np::exp2}, {"expm1", np::expm1},
+      {"log", np::log}, {"log1p", np::log1p}, {"log2", np::log2}, {"log10", np::log10},
+      {"sqrt", np::sqrt}, {"rsqrt", np::rsqrt}, {"square", np::square},
+      {"reciprocal", np::reciprocal}, {"sin", np::sin}, {"cos", np::cos}, {"tan", np::tan},
+      {"arcsin", np::arcsin}, {"arccos", np::arccos}, {"arctan", np::arctan},
+      {"sinh", np::sinh}, {"cosh", np::cosh}, {"tanh", np::tanh}, {"arcsinh", np::arcsinh},
+      {"arccosh", np::arccosh}, {"arctanh", np::arctanh}, {"erf", np::erf},
+      {"erf_inv", lax::erf_inv}, {"floor", np::floor}, {"ceil", np::ceil},
+      {"round", np::round}, {"trunc", np::trunc}, {"logical_not", np::logical_not},
+      {"invert", np::invert}, {"isnan", np::isnan}, {"isinf", np::isinf},
+      {"isfinite", np::isfinite}, {"ravel", np::ravel},
+      {"stop_gradient", static_cast<Array (*)(const Array&)>(kiln::stop_gradient)},
+      {"relu", nn::relu}, {"relu6", nn::relu6}, {"sigmoid", nn::sigmoid},
+      {"log_sigmoid", nn::log_sigmoid}, {"silu", nn::silu}, {"softplus", nn::softplus},
+  };
+  return t;
+}
+
+const std::map<std::string, Binary>& binary_ops() {
+  static const std::map<std::string, Binary> t = {
+      {"add", np::add}, {"subtract", np::subtract}, {"multiply", np::multiply},
+      {"divide", np::divide}, {"floor_divide", np::floor_divide}, {"mod", np::mod},
+      {"power", np::power}, {"maximum", np::maximum}, {"minimum", np::minimum},
+      {"arctan2", np::arctan2}, {"equal", np::equal}, {"not_equal", np::not_equal},
+      {"less", np::less}, {"less_equal", np::less_equal}, {"greater", np::greater},
+      {"greater_equal", np::greater_equal}, {"logical_and", np::logical_and},
+      {"logical_or", np::logical_or}, {"logical_xor", np::logical_xor},
+      {"bitwise_and", np::bitwise_and}, {"bitwise_or", np::bitwise_or},
+      {"bitwise_xor", np::bitwise_xor}, {"left_shift", np::left_shift},
+      {"right_shift", np::right_shift}, {"matmul", np::matmul}, {"dot", np::dot},
+      {"vdot", np::vdot}, {"inner", np::inner}, {"outer", np::outer},
+  };
+  return t;
+}
+
+using Reduce = Array (*)(const Array&, Axes, bool);
+
+const std::map<std::string, Reduce>& reduce_ops() {
+  static const std::map<std::string, Reduce> t = {
+      {"sum", np::sum}, {"prod", np::prod}, {"max", np::max}, {"min", np::min},
+      {"mean", np::mean}, {"any", np::any}, {"all", np::all},
+  };
+  return t;
+}
+
+// Everything that is not a plain unary, binary or reduction.
+const std::map<std::string, OpFn>& other_ops() {
+  static const std::map<std::string, OpFn> t = {
+      // ---- creation (on the device chosen by the caller, see call_op) ----
+      {"zeros", [](const Args&, const val& p) { return from_array(np::zeros(get_shape(p, "shape"), dtype_or(p, float32))); }},
+      {"ones", [](const Args&, const val& p) { return from_array(np::ones(get_shape(p, "shape"), dtype_or(p, float32))); }},
+      {"full", [](const Args& x, const val& p) { need("full", x, 1); return from_array(np::full(get_shape(p, "shape"), x[0], get_dtype(p, "dtype"))); }},
+      {"arange", [](const Args&, const val& p) {
+         return from_array(np::arange_impl(get_num(p, "start", 0), get_num(p, "stop", 0), get_num(p, "step", 1),
+                                           true, dtype_or(p, int32)));
+       }},
+      {"linspace", [](const Args&, const val& p) {
+         return from_array(np::linspace(get_num(p, "start", 0), get_num(p, "stop", 0), get_int(p, "num", 50),
+                                        get_bool(p, "endpoint", true), dtype_or(p, float32)));
+       }},
+      {"eye", [](const Args&, const val& p) {
+         return from_array(np::eye(get_int(p, "n", 0), get_opt_int(p, "m"), get_int(p, "k", 0), dtype_or(p, float32)));
+       }},
+      // ---- elementwise with options ----
+      {"where", [](const Args& x, const val&) { need("where", x, 3); return from_array(np::where(x[0], x[1], x[2])); }},
+      {"clip", [](const Args& x, const val& p) {
+         size_t i = 1;
+         std::optional<Array> lo, hi;
+         if (get_bool(p, "hasMin", false)) lo = x.at(i++);
+         if (get_bool(p, "hasMax", false)) hi = x.at(i++);
+         return from_array(np::clip(x.at(0), lo, hi));
+       }},
+      {"astype", [](const Args& x, const val& p) { need("astype", x, 1); return from_array(x[0].astype(*get_dtype(p, "dtype"))); }},
+      {"convert_element_type", [](const Args& x, const val& p) { return from_array(lax::convert_element_type(x.at(0), *get_dtype(p, "dtype"))); }},
+      {"bitcast_convert_type", [](const Args& x, const val& p) { return from_array(lax::bitcast_convert_type(x.at(0), *get_dtype(p, "dtype"))); }},
+      // ---- reductions with extra options ----
+      {"var", [](const Args& x, const val& p) { return from_array(np::var(x.at(0), get_axes(p, "axis"), get_bool(p, "keepdims", false), get_int(p, "ddof", 0))); }},
+      {"std", [](const Args& x, const val& p) { return from_array(np::std(x.at(0), get_axes(p, "axis"), get_bool(p, "keepdims", false), get_int(p, "ddof", 0))); }},
+      {"argmax", [](const Args& x, const val& p) { return from_array(np::argmax(x.at(0), get_opt_int(p, "axis"), get_bool(p, "keepdims", false))); }},
+      {"argmin", [](const Args& x, const val& p) { return from_array(np::argmin(x.at(0), get_opt_int(p, "axis"), get_bool(p, "keepdims", false))); }},
+      {"cumsum", [](const Args& x, const val& p) { return from_array(np::cumsum(x.at(0), get_opt_int(p, "axis"))); }},
+      {"cumprod", [](const Args& x, const val& p) { return from_array(np::cumprod(x.at(0), get_opt_int(p, "axis"))); }},
+      // ---- movement ----
+      {"reshape", [](const Args& x, const val& p) { return from_array(np::reshape(x.at(0), get_shape(p, "shape"))); }},
+      {"transpose", [](const Args& x, const val& p) {
+         std::optional<std::vector<int>> perm;
+         if (is_set(p["perm"])) perm = get_ints(p, "perm");
+         return from_array(np::transpose(x.at(0), perm));
+       }},
+      {"swapaxes", [](const Args& x, const val& p) { return from_array(np::swapaxes(x.at(0), get_int(p, "a", 0), get_int(p, "b", 0))); }},
+      {"moveaxis", [](const Args& x, const val& p) { return from_array(np::moveaxis(x.at(0), get_int(p, "src", 0), get_int(p, "dst", 0))); }},
+      {"broadcast_to", [](const Args& x, const val& p) { return from_array(np::broadcast_to(x.at(0), get_shape(p, "shape"))); }},
+      {"expand_dims", [](const Args& x, const val& p) { return from_array(np::expand_dims(x.at(0), get_axes(p, "axis"))); }},
+      {"squeeze", [](const Args& x, const val& p) { return from_array(np::squeeze(x.at(0), get_axes(p, "axis"))); }},
+      {"flip", [](const Args& x, const val& p) { return from_array(np::flip(x.at(0), get_axes(p, "axis"))); }},
+      {"repeat", [](const Args& x, const val& p) { return from_array(np::repeat(x.at(0), get_int(p, "repeats", 1), get_opt_int(p, "axis"))); }},
+      {"tile", [](const Args& x, const val& p) { return from_array(np::tile(x.at(0), get_int64s(p, "reps"))); }},
+      {"pad", [](const Args& x, const val& p) { return from_array(np::pad(x.at(0), get_pairs(p, "width"), get_str(p, "mode", "constant"), get_num(p, "value", 0))); }},
+      {"concatenate", [](const Args& x, const val& p) { return from_array(np::concatenate(x, get_int(p, "axis", 0))); }},
+      {"stack", [](const Args& x, const val& p) { return from_array(np::stack(x, get_int(p, "axis", 0))); }},
+      {"split", [](const Args& x, const val& p) {
+         if (p["indices"].isArray()) return from_arrays(np::split(x.at(0), get_int64s(p, "indices"), get_int(p, "axis", 0)));
+         return from_arrays(np::split(x.at(0), int64_t(get_int(p, "sections", 1)), get_int(p, "axis", 0)));
+       }},
+      {"take", [](const Args& x, const val& p) { need("take", x, 2); return from_array(np::take(x[0], x[1], get_opt_int(p, "axis"))); }},
+      {"take_along_axis", [](const Args& x, const val& p) { need("take_along_axis", x, 2); return from_array(np::take_along_axis(x[0], x[1], get_int(p, "axis", 0))); }},
+      {"index", [](const Args& x, const val& p) { return from_array(np::index(x.at(0), get_index(p))); }},
+      {"tensordot", [](const Args& x, const val& p) {
+         need("tensordot", x, 2);
+         if (p["axes"].isArray()) {
+           val a = p["axes"];
+           std::vector<int> l, r;
+           for (int i = 0; i < a[0]["length"].as<int>(); i++) l.push_back(a[0][i].as<int>());
+           for (int i = 0; i < a[1]["length"].as<int>(); i++) r.push_back(a[1][i].as<int>());
+           return from_array(np::tensordot(x[0], x[1], {l, r}));
+         }
+         return from_array(np::tensordot(x[0], x[1], get_int(p, "axes", 2)));
+       }},
+      {"einsum", [](const Args& x, const val& p) { return from_array(np::einsum(get_str(p, "subscripts", ""), x)); }},
+      // ---- lax ----
+      {"conv_general_dilated", [](const Args& x, const val& p) {
+         need("conv_general_dilated", x, 2);
+         return from_array(lax::conv_general_dilated(x[0], x[1], get_int64s(p, "strides"), get_padding(p, "padding"),
+                                                     get_int64s(p, "lhsDilation"), get_int64s(p, "rhsDilation"),
+                                                     std::nullopt, get_int(p, "featureGroupCount", 1)));
+       }},
+      {"reduce_window", [](const Args& x, const val& p) {
+         static const std::map<std::string, lax::WindowOp> ops = {
+             {"sum", lax::WindowOp::Sum}, {"max", lax::WindowOp::Max}, {"min", lax::WindowOp::Min}, {"prod", lax::WindowOp::Prod}};
+         auto it = ops.find(get_str(p, "op", ""));
+         if (it == ops.end()) fail("reduceWindow", "got op '", get_str(p, "op", ""), "', expected sum, max, min or prod");
+         return from_array(lax::reduce_window(x.at(0), it->second, get_int64s(p, "window"), get_int64s(p, "strides"),
+                                              get_padding(p, "padding")));
+       }},
+      // ---- nn ----
+      {"elu", [](const Args& x, const val& p) { return from_array(nn::elu(x.at(0), get_num(p, "alpha", 1.0))); }},
+      {"leaky_relu", [](const Args& x, const val& p) { return from_array(nn::leaky_relu(x.at(0), get_num(p, "negativeSlope", 0.01))); }},
+      {"gelu", [](const Args& x, const val& p) { return from_array(nn::gelu(x.at(0), get_bool(p, "approximate", true))); }},
+      {"softmax", [](const Args& x, const val& p) { return from_array(nn::softmax(x.at(0), is_set(p["axis"]) ? get_axes(p, "axis") : Axes(-1))); }},
+      {"log_softmax", [](const Args& x, const val& p) { return from_array(nn::log_softmax(x.at(0), is_set(p["axis"]) ? get_axes(p, "axis") : Axes(-1))); }},
+      {"logsumexp", [](const Args& x, const val& p) { return from_array(nn::logsumexp(x.at(0), get_axes(p, "axis"), get_bool(p, "keepdims", false))); }},
+      {"standardize", [](const Args& x, const val& p) {
+         return from_array(nn::standardize(x.at(0), is_set(p["axis"]) ? get_axes(p, "axis") : Axes(-1), std::nullopt, std::nullopt,
+                                           get_num(p, "epsilon", 1e-5)));
+       }},
+      {"one_hot", [](const Args& x, const val& p) { return from_array(nn::one_hot(x.at(0), get_int(p, "numClasses", 0), dtype_or(p, float32), get_int(p, "axis", -1))); }},
+      {"dot_product_attention", [](const Args& x, const val& p) {
+         need("dotProductAttention", x, 3);
+         std::optional<double> scale;
+         if (is_set(p["scale"])) scale = p["scale"].as<double>();
+         return from_array(nn::dot_product_attention(x[0], x[1], x[2], std::nullopt, std::nullopt, scale, get_bool(p, "isCausal", false)));
+       }},
+      // ---- random (keys are uint32 arrays of shape [2], as jax-js's raw keys) ----
+      {"random_key", [](const Args&, const val& p) { return from_array(random::key(int64_t(get_num(p, "seed", 0)))); }},
+      {"random_split", [](const Args& x, const val& p) {
+         if (p["num"].isArray()) return from_array(random::split(x.at(0), get_shape(p, "num")));
+         return from_array(random::split(x.at(0), int64_t(get_int(p, "num", 2))));
+       }},
+      {"random_fold_in", [](const Args& x, const val&) { need("foldIn", x, 2); return from_array(random::fold_in(x[0], x[1])); }},
+      {"random_bits", [](const Args& x, const val& p) { return from_array(random::bits(x.at(0), get_shape(p, "shape"))); }},
+      {"random_uniform", [](const Args& x, const val& p) {
+         return from_array(random::uniform(x.at(0), get_shape(p, "shape"), dtype_or(p, float32), get_num(p, "minval", 0.0), get_num(p, "maxval", 1.0)));
+       }},
+      {"random_normal", [](const Args& x, const val& p) { return from_array(random::normal(x.at(0), get_shape(p, "shape"), dtype_or(p, float32))); }},
+      {"random_bernoulli", [](const Args& x, const val& p) {
+         std::optional<Shape> shape;
+         if (is_set(p["shape"])) shape = get_shape(p, "shape");
+         return from_array(random::bernoulli(x.at(0), x.size() > 1 ? x[1] : Array(0.5), shape));
+       }},
+      {"random_categorical", [](const Args& x, const val& p) {
+         need("categorical", x, 2);
+         std::optional<Shape> shape;
+         if (is_set(p["shape"])) shape = get_shape(p, "shape");
+         return from_array(random::categorical(x[0], x[1], get_int(p, "axis", -1), shape));
+       }},
+      {"random_randint", [](const Args& x, const val& p) {
+         need("randint", x, 3);
+         return from_array(random::randint(x[0], get_shape(p, "shape"), x[1], x[2], dtype_or(p, int32)));
+       }},
+      {"random_permutation", [](const Args& x, const val& p) {
+         if (x.size() == 1) return from_array(random::permutation(x[0], int64_t(get_int(p, "n", 0))));
+         need("permutation", x, 2);
+         return from_array(random::permutation(x[0], x[1], get_int(p, "axis", 0), get_bool(p, "independent", false)));
+       }},
+      {"random_truncated_normal", [](const Args& x, const val& p) {
+         need("truncatedNormal", x, 3);
+         std::optional<Shape> shape;
+         if (is_set(p["shape"])) shape = get_shape(p, "shape");
+         return from_array(random::truncated_normal(x[0], x[1], x[2], shape, dtype_or(p, float32)));
+       }},
+  };
+  return t;
+}
+
+// Keeps the default device switched for the duration of one creation op.
+struct DeviceScope {
+  std::string saved;
+  explicit DeviceScope(const std::string& d) : saved(default_device()) {
+    if (!d.empty()) set_default_device(d);
+  }
+  ~DeviceScope() { set_default_device(saved); }
+};
+
+}  // namespace
+
+val call_op(const std::string& name, const val& args, const val& params) {
+  try {
+    DeviceScope scope(get_str(params, "device", ""));
+    Args x = to_arrays(args);
+    if (auto it = unary_ops().find(name); it != unary_ops().end()) {
+      need(name, x, 1);
+      return from_array(it->second(x[0]));
+    }
+    if (auto it = binary_ops().find(name); it != binary_ops().end()) {
+      need(name, x, 2);
+      return from_array(it->second(x[0], x[1]));
+    }
+    if (auto it = reduce_ops().find(name); it != reduce_ops().end()) {
+      need(name, x, 1);
+      return from_array(it->second(x[0], get_axes(params, "axis"), get_bool(params, "keepdims", false)));
+    }
+    if (auto it = other_ops().find(name); it != other_ops().end()) return it->second(x, params);
+    fail("kiln", "no operation named '", name, "'");
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+}  // namespace kiln::js

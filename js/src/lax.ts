@@ -1,0 +1,62 @@
+// kiln's `lax` namespace (jax-js names): convolutions, windowed reductions, erf and
+// stopGradient, each a call into the core's op table.
+import { Array, run, type ArrayLike, type Pair } from "./array.js";
+
+export type PaddingType = "VALID" | "SAME" | "SAME_LOWER" | Pair[];
+
+export function convGeneralDilated(
+  lhs: Array,
+  rhs: Array,
+  windowStrides: number[],
+  padding: PaddingType,
+  { lhsDilation, rhsDilation, featureGroupCount }: { lhsDilation?: number[]; rhsDilation?: number[]; featureGroupCount?: number } = {},
+): Array {
+  return run("conv_general_dilated", [lhs, rhs], { strides: windowStrides, padding, lhsDilation, rhsDilation, featureGroupCount });
+}
+export function conv(lhs: Array, rhs: Array, windowStrides: number[], padding: PaddingType): Array {
+  return convGeneralDilated(lhs, rhs, windowStrides, padding);
+}
+export function convWithGeneralPadding(lhs: Array, rhs: Array, windowStrides: number[], padding: PaddingType, lhsDilation?: number[], rhsDilation?: number[]): Array {
+  return convGeneralDilated(lhs, rhs, windowStrides, padding, { lhsDilation, rhsDilation });
+}
+/** reduceWindow with one of np.sum, np.max, np.min, np.prod as the computation. */
+export function reduceWindow(operand: Array, computation: (x: Array) => Array, windowDimensions: number[], windowStrides?: number[]): Array {
+  const name = (computation as any).kilnReduce ?? computation.name;
+  const op = { sum: "sum", max: "max", min: "min", prod: "prod" }[name as string];
+  if (op === undefined) throw new Error(`reduceWindow: got computation ${name || "(anonymous)"}, kiln supports np.sum, np.max, np.min and np.prod`);
+  return run("reduce_window", [operand], { op, window: windowDimensions, strides: windowStrides ?? windowDimensions.map(() => 1), padding: "VALID" });
+}
+export const erf = (x: ArrayLike): Array => run("erf", [x]);
+export const erfc = (x: ArrayLike): Array => run("subtract", [1, run("erf", [x])]);
+export const erfInv = (x: ArrayLike): Array => run("erf_inv", [x]);
+export const stopGradient = (x: ArrayLike): Array => run("stop_gradient", [x]);
+
+export type DotDimensionNumbers = {
+  lhsContractingDims?: number[];
+  rhsContractingDims?: number[];
+  lhsBatchDims?: number[];
+  rhsBatchDims?: number[];
+};
+
+/**
+ * General contraction (lax.dot_general), as one einsum: output axes are the batch axes,
+ * then lhs free axes, then rhs free axes. Default: contract lhs's last with rhs's first.
+ */
+export function dot(lhs: Array, rhs: Array, dims: DotDimensionNumbers = {}): Array {
+  const ln = lhs.ndim, rn = rhs.ndim;
+  const norm = (d: number[], n: number) => d.map((x) => (x + n) % n);
+  const lc = norm(dims.lhsContractingDims ?? [ln - 1], ln), rc = norm(dims.rhsContractingDims ?? [0], rn);
+  const lb = norm(dims.lhsBatchDims ?? [], ln), rb = norm(dims.rhsBatchDims ?? [], rn);
+  if (lc.length !== rc.length || lb.length !== rb.length)
+    throw new Error(`dot: got ${lc.length}/${rc.length} contracting and ${lb.length}/${rb.length} batch dims, expected equal counts`);
+  const letters = "abcdefghijklmnopqrstuvwxyz";
+  let next = 0;
+  const l: string[] = new globalThis.Array(ln), r: string[] = new globalThis.Array(rn);
+  lb.forEach((d, i) => (l[d] = r[rb[i]] = letters[next++]));
+  lc.forEach((d, i) => (l[d] = r[rc[i]] = letters[next++]));
+  for (let i = 0; i < ln; i++) if (l[i] === undefined) l[i] = letters[next++];
+  for (let i = 0; i < rn; i++) if (r[i] === undefined) r[i] = letters[next++];
+  const out = [...lb.map((d) => l[d]), ...l.filter((_, i) => !lb.includes(i) && !lc.includes(i)), ...r.filter((_, i) => !rb.includes(i) && !rc.includes(i))];
+  return run("einsum", [lhs, rhs], { subscripts: `${l.join("")},${r.join("")}->${out.join("")}` });
+}
+export const bitcastConvertType = (x: ArrayLike, dtype: string): Array => run("bitcast_convert_type", [x], { dtype });

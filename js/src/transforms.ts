@@ -1,0 +1,301 @@
+// The transformations on JS functions and JsTrees: jvp, vjp, grad, valueAndGrad, vmap, jit,
+// makeJaxpr, linearize, jacfwd, jacrev, hessian. Trees are flattened here; the core sees
+// one list of leaves per argument and calls back into JS with tracer Arrays.
+import { Array } from "./array.js";
+import { check, core, setPendingError, type Func } from "./core.js";
+import { flatten, unflatten, type JsTree, JsTreeDef } from "./tree.js";
+
+export type OwnedFunction<F extends Function> = F & { dispose: () => void };
+
+type State = { outDef?: JsTreeDef; auxDef?: JsTreeDef };
+
+function wrapLeaf(h: any): any {
+  return h === null || h === undefined ? h : new Array(h);
+}
+function leafToCore(x: any): any {
+  if (x instanceof Array) return x._h();
+  if (typeof x === "number" || typeof x === "boolean" || x === null) return x;
+  throw new TypeError(`kiln: got a ${typeof x} leaf, expected an Array, a number or a boolean`);
+}
+function flattenArgs(args: any[]): [any[][], JsTreeDef[]] {
+  const leaves: any[][] = [];
+  const defs: JsTreeDef[] = [];
+  for (const a of args) {
+    const [l, d] = flatten(a);
+    leaves.push(l);
+    defs.push(d);
+  }
+  return [leaves, defs];
+}
+function toCore(leaves: any[][]): any[][] {
+  return leaves.map((l) => l.map(leafToCore));
+}
+/** Disposes the Array leaves once each: the transformation consumed its arguments. */
+function consume(leaves: any[][]) {
+  for (const l of leaves) for (const x of l) if (x instanceof Array && x._alive) x.dispose();
+}
+function fromCore(def: JsTreeDef, hs: any[]): any {
+  return unflatten(def, hs.map(wrapLeaf));
+}
+
+/**
+ * f as the core sees it: called with one list of leaf handles per argument, it rebuilds the
+ * trees as Arrays, calls f and returns its output leaves (one handle for scalarOut, a pair
+ * [out, aux] with hasAux). It never throws into the core: it keeps the error and returns it.
+ */
+function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: { hasAux?: boolean; scalarOut?: boolean; op: string }) {
+  let pending: Array[] = [];
+  const jsfn: any = (cargs: any[][]) => {
+    try {
+      const args = cargs.map((ls, i) => fromCore(defs[i], ls));
+      let out = f(...args);
+      let aux: any;
+      if (opts.hasAux) {
+        if (!globalThis.Array.isArray(out) || out.length !== 2) throw new Error(`${opts.op}: with hasAux the function must return [out, aux]`);
+        [out, aux] = out;
+      }
+      const [ol, od] = flatten(out);
+      state.outDef = od;
+      pending = ol.filter((x): x is Array => x instanceof Array);
+      let result: any = ol.map(leafToCore);
+      if (opts.scalarOut) {
+        if (ol.length !== 1 || !(ol[0] instanceof Array)) throw new Error(`${opts.op}: the function must return one scalar Array, got ${od.toString()}`);
+        result = result[0];
+      }
+      if (opts.hasAux) {
+        const [al, ad] = flatten(aux);
+        state.auxDef = ad;
+        pending.push(...al.filter((x): x is Array => x instanceof Array));
+        result = [result, al.map(leafToCore)];
+      }
+      return result;
+    } catch (e) {
+      setPendingError(e);
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  };
+  jsfn.done = () => {
+    for (const a of pending) if (a._alive) a.dispose();
+    pending = [];
+  };
+  return jsfn;
+}
+
+function callFunc(func: Func, leaves: any[][]): any {
+  return check(func.call(toCore(leaves)));
+}
+function once(kind: string, f: any, defs: JsTreeDef[], state: State, opts: any, leaves: any[][], ffOpts: any): any {
+  const func: Func = check(core.transform(kind, flatFn(f, defs, state, ffOpts), opts));
+  try {
+    return callFunc(func, leaves);
+  } finally {
+    func.delete();
+  }
+}
+
+type GradOpts = { argnums?: number | number[]; hasAux?: boolean };
+
+function gradsOf(r: any, argnums: number | number[], defs: JsTreeDef[]): any {
+  const n = defs.length;
+  const norm = (i: number) => (i < 0 ? i + n : i);
+  if (globalThis.Array.isArray(argnums)) return argnums.map((a, j) => fromCore(defs[norm(a)], r[j]));
+  return fromCore(defs[norm(argnums)], r);
+}
+
+/** The gradient of a scalar-valued f with respect to argument(s) `argnums` (default 0). */
+export function grad(f: (...args: any[]) => any, opts: GradOpts = {}) {
+  const { argnums = 0, hasAux = false } = opts;
+  return (...primals: any[]): any => {
+    const [leaves, defs] = flattenArgs(primals);
+    const state: State = {};
+    const r = once("grad", f, defs, state, { argnums, hasAux }, leaves, { hasAux, scalarOut: true, op: "grad" });
+    consume(leaves);
+    if (hasAux) return [gradsOf(r[0], argnums, defs), fromCore(state.auxDef!, r[1])];
+    return gradsOf(r, argnums, defs);
+  };
+}
+
+/** [f(x), grad f(x)]; with hasAux, [[f(x), aux], grad]. */
+export function valueAndGrad(f: (...args: any[]) => any, opts: GradOpts = {}) {
+  const { argnums = 0, hasAux = false } = opts;
+  return (...primals: any[]): any => {
+    const [leaves, defs] = flattenArgs(primals);
+    const state: State = {};
+    const r = once("value_and_grad", f, defs, state, { argnums, hasAux }, leaves, { hasAux, scalarOut: true, op: "valueAndGrad" });
+    consume(leaves);
+    const grads = gradsOf(r[1], argnums, defs);
+    if (hasAux) return [[wrapLeaf(r[0][0]), fromCore(state.auxDef!, r[0][1])], grads];
+    return [wrapLeaf(r[0]), grads];
+  };
+}
+
+/** Per-leaf axes of one argument from its inAxes entry (a number, null, or a tree prefix). */
+function axesFor(spec: any, tree: any, op: string): any[] {
+  if (spec === null || typeof spec === "number") return flatten(tree)[0].map(() => spec);
+  if (globalThis.Array.isArray(spec)) {
+    if (!globalThis.Array.isArray(tree) || tree.length !== spec.length) throw new Error(`${op}: inAxes entry [${spec}] does not match its argument's structure`);
+    return spec.flatMap((s, i) => axesFor(s, tree[i], op));
+  }
+  if (typeof spec === "object") {
+    if (tree === null || typeof tree !== "object" || tree instanceof Array) throw new Error(`${op}: an inAxes object does not match its argument's structure`);
+    return Object.keys(tree).flatMap((k) => axesFor(k in spec ? spec[k] : 0, tree[k], op));
+  }
+  throw new Error(`${op}: got inAxes entry ${String(spec)}, expected a number, null or a tree of them`);
+}
+
+/** f mapped over axis inAxes of its arguments (a number for all, or one entry per argument). */
+export function vmap(f: (...args: any[]) => any, inAxes: number | (number | null | JsTree<number | null>)[] = 0) {
+  return (...args: any[]): any => {
+    const [leaves, defs] = flattenArgs(args);
+    let axes: any[][];
+    if (typeof inAxes === "number") axes = leaves.map((l) => l.map(() => inAxes));
+    else {
+      if (!globalThis.Array.isArray(inAxes) || inAxes.length !== args.length)
+        throw new Error(`vmap: got ${globalThis.Array.isArray(inAxes) ? inAxes.length : "a non-array"} inAxes for ${args.length} arguments`);
+      axes = args.map((a, i) => axesFor(inAxes[i], a, "vmap"));
+    }
+    const state: State = {};
+    const r = once("vmap", f, defs, state, { inAxes: axes, outAxes: 0 }, leaves, { op: "vmap" });
+    consume(leaves);
+    return fromCore(state.outDef!, r);
+  };
+}
+
+/**
+ * f compiled: traced once per argument structure, shapes, dtypes and static values, then
+ * run as fused kernels. The core caches by signature; trees of different structure get
+ * their own entry here. dispose() frees the compiled programs.
+ */
+export function jit<F extends (...args: any[]) => any>(f: F, opts: { staticArgnums?: number[] } = {}): OwnedFunction<(...args: any[]) => ReturnType<F>> {
+  const cache = new Map<string, { func: Func; state: State }>();
+  const statics = opts.staticArgnums ?? [];
+  const fn: any = (...args: any[]) => {
+    const n = args.length;
+    const isStatic = new Set(statics.map((i) => (i < 0 ? i + n : i)));
+    const dyn = args.filter((_, i) => !isStatic.has(i));
+    const staticVals = args.filter((_, i) => isStatic.has(i));
+    const [leaves, defs] = flattenArgs(dyn);
+    const key = defs.map((d) => d.toString()).join("|") + "#" + JSON.stringify(staticVals) + "#" + [...isStatic].join(",");
+    let entry = cache.get(key);
+    if (entry === undefined) {
+      const state: State = {};
+      const merged = (...d: any[]) => {
+        const all: any[] = [];
+        let di = 0, si = 0;
+        for (let i = 0; i < n; i++) all.push(isStatic.has(i) ? staticVals[si++] : d[di++]);
+        return f(...all);
+      };
+      const func: Func = check(core.transform("jit", flatFn(merged, defs, state, { op: "jit" }), {}));
+      entry = { func, state };
+      cache.set(key, entry);
+    }
+    const r = callFunc(entry.func, leaves);
+    consume(leaves);
+    return fromCore(entry.state.outDef!, r);
+  };
+  fn.dispose = () => {
+    for (const e of cache.values()) e.func.delete();
+    cache.clear();
+  };
+  return fn;
+}
+
+/** [f(primals), the derivative of f at primals along tangents] (with hasAux, aux third). */
+export function jvp(f: (...args: any[]) => any, primals: any[], tangents: any[], opts: { hasAux?: boolean } = {}): any {
+  const [pl, defs] = flattenArgs(primals);
+  const [tl, tdefs] = flattenArgs(tangents);
+  tdefs.forEach((d, i) => {
+    if (!d.equals(defs[i])) throw new Error(`jvp: tangent ${i} has structure ${d.toString()}, expected ${defs[i].toString()}`);
+  });
+  const state: State = {};
+  const r = check(core.jvp(flatFn(f, defs, state, { hasAux: opts.hasAux, op: "jvp" }), toCore(pl), toCore(tl)));
+  consume(pl);
+  consume(tl);
+  if (opts.hasAux) {
+    for (const h of r[1][1]) h?.delete?.();
+    return [fromCore(state.outDef!, r[0][0]), fromCore(state.outDef!, r[1][0]), fromCore(state.auxDef!, r[0][1])];
+  }
+  return [fromCore(state.outDef!, r[0]), fromCore(state.outDef!, r[1])];
+}
+
+/** [f(primals), the pullback (cotangent -> one cotangent per primal)] (with hasAux, aux third). */
+export function vjp(f: (...args: any[]) => any, primals: any[], opts: { hasAux?: boolean } = {}): any {
+  const [pl, defs] = flattenArgs(primals);
+  const state: State = {};
+  const hasAux = opts.hasAux ?? false;
+  const r = check(core.vjp(flatFn(f, defs, state, { hasAux, op: "vjp" }), toCore(pl), hasAux));
+  consume(pl);
+  const pbFunc: Func = r[1];
+  const pullback: any = (cotangents: any) => {
+    const [cl, cd] = flatten(cotangents);
+    if (!cd.equals(state.outDef!)) throw new Error(`vjp: cotangent has structure ${cd.toString()}, expected ${state.outDef!.toString()}`);
+    const g = callFunc(pbFunc, [cl]);
+    consume([cl]);
+    return defs.map((d, i) => fromCore(d, g[i]));
+  };
+  pullback.dispose = () => pbFunc.delete();
+  const out = fromCore(state.outDef!, r[0]);
+  if (hasAux) return [out, pullback, fromCore(state.auxDef!, r[2])];
+  return [out, pullback];
+}
+
+/** [f(primals), the linear map tangents -> derivative], evaluated once. */
+export function linearize(f: (...args: any[]) => any, primals: any[], opts: { hasAux?: boolean } = {}): any {
+  const [pl, defs] = flattenArgs(primals);
+  const state: State = {};
+  const hasAux = opts.hasAux ?? false;
+  const r = check(core.linearize(flatFn(f, defs, state, { hasAux, op: "linearize" }), toCore(pl)));
+  consume(pl);
+  const linFunc: Func = r[1];
+  const lin: any = (...tangents: any[]) => {
+    const [tl] = flattenArgs(tangents);
+    const t = callFunc(linFunc, tl);
+    consume(tl);
+    if (hasAux) {
+      for (const h of t[1]) h?.delete?.();
+      return fromCore(state.outDef!, t[0]);
+    }
+    return fromCore(state.outDef!, t);
+  };
+  lin.dispose = () => linFunc.delete();
+  if (hasAux) return [fromCore(state.outDef!, r[0][0]), lin, fromCore(state.auxDef!, r[0][1])];
+  return [fromCore(state.outDef!, r[0]), lin];
+}
+
+function jacobian(kind: string, depth: number) {
+  return (f: (x: any) => any) =>
+    (...args: any[]): any => {
+      const [leaves, defs] = flattenArgs(args);
+      const state: State = {};
+      const r = once(kind, f, defs, state, { argnums: 0 }, leaves, { op: kind });
+      consume(leaves);
+      // Each output leaf holds the input tree (hessian: the input tree of input trees).
+      const inner = (x: any, d: number): any => (d === 0 ? wrapLeaf(x) : unflatten(defs[0], x.map((y: any) => inner(y, d - 1))));
+      return unflatten(state.outDef!, r.map((x: any) => inner(x, depth)));
+    };
+}
+/** The Jacobian by forward mode: output shape + input shape. */
+export const jacfwd = jacobian("jacfwd", 1);
+/** The Jacobian by reverse mode. */
+export const jacrev = jacobian("jacrev", 1);
+/** The Hessian of a scalar-valued function (jacfwd of jacrev). */
+export const hessian = jacobian("hessian", 2);
+
+/** A traced program, printed as text. */
+export class ClosedJaxpr {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+export { ClosedJaxpr as Jaxpr };
+
+/** Traces f on the given arguments (not consumed) into a jaxpr. */
+export function makeJaxpr(f: (...args: any[]) => any) {
+  return (...args: any[]): { jaxpr: ClosedJaxpr; treedef: JsTreeDef } => {
+    const [leaves, defs] = flattenArgs(args);
+    const state: State = {};
+    const text = check(core.makeJaxpr(flatFn(f, defs, state, { op: "makeJaxpr" }), toCore(leaves)));
+    return { jaxpr: new ClosedJaxpr(text), treedef: state.outDef! };
+  };
+}

@@ -1,0 +1,102 @@
+// JsTree: jax-js's pytrees (nested JS arrays and plain objects, in insertion order) with
+// flatten/unflatten/map and the ownership helpers ref and dispose.
+import { Array } from "./array.js";
+
+export enum NodeType {
+  Array = "Array",
+  Object = "Object",
+  Leaf = "Leaf",
+}
+
+export type JsTree<T> = T | JsTree<T>[] | { [key: string]: JsTree<T> };
+
+function isPlainObject(x: any): boolean {
+  if (x === null || typeof x !== "object" || x instanceof Array) return false;
+  const proto = Object.getPrototypeOf(x);
+  return proto === Object.prototype || proto === null;
+}
+
+/** The structure of a JsTree. */
+export class JsTreeDef {
+  static leaf = new JsTreeDef(NodeType.Leaf, null, []);
+  constructor(
+    readonly nodeType: NodeType,
+    readonly nodeMetadata: any,
+    readonly childTreedefs: JsTreeDef[],
+  ) {}
+  get size(): number {
+    if (this.nodeType === NodeType.Leaf) return 1;
+    return this.childTreedefs.reduce((a, c) => a + c.size, 0);
+  }
+  toString(root = true): string {
+    let s: string;
+    if (this.nodeType === NodeType.Leaf) s = "*";
+    else if (this.nodeType === NodeType.Array) s = `[${this.childTreedefs.map((c) => c.toString(false)).join(", ")}]`;
+    else
+      s = `{${(this.nodeMetadata as string[]).map((k, i) => `${k}: ${this.childTreedefs[i].toString(false)}`).join(", ")}}`;
+    return root ? `JsTreeDef(${s})` : s;
+  }
+  equals(other: JsTreeDef): boolean {
+    return this.toString() === other.toString();
+  }
+}
+
+export function flatten<T>(tree: JsTree<T>): [T[], JsTreeDef] {
+  const leaves: T[] = [];
+  const rec = (t: any): JsTreeDef => {
+    if (globalThis.Array.isArray(t)) return new JsTreeDef(NodeType.Array, null, t.map(rec));
+    if (isPlainObject(t)) {
+      const keys = Object.keys(t);
+      return new JsTreeDef(NodeType.Object, keys, keys.map((k) => rec(t[k])));
+    }
+    leaves.push(t);
+    return JsTreeDef.leaf;
+  };
+  const def = rec(tree);
+  return [leaves, def];
+}
+
+export function leaves<T>(tree: JsTree<T>): T[] {
+  return flatten(tree)[0];
+}
+export function structure<T>(tree: JsTree<T>): JsTreeDef {
+  return flatten(tree)[1];
+}
+
+export function unflatten<T>(treedef: JsTreeDef, leaves: Iterable<T>): JsTree<T> {
+  const it = leaves[Symbol.iterator]();
+  const rec = (d: JsTreeDef): any => {
+    if (d.nodeType === NodeType.Leaf) {
+      const n = it.next();
+      if (n.done) throw new Error(`tree.unflatten: too few leaves for ${treedef.toString()}`);
+      return n.value;
+    }
+    if (d.nodeType === NodeType.Array) return d.childTreedefs.map(rec);
+    const out: any = {};
+    (d.nodeMetadata as string[]).forEach((k, i) => (out[k] = rec(d.childTreedefs[i])));
+    return out;
+  };
+  const out = rec(treedef);
+  if (!it.next().done) throw new Error(`tree.unflatten: too many leaves for ${treedef.toString()}`);
+  return out;
+}
+
+export function map<T, U>(fn: (...args: T[]) => U, tree: JsTree<T>, ...rest: JsTree<T>[]): JsTree<U> {
+  const [ls, def] = flatten(tree);
+  const others = rest.map((r) => {
+    const [l, d] = flatten(r);
+    if (!d.equals(def)) throw new Error(`tree.map: structures differ: ${def.toString()} vs ${d.toString()}`);
+    return l;
+  });
+  return unflatten(def, ls.map((x, i) => fn(x, ...others.map((o) => o[i]))));
+}
+
+/** Takes a reference of every Array in a tree. */
+export function ref<Tree extends JsTree<any>>(tree: Tree): Tree {
+  return map((x: any) => (x instanceof Array ? x.ref : x), tree) as Tree;
+}
+/** Disposes every Array in a tree. */
+export function dispose<Tree extends JsTree<any>>(tree: Tree | null | undefined): void {
+  if (tree === null || tree === undefined) return;
+  for (const x of leaves(tree)) if (x instanceof Array) x.dispose();
+}

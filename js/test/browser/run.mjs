@@ -1,0 +1,108 @@
+// Runs the Vitest suite in headless Chromium: bundles test/browser/entry.ts with esbuild
+// (`vitest` resolved to vitest-shim.ts), serves it with COOP/COEP headers from a local
+// server, and drives Debian's chromium through playwright-core. Exit code 1 on failures.
+import { build } from "esbuild";
+import { createServer } from "node:http";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+// `?raw` imports as text, as Vite gives them.
+const rawText = {
+  name: "raw",
+  setup(b) {
+    b.onResolve({ filter: /\?raw$/ }, (a) => ({ path: resolve(a.resolveDir, a.path.slice(0, -4)), namespace: "raw" }));
+    b.onLoad({ filter: /.*/, namespace: "raw" }, (a) => ({ contents: readFileSync(a.path, "utf8"), loader: "text" }));
+  },
+};
+// Every test file of the Node suite, so the two runs cannot drift apart.
+const testFiles = readdirSync(join(here, "..")).filter((f) => f.endsWith(".test.ts")).sort();
+const entry = readFileSync(join(here, "entry.ts"), "utf8").replace(
+  /^\/\/ @tests.*$/m,
+  testFiles.map((f) => `import "../${f}";`).join("\n"),
+);
+const bundle = await build({
+  stdin: { contents: entry, resolveDir: here, sourcefile: "entry.ts", loader: "ts" },
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  write: false,
+  external: ["node:*"],
+  alias: { vitest: join(here, "vitest-shim.ts") },
+  plugins: [rawText],
+  logLevel: "warning",
+});
+const script = bundle.outputFiles[0].contents;
+const page = `<!doctype html><meta charset="utf-8"><title>kiln tests</title><script type="module" src="/bundle.js"></script>`;
+
+// Cross-origin isolation (SharedArrayBuffer, so a threaded build can be chosen).
+const headers = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
+// Also the repository's examples/web page and the package it loads (js/dist).
+const repo = resolve(here, "../../..");
+const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript" };
+const server = createServer((req, res) => {
+  const path = (req.url ?? "").split("?")[0];
+  if (/^\/(examples\/web|js\/dist)\/[\w./-]*$/.test(path) && !path.includes("..")) {
+    const file = join(repo, path.endsWith("/") ? path + "index.html" : path);
+    try {
+      const body = readFileSync(file);
+      res.writeHead(200, { ...headers, "Content-Type": types[file.slice(file.lastIndexOf("."))] ?? "application/octet-stream" }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  } else if (req.url === "/bundle.js") res.writeHead(200, { ...headers, "Content-Type": "text/javascript" }).end(script);
+  else if (req.url === "/" || req.url === "/index.html") res.writeHead(200, { ...headers, "Content-Type": "text/html" }).end(page);
+  else res.writeHead(404).end();
+});
+await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+const url = `http://127.0.0.1:${server.address().port}/`;
+
+const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run"],
+});
+let failed = 0;
+try {
+  const tab = context.pages()[0] ?? (await context.newPage());
+  tab.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
+  const version = context.browser()?.version() ?? "chromium";
+  await tab.goto(url);
+  await tab.waitForFunction(() => window.__kiln?.done === true, null, { timeout: 540_000, polling: 500 });
+  const { results, isolated, sab } = await tab.evaluate(() => window.__kiln);
+  const bad = results.filter((r) => !r.ok);
+  failed = bad.length;
+  for (const r of bad.slice(0, 30)) console.error(`FAIL ${r.name}\n  ${r.error.split("\n").slice(0, 3).join("\n  ")}`);
+  console.log(`[kiln] chromium ${version}: ${results.length - bad.length} passed, ${bad.length} failed (crossOriginIsolated ${isolated}, SharedArrayBuffer ${sab})`);
+  if (!isolated) {
+    console.error("[kiln] the page is not cross-origin isolated");
+    failed++;
+  }
+  // The example page must compute d/dx sin(x)·x as the formula does.
+  await tab.goto(url + "examples/web/");
+  await tab.waitForFunction(() => !document.getElementById("out").textContent.startsWith("loading"), null, { timeout: 60_000 });
+  const text = await tab.textContent("#out");
+  const rows = text.split("\n").filter((l) => l.startsWith("x ="));
+  const agree = rows.length === 5 && rows.every((l) => {
+    const m = l.match(/kiln (\S+) .* (\S+)$/);
+    return m && Math.abs(Number(m[1]) - Number(m[2])) < 1e-5;
+  });
+  console.log(`[kiln] examples/web: ${agree ? "ok" : "WRONG"}\n${text}`);
+  if (!agree) failed++;
+  if (results.length < 1000) {
+    console.error(`[kiln] only ${results.length} tests ran`);
+    failed++;
+  }
+} finally {
+  await context.close();
+  server.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(failed === 0 ? 0 : 1);

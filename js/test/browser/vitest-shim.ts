@@ -1,0 +1,65 @@
+// The part of Vitest's API that the suite uses (describe, test/it with .each, beforeEach,
+// expect), for the browser bundle: test files run unchanged, with Vitest's own `expect`.
+import * as chai from "chai";
+import { JestAsymmetricMatchers, JestChaiExpect, JestExtend } from "@vitest/expect";
+
+chai.use(JestExtend);
+chai.use(JestChaiExpect);
+chai.use(JestAsymmetricMatchers);
+
+export const expect: any = (value: unknown, message?: string) => chai.expect(value, message);
+
+type Fn = (...args: any[]) => unknown;
+type Suite = { name: string; hooks: Fn[]; children: (Suite | Test)[]; parent: Suite | null };
+type Test = { name: string; fn: Fn; args: unknown[] };
+
+const root: Suite = { name: "", hooks: [], children: [], parent: null };
+let current = root;
+
+export function describe(name: string, body: () => void) {
+  const s: Suite = { name, hooks: [], children: [], parent: current };
+  current.children.push(s);
+  const saved = current;
+  current = s;
+  body();
+  current = saved;
+}
+export function beforeEach(fn: Fn) {
+  current.hooks.push(fn);
+}
+function format(name: string, args: unknown[]): string {
+  let i = 0;
+  return name.replace(/%s/g, () => String(args[i++]));
+}
+function makeTest() {
+  const t: any = (name: string, fn: Fn) => current.children.push({ name, fn, args: [] });
+  t.each = (table: unknown[][]) => (name: string, fn: Fn) => {
+    for (const row of table) current.children.push({ name: format(name, row), fn, args: row });
+  };
+  return t;
+}
+export const test = makeTest();
+export const it = test;
+
+export type Result = { name: string; ok: boolean; error?: string };
+
+/** Runs every registered test in order; beforeEach hooks of enclosing suites run first. */
+export async function runAll(onResult: (r: Result) => void) {
+  const run = async (s: Suite, prefix: string, hooks: Fn[]) => {
+    const all = [...hooks, ...s.hooks];
+    for (const c of s.children) {
+      if ("children" in c) await run(c, prefix + c.name + " > ", all);
+      else {
+        const name = prefix + c.name;
+        try {
+          for (const h of all) await h();
+          await c.fn(...c.args);
+          onResult({ name, ok: true });
+        } catch (e: any) {
+          onResult({ name, ok: false, error: String(e?.stack ?? e) });
+        }
+      }
+    }
+  };
+  await run(root, "", []);
+}
