@@ -8,42 +8,19 @@
 
 #include "frontend/array_impl.h"
 #include "kiln/kiln.h"
+#include "bench_common.h"
 
 using namespace kiln;
 namespace np = kiln::numpy;
+using kiln_bench::mlp_sgd_step;
+using kiln_bench::time_per_call;
 
 namespace {
-
-// Median seconds per call of f over `reps` calls (after one warm-up call).
-double time_per_call(const std::function<void()>& f, int reps) {
-  f();
-  std::vector<double> t;
-  for (int r = 0; r < reps; r++) {
-    auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 Array chain(const Array& x) {
   Array y = x;
   for (int i = 0; i < 5; i++) y = np::sin(y) * 1.5f;  // 10 ops
   return y;
-}
-
-Tree loss(const std::vector<Tree>& a) {
-  const Tree& p = a[0];
-  Array h = np::maximum(np::matmul(a[1].as_array(), p["w1"].as_array()) + p["b1"].as_array(), 0.0f);
-  Array y = np::matmul(h, p["w2"].as_array()) + p["b2"].as_array();
-  return Tree(np::mean(np::square(y - a[2].as_array())));
-}
-
-// One SGD step: (params, x, y) -> new params.
-Tree sgd_step(const std::vector<Tree>& a) {
-  Tree g = grad(loss)(a);
-  return tree_map([](const Array& p, const Array& d) { return p - 0.01f * d; }, a[0], g);
 }
 
 Array filled(const Shape& s, float v) { return (np::ones(s) * v).eval(); }
@@ -67,17 +44,17 @@ int main() {
   Tree params(Tree::Dict{{"w1", Tree(filled({din, dh}, 0.01f))}, {"b1", Tree(filled({dh}, 0.0f))},
                          {"w2", Tree(filled({dh, dout}, 0.01f))}, {"b2", Tree(filled({dout}, 0.0f))}});
   Array xb = filled({batch, din}, 0.3f), yb = filled({batch, dout}, 0.1f);
-  Fn jstep = jit(sgd_step);
+  Fn jstep = jit(mlp_sgd_step);
   Tree pe = params, pj = params;
   double te = time_per_call([&] {
-    pe = sgd_step({pe, xb, yb});
+    pe = mlp_sgd_step({pe, xb, yb});
     for (auto& l : tree_leaves(pe)) l.eval();
   }, 20);
   double tj = time_per_call([&] { pj = jstep({pj, xb, yb}); }, 20);
   size_t ke, kj;
   {
     frontend::KernelRecorder rec;
-    pe = sgd_step({pe, xb, yb});
+    pe = mlp_sgd_step({pe, xb, yb});
     for (auto& l : tree_leaves(pe)) l.eval();
     ke = rec.kernels().size();
   }

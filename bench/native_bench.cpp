@@ -11,29 +11,15 @@
 #include "backend/backend.h"
 #include "backend/native/native_compiler.h"
 #include "kiln/kiln.h"
+#include "bench_common.h"
 
 using namespace kiln;
 namespace np = kiln::numpy;
+using kiln_bench::now;
+using kiln_bench::mlp_sgd_step;
+using kiln_bench::time_per_call;
 
 namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-// Median seconds per call over `reps` calls after one warm-up call; `first` gets the
-// warm-up call's time (trace + compile, or cache load).
-double time_per_call(const std::function<void()>& f, int reps, double* first) {
-  double t0 = now();
-  f();
-  *first = now() - t0;
-  std::vector<double> t;
-  for (int r = 0; r < reps; r++) {
-    double a = now();
-    f();
-    t.push_back(now() - a);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 Array filled(const Shape& s, float v) { return (np::ones(s) * v).eval(); }
 // Deterministic non-constant data, so no kernel can be folded away.
@@ -41,18 +27,6 @@ Array ramp(const Shape& s, float scale) {
   int64_t n = 1;
   for (auto d : s) n *= d;
   return (np::sin(np::arange(double(n)) * 0.37f) * scale).reshape(s).eval();
-}
-
-Tree loss(const std::vector<Tree>& a) {
-  const Tree& p = a[0];
-  Array h = np::maximum(np::matmul(a[1].as_array(), p["w1"].as_array()) + p["b1"].as_array(), 0.0f);
-  Array y = np::matmul(h, p["w2"].as_array()) + p["b2"].as_array();
-  return Tree(np::mean(np::square(y - a[2].as_array())));
-}
-
-Tree sgd_step(const std::vector<Tree>& a) {
-  Tree g = grad(loss)(a);
-  return tree_map([](const Array& p, const Array& d) { return p - 0.01f * d; }, a[0], g);
 }
 
 // The issue 7 CNN (conv 5x5x24, pool, conv 3x3x32, pool, dense 128, 10) on a batch of 32,
@@ -104,7 +78,7 @@ int main(int argc, char** argv) {
                       Tree params(Tree::Dict{{"w1", Tree(ramp({din, dh}, 0.05f))}, {"b1", Tree(filled({dh}, 0.0f))},
                                              {"w2", Tree(ramp({dh, dout}, 0.05f))}, {"b2", Tree(filled({dout}, 0.0f))}});
                       Array xb = ramp({batch, din}, 1.0f), yb = ramp({batch, dout}, 0.1f);
-                      auto step = jit(sgd_step);
+                      auto step = jit(mlp_sgd_step);
                       auto p = std::make_shared<Tree>(params);
                       return std::function<void()>([=] {
                         *p = step({*p, xb, yb});
