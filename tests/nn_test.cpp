@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fixture_reader.h"
+#include "fixture_values.h"
 #include "kiln/kiln.h"
 
 #ifndef KILN_FIXTURE_DIR
@@ -23,12 +24,10 @@ using kiln::Tree;
 using kiln_test::FixtureArray;
 using kiln_test::FixtureCase;
 using kiln_test::Params;
+using kiln_test::to_array;
 namespace np = kiln::numpy;
 namespace nn = kiln::nn;
 
-Array to_array(const FixtureArray& a) {
-  return np::array(a.bytes().data(), Shape(a.shape), kiln::dtype_from_name(a.dtype));
-}
 
 kiln::Axes axes_param(const Params& p) {
   if (p.is_none("axis")) return {};

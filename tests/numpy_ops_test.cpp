@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "fixture_index.h"
+#include "fixture_values.h"
 #include "fixture_reader.h"
 #include "kiln/kiln.h"
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fixture_reader.h"
+#include "fixture_values.h"
 #include "kiln/kiln.h"
 
 #ifndef KILN_FIXTURE_DIR
@@ -21,12 +22,10 @@ using kiln::Tree;
 using kiln_test::FixtureArray;
 using kiln_test::FixtureCase;
 using kiln_test::Params;
+using kiln_test::to_array;
 namespace np = kiln::numpy;
 namespace ox = kiln::optax;
 
-Array to_array(const FixtureArray& a) {
-  return np::array(a.bytes().data(), Shape(a.shape), kiln::dtype_from_name(a.dtype));
-}
 double real_or(const Params& p, const std::string& k, double d) { return p.has(k) ? p.real(k) : d; }
 
 ox::Schedule schedule(const std::string& name, const Params& p) {

@@ -1,10 +1,11 @@
-// NumPy index terms as the fixture generators write them: "None", "...", an integer, or a
-// slice "start:stop:step" with any part empty.
+// Fixture values as kiln objects: NumPy index terms as the generators write them ("None",
+// "...", an integer, or a slice "start:stop:step" with any part empty), and arrays.
 #pragma once
 #include <optional>
 #include <string>
 
-#include "kiln/array.h"
+#include "fixture_reader.h"
+#include "kiln/kiln.h"
 
 namespace kiln_test {
 
@@ -23,6 +24,11 @@ inline kiln::Index index_term(const std::string& t) {
     from = to + 1;
   }
   return s;
+}
+
+// A fixture array as a kiln Array of the same dtype, shape and bytes.
+inline kiln::Array to_array(const FixtureArray& a) {
+  return kiln::numpy::array(a.bytes().data(), kiln::Shape(a.shape), kiln::dtype_from_name(a.dtype));
 }
 
 }  // namespace kiln_test
