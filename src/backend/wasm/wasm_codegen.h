@@ -23,6 +23,7 @@ enum class Builtin : uint8_t {
   HalfToFloat,  // (i32 bits) -> f32
   FloatToHalf,  // (f32) -> i32 bits
   RoundHalf,    // (f32) -> f32: the nearest float16 value, ties to even
+  Scratch,      // (i32 bytes) -> i32 address of this thread's scratch buffer (packed panels)
   Count,
 };
 FuncType builtin_type(Builtin b);
@@ -48,6 +49,7 @@ struct CodegenOptions {
   int tile_vecs = 0;
   int tile_panel = 0;   // cache blocks: output columns, reduction steps; 0: ScheduleParams
   int tile_kblock = 0;
+  int tile_pack = 0;    // pack B's panels into scratch: 0 when large enough, 1 always, -1 never
   bool operator==(const CodegenOptions&) const = default;
 };
 
