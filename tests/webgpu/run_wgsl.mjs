@@ -2,11 +2,10 @@
 // Dawn from the npm package `webgpu` (SwiftShader on machines without a GPU), and compares
 // every output with the cpu interpreter's within each case's stated bound. Exit code 1 on
 // any mismatch, WGSL compile error or device error.
-import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 
-const require = createRequire(import.meta.url);
-const { create, globals } = require(process.env.KILN_WEBGPU_MODULE ?? "webgpu");
+// KILN_WEBGPU_MODULE: a path to the package when it is not resolvable from this folder.
+const { create, globals } = await import(process.env.KILN_WEBGPU_MODULE ?? "webgpu");
 Object.assign(globalThis, globals);
 // Dawn aborts if the GPU object is garbage-collected: keep it referenced.
 globalThis.kilnGpuInstance = create([]);
