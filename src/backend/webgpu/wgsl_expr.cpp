@@ -39,7 +39,7 @@ std::string wgsl_const(DType d, double v) {
       if (!std::isfinite(f)) {
         uint32_t bits;
         std::memcpy(&bits, &f, 4);
-        std::snprintf(buf, sizeof buf, "bitcast<f32>(0x%08xu)", bits);
+        std::snprintf(buf, sizeof buf, "k_f32bits(0x%08xu)", bits);
         return buf;
       }
       if (f == 0 && std::signbit(f)) return "(-0.0f)";

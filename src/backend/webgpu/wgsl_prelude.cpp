@@ -8,8 +8,10 @@ namespace kiln::webgpu {
 const char* wgsl_prelude() {
   return R"(fn k_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn k_isinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
-fn k_nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
-fn k_inf() -> f32 { return bitcast<f32>(0x7f800000u); }
+// Non-finite values through a var: WGSL rejects constant expressions that are not finite.
+fn k_f32bits(b: u32) -> f32 { var v = b; return bitcast<f32>(v); }
+fn k_nan() -> f32 { return k_f32bits(0x7fc00000u); }
+fn k_inf() -> f32 { return k_f32bits(0x7f800000u); }
 fn k_fmax(a: f32, b: f32) -> f32 { return select(select(b, a, a > b), k_nan(), k_isnan(a) || k_isnan(b)); }
 fn k_fmin(a: f32, b: f32) -> f32 { return select(select(b, a, a < b), k_nan(), k_isnan(a) || k_isnan(b)); }
 fn k_r16(x: f32) -> f32 {
