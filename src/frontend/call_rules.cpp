@@ -198,14 +198,35 @@ std::shared_ptr<const CallSplit> call_partial_eval(const CallJaxpr& c, const std
   Jaxpr kj, uj;
   kj.vars = uj.vars = j.vars;
   kj.consts = uj.consts = j.consts;
-  // Residuals: known variables that unknown equations (or nothing else) read.
-  std::vector<char> is_res(j.vars.size(), 0);
+  // Residuals: known variables that unknown equations read. A known movement op (a view:
+  // broadcast, transpose, reshape, ...) is recomputed in the unknown part from its input
+  // instead, so the residual is the realized buffer and not a view that the unknown call
+  // would have to copy (a matmul's broadcast operands would cost a kernel each).
+  std::vector<char> is_res(j.vars.size(), 0), copied(j.vars.size(), 0);
   std::vector<int> res;
-  auto need = [&](const Atom& a) {
-    if (a.is_var() && kv[size_t(a.var)] && !is_res[size_t(a.var)]) {
-      is_res[size_t(a.var)] = 1;
-      res.push_back(a.var);
+  std::vector<int> producer(j.vars.size(), -1);
+  for (size_t i = 0; i < j.eqns.size(); i++)
+    for (int o : j.eqns[i].out) producer[size_t(o)] = int(i);
+  auto is_movement = [](const Eqn& e) {
+    switch (e.prim) {
+      case Prim::Reshape: case Prim::Transpose: case Prim::Expand: case Prim::Pad:
+      case Prim::Shrink: case Prim::Flip: case Prim::Stride: case Prim::Window:
+        return !e.custom && !e.call;
+      default: return false;
     }
+  };
+  std::function<void(const Atom&)> need = [&](const Atom& a) {
+    if (!a.is_var() || !kv[size_t(a.var)] || is_res[size_t(a.var)] || copied[size_t(a.var)]) return;
+    int pi = producer[size_t(a.var)];
+    if (pi >= 0 && is_movement(j.eqns[size_t(pi)])) {
+      const Eqn& m = j.eqns[size_t(pi)];
+      need(m.in[0]);
+      uj.eqns.push_back(m);
+      copied[size_t(a.var)] = 1;
+      return;
+    }
+    is_res[size_t(a.var)] = 1;
+    res.push_back(a.var);
   };
   for (const Eqn& e : j.eqns) {
     bool k = !e.custom;
@@ -256,8 +277,25 @@ CallRef call_transpose(const CallJaxpr& c, const std::vector<bool>& linear, cons
       auto read = [&](Atom& a) {
         if (a.is_var()) a = sub[size_t(a.var)];
       };
-      for (auto& e : lj.eqns)
-        for (auto& a : e.in) read(a);
+      // Equations of constants only (views of residuals that partial evaluation moved
+      // into this call) are evaluated now, so what remains is linear.
+      std::vector<Eqn> linear_eqns;
+      for (auto& e : lj.eqns) {
+        bool all_const = !e.custom;
+        for (auto& a : e.in) {
+          read(a);
+          all_const = all_const && !a.is_var();
+        }
+        if (!all_const) {
+          linear_eqns.push_back(e);
+          continue;
+        }
+        std::vector<Array> vals;
+        for (auto& a : e.in) vals.push_back(lj.consts[size_t(a.cst)]);
+        std::vector<Array> r = e.call ? bind_call(e.call, vals) : std::vector<Array>{frontend::bind(e.prim, vals, e.params)};
+        for (size_t o = 0; o < e.out.size(); o++) sub[size_t(e.out[o])] = lj.add_const(r[o]);
+      }
+      lj.eqns = std::move(linear_eqns);
       for (auto& a : lj.outs) read(a);
       std::vector<Array> cts(lj.outs.size());
       for (size_t i = 0; i < cts.size(); i++)
