@@ -7,6 +7,7 @@ import { diag as diagComposite } from "./numpy_composite.js";
 export { Array, DType, type ArrayLike };
 export * from "./numpy_composite.js";
 export * as linalg from "./numpy_linalg.js";
+export * as fft from "./numpy_fft.js";
 export const float32 = DType.Float32;
 export const int32 = DType.Int32;
 export const uint32 = DType.Uint32;
