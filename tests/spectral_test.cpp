@@ -28,6 +28,7 @@ using kiln_test::Params;
 using kiln_test::to_array;
 namespace np = kiln::numpy;
 namespace fft = kiln::numpy::fft;
+namespace la = kiln::linalg;
 using Cx = fft::Complex;
 
 void expect_close(const Array& got, const FixtureArray& want, double rtol, double atol, const std::string& what) {
@@ -72,12 +73,41 @@ const std::map<std::string, Op>& ops() {
          auto a = axes(p);
          return V{a ? fft::ifftshift(x[0], *a) : fft::ifftshift(x[0])};
        }},
+      {"eigh", [](const V& x, const Params& p) {
+         auto [w, v] = la::eigh(x[0], p.integer("lower", 1) != 0, p.integer("symmetrize", 1) != 0);
+         return V{w, v};
+       }},
+      {"eigvalsh", [](const V& x, const Params&) { return V{la::eigvalsh(x[0])}; }},
+      {"eighsq", [](const V& x, const Params&) {
+         auto [w, v] = la::eigh(x[0]);
+         return V{w, v * v};
+       }},
+      {"svd", [](const V& x, const Params&) {
+         auto [u, s, vh] = la::svd(x[0]);
+         return V{u, s, vh};
+       }},
+      {"svdvals", [](const V& x, const Params&) { return V{la::svdvals(x[0])}; }},
+      {"svdsq", [](const V& x, const Params&) {
+         auto [u, s, vh] = la::svd(x[0]);
+         return V{u * u, s, vh * vh};
+       }},
   };
   return t;
 }
 
 // Real-input ops take one array; the rest take a (real, imag) pair.
-bool real_input(const std::string& op) { return op == "rfft" || op == "ihfft" || op == "rfftn" || op == "rfft2"; }
+bool real_input(const std::string& op) {
+  return op == "rfft" || op == "ihfft" || op == "rfftn" || op == "rfft2" || op == "eighsq" || op == "svdsq";
+}
+
+// Vectors are defined up to the sign of each column: flips the columns of `cols` (and the
+// matching rows of `rows`, for svd's vh) whose dot product with the reference's is negative.
+void align_signs(Array& cols, const FixtureArray& want, Array* rows) {
+  Array ref = to_array(want);
+  Array sign = np::where(np::sum(cols * ref, -2) < Array(0.0), Array(-1.0), Array(1.0)).astype(cols.dtype());
+  cols = cols * np::expand_dims(sign, -2);
+  if (rows) *rows = *rows * np::expand_dims(sign, -1);
+}
 
 void check_case(const FixtureCase& c) {
   SCOPED_TRACE(c.id + " (line " + std::to_string(c.line) + ")");
@@ -91,8 +121,9 @@ void check_case(const FixtureCase& c) {
       std::vector<Array> v;
       for (const Tree& t : a) v.push_back(t.array());
       std::vector<Array> out = ops().at(op)(v, c.params);
+      // One weight per output the loss uses (eigvalsh's case weights only the values).
       Array s = np::sum(out[0] * ws[0]);
-      if (out.size() == 2) s = s + np::sum(out[1] * ws[1]);
+      for (size_t k = 1; k < ws.size() && k < out.size(); ++k) s = s + np::sum(out[k] * ws[k]);
       return s;
     };
     std::vector<int> argnums;
@@ -104,12 +135,14 @@ void check_case(const FixtureCase& c) {
   }
   std::vector<Array> out = ops().at(c.op)(in, c.params);
   ASSERT_EQ(out.size(), c.expects.size());
+  if (c.op == "eigh") align_signs(out[1], c.expects[1], nullptr);
+  if (c.op == "svd") align_signs(out[0], c.expects[0], &out[2]);
   for (size_t i = 0; i < out.size(); ++i) expect_close(out[i], c.expects[i], c.rtol, c.atol, "out " + std::to_string(i));
 }
 
 TEST(Spectral, MatchesJax) {
   auto cases = kiln_test::read_fixture_file(std::string(KILN_FIXTURE_DIR) + "/spectral.txt");
-  ASSERT_GT(cases.size(), 70u);
+  ASSERT_GT(cases.size(), 120u);
   for (const auto& c : cases) check_case(c);
 }
 
@@ -208,3 +241,92 @@ TEST(Spectral, Errors) {
 }
 
 }  // namespace
+
+namespace decomposition {
+
+using kiln::Array;
+namespace np = kiln::numpy;
+namespace la = kiln::linalg;
+
+Array sym(int64_t n, int seed) {
+  Array a = kiln::random::normal(kiln::random::key(seed), {n, n});
+  return (a + a.T()) / Array(2.0);
+}
+double max_abs(const Array& a) { return np::max(np::abs(a)).item(); }
+
+// Larger than the fixtures, odd, and clustered: V diag(w) V^T = a and V^T V = I, within
+// n eps ||a|| (a backward-stable decomposition's bound).
+TEST(Decompositions, EighReconstructs) {
+  for (int64_t n : {17, 24}) {
+    Array a = sym(n, int(n));
+    auto [w, v] = la::eigh(a);
+    Array rec = np::matmul(v * np::expand_dims(w, -2), v.T());
+    double bound = double(n) * 1.2e-7 * 4 * max_abs(w);
+    EXPECT_LT(max_abs(rec - a), bound) << n;
+    EXPECT_LT(max_abs(np::matmul(v.T(), v) - np::eye(n)), double(n) * 1.2e-7 * 4) << n;
+    auto wv = w.to_vector<float>();
+    for (size_t i = 1; i < wv.size(); ++i) EXPECT_LE(wv[i - 1], wv[i]);
+  }
+}
+
+TEST(Decompositions, SvdReconstructs) {
+  for (auto shape : {kiln::Shape{20, 9}, kiln::Shape{9, 20}, kiln::Shape{15, 15}}) {
+    Array a = kiln::random::normal(kiln::random::key(int(shape[0] + shape[1])), shape);
+    auto [u, s, vh] = la::svd(a);
+    Array rec = np::matmul(u * np::expand_dims(s, -2), vh);
+    double bound = 20 * 1.2e-7 * 4 * max_abs(s);
+    EXPECT_LT(max_abs(rec - a), bound);
+    int64_t k = s.shape(0);
+    EXPECT_LT(max_abs(np::matmul(u.T(), u) - np::eye(k)), 20 * 1.2e-7 * 4);
+    EXPECT_LT(max_abs(np::matmul(vh, vh.T()) - np::eye(k)), 20 * 1.2e-7 * 4);
+    EXPECT_LT(max_abs(la::svdvals(a) - s), 1e-6 * max_abs(s));
+  }
+}
+
+TEST(Decompositions, VmapJitAndForwardMode) {
+  Array a = kiln::random::normal(kiln::random::key(40), {3, 5, 5});
+  Array s = (a + np::swapaxes(a, -1, -2)) / Array(2.0);
+  kiln::ArrayFn f = [](const Array& m) {
+    auto [w, v] = la::eigh(m);
+    auto [u, sv, vh] = la::svd(m);
+    return np::sum(w * w) + np::sum(v * v * m) + np::sum(sv) + np::sum(u * u * vh * vh);
+  };
+  Array batched = kiln::vmap(f)(s);
+  Array jitted = kiln::jit(kiln::vmap(f))(s);
+  for (int64_t i = 0; i < 3; ++i) {
+    double want = f(s[i]).item();
+    EXPECT_NEAR(batched[i].item(), want, 1e-4 * (1 + std::fabs(want)));
+    EXPECT_NEAR(jitted[i].item(), want, 1e-4 * (1 + std::fabs(want)));
+  }
+  Array t = kiln::random::normal(kiln::random::key(41), {5, 5});
+  t = t + t.T();
+  double fwd = kiln::jvp(f, s[0], t).second.item();
+  double rev = np::sum(kiln::grad(f)(s[0]) * t).item();
+  EXPECT_NEAR(fwd, rev, 1e-3 * (1 + std::fabs(rev)));
+  // Against central differences in float64 (the rules are exact derivatives).
+  Array s64 = s[1].astype(kiln::float64), t64 = t.astype(kiln::float64);
+  double h = 1e-6;
+  double fd = (f(s64 + t64 * Array(h)).item() - f(s64 - t64 * Array(h)).item()) / (2 * h);
+  EXPECT_NEAR(kiln::jvp(f, s64, t64).second.item(), fd, 1e-6 * (1 + std::fabs(fd)));
+}
+
+TEST(Decompositions, Errors) {
+  auto named = [](const std::function<void()>& f, const std::string& op) {
+    try {
+      f();
+      ADD_FAILURE() << "no error from " << op;
+    } catch (const kiln::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
+    }
+  };
+  named([] { la::eigh(np::zeros({2, 3})); }, "eigh");
+  named([] { la::eigh(np::zeros({3})); }, "eigh");
+  named([] { la::eigvalsh(np::zeros({4, 2})); }, "eigvalsh");
+  named([] { la::svd(np::zeros({3})); }, "svd");
+  named([] { la::svd(np::zeros({3, 2}), true); }, "svd");
+  named([] { la::svdvals(np::zeros({0, 2})); }, "svdvals");
+  // Integers promote to float32, as jnp does.
+  EXPECT_EQ(la::eigvalsh(np::eye(3, std::nullopt, 0, kiln::int32)).dtype(), kiln::float32);
+}
+
+}  // namespace decomposition

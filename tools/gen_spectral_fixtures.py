@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Generates tests/fixtures/spectral.txt: JAX references (CPU, float32, x64 off) for
-jnp.fft (every function of jax-js's numpy.fft), forward values and gradients, read by
+jnp.fft (every function of jax-js's numpy.fft) and jnp.linalg eigh / eigvalsh / svd /
+svdvals, forward values and gradients, read by
 tests/spectral_test.cpp and js/test/spectral.test.ts.
 
 Usage:  python3 tools/gen_spectral_fixtures.py            # (re)writes the fixture file
@@ -11,10 +12,19 @@ takes a complex value takes inputs 0 and 1. Ops named grad_<f> expect the gradie
 sum(re(f) * w_re + im(f) * w_im) (sum(f * w) for real outputs) with respect to the float
 inputs before the weights, which are the last one or two inputs.
 
+Eigenvectors and singular vectors are defined up to the sign of each column (of u, with
+the same sign on the row of vh): readers align each column's sign with the reference before
+comparing. Gradient cases of eigh and svd use sign-free outputs: op eighsq is (w, v*v) and
+svdsq is (u*u, s, vh*vh).
+
 Tolerances: a float32 FFT's error is spread over all outputs and grows with log n, so each
 case allows atol = 4 eps log2(2n) max|out| (n the transform size), rtol 0; kiln's
 Cooley-Tukey order differs from pocketfft's, so bit equality is not expected. fftshift and
 ifftshift are exact; fftfreq/rfftfreq allow one float32 rounding (2^-23 relative).
+Decompositions are backward stable, so values may move by p(n) eps ||a||_2 and vectors by
+that over the gap to the nearest other value (Davis-Kahan); each case allows atol =
+4 n eps ||a||_2, divided by the smallest gap for vectors (the gap includes s_min itself for
+the vectors of non-square svd), rtol 0.
 """
 
 import math
@@ -156,6 +166,79 @@ def main():
     grad_case("grad_irfft", "irfft", [("axis", -1)], 8, [a, b], lambda r, i: jnp.fft.irfft(r + 1j * i), True, False)
     a, b = normal(2, 4), normal(2, 4)
     grad_case("grad_hfft", "hfft", [("axis", -1)], 6, [a, b], lambda r, i: jnp.fft.hfft(r + 1j * i), True, False)
+
+    # ---- eigh, eigvalsh, svd, svdvals ----
+    def sym(n, *batch):
+        a = normal(*batch, n, n)
+        return ((a + np.swapaxes(a, -1, -2)) / 2).astype(f32)
+
+    def lin_tol(a, vals, gap_with_zero=False):
+        a64 = np.asarray(a, np.float64)
+        n = max(a64.shape[-2:])
+        norm = float(np.max(np.linalg.norm(a64, 2, axis=(-2, -1)))) if a64.size else 1.0
+        base = 4 * n * EPS * max(norm, 1.0)
+        v = np.sort(np.asarray(vals, np.float64), axis=-1)
+        gaps = np.diff(v, axis=-1)
+        gap = float(np.min(gaps)) if gaps.size else norm
+        if gap_with_zero:
+            gap = min(gap, float(np.min(np.abs(v))))
+        return (0, float(f32(base))), (0, float(f32(base / max(min(gap, norm), 1e-30))))
+
+    def eigh_case(cid, a, params, fn):
+        wv, vv = fn(jnp.asarray(a))
+        tv, tvec = lin_tol(a, np.asarray(wv))
+        w.case(cid + "_w", "eigvalsh", params, [a], [np.asarray(wv)], tv)
+        w.case(cid, "eigh", params, [a], [np.asarray(wv), np.asarray(vv)], tvec)
+
+    for n, batch in [(1, ()), (2, ()), (3, ()), (4, ()), (5, ()), (8, ()), (3, (2,)), (16, ()), (7, (2, 2))]:
+        a = sym(n, *batch)
+        eigh_case(f"eigh_{n}_{'x'.join(map(str, batch)) or 's'}", a, [], jnp.linalg.eigh)
+    a = normal(5, 5)  # not symmetric: one triangle is used
+    for uplo in ["L", "U"]:
+        lo = int(uplo == "L")
+        wv, vv = jnp.linalg.eigh(jnp.asarray(a), UPLO=uplo, symmetrize_input=False)
+        m = np.tril(a) if lo else np.triu(a)
+        m = m + np.swapaxes(m, -1, -2) - np.diag(np.diag(a))
+        tv, tvec = lin_tol(m, np.asarray(wv))
+        w.case(f"eigh_tri{uplo}", "eigh", [("lower", lo), ("symmetrize", 0)], [a],
+               [np.asarray(wv), np.asarray(vv)], tvec)
+    a = np.diag(np.array([3.0, -1.0, 2.0, 0.5], f32))  # already diagonal: no rotation at all
+    eigh_case("eigh_diag", a, [], jnp.linalg.eigh)
+
+    for shape in [(1, 1), (2, 2), (4, 4), (5, 3), (3, 5), (2, 4, 3), (6, 6), (1, 4), (7, 2), (3, 3, 7)]:
+        a = normal(*shape)
+        u, sv, vh = jnp.linalg.svd(jnp.asarray(a), full_matrices=False)
+        ts, tvec = lin_tol(a, np.asarray(sv), gap_with_zero=shape[-1] != shape[-2])
+        cid = "x".join(map(str, shape))
+        w.case(f"svd_{cid}", "svd", [], [a], [np.asarray(u), np.asarray(sv), np.asarray(vh)], tvec)
+        w.case(f"svdvals_{cid}", "svdvals", [], [a], [np.asarray(sv)], ts)
+    # Graded singular values 1 .. 1e-4: one-sided Jacobi keeps them to eps ||a||.
+    q1, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    q2, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    a = (q1 @ np.diag(10.0 ** -np.arange(6)) @ q2.T).astype(f32)
+    sv = jnp.linalg.svd(jnp.asarray(a), compute_uv=False)
+    w.case("svdvals_graded", "svdvals", [], [a], [np.asarray(sv)], lin_tol(a, np.asarray(sv))[0])
+
+    def grad_lin(cid, op, a, fn, nout):
+        out = fn(jnp.asarray(a))
+        ws = [normal(*o.shape) for o in out[:nout]]
+
+        def loss(m):
+            return sum(jnp.sum(o * wt) for o, wt in zip(fn(m)[:nout], ws))
+        g = np.asarray(jax.grad(loss)(jnp.asarray(a)))
+        vals = np.asarray(out[1] if op == "svdsq" else out[0])
+        base, tvec = lin_tol(a, vals, gap_with_zero=op == "svdsq" and a.shape[-1] != a.shape[-2])
+        # The gradient's sensitivity is the vectors' (1 / gap), times |weights| ~ 1 per entry.
+        w.case(cid, "grad_" + op, [], [a] + ws, [g], (0, float(f32(tvec[1] * 4))))
+
+    eighsq = lambda m: (lambda wv: (wv[0], wv[1] * wv[1]))(jnp.linalg.eigh(m))
+    grad_lin("grad_eigh_4", "eighsq", sym(4), eighsq, 2)
+    grad_lin("grad_eigh_3b", "eighsq", sym(3, 2), eighsq, 2)
+    grad_lin("grad_eigvalsh_5", "eighsq", sym(5), eighsq, 1)
+    svdsq = lambda m: (lambda r: (r[0] * r[0], r[1], r[2] * r[2]))(jnp.linalg.svd(m, full_matrices=False))
+    grad_lin("grad_svd_44", "svdsq", normal(4, 4), svdsq, 3)
+    grad_lin("grad_svd_53", "svdsq", normal(5, 3), svdsq, 3)
+    grad_lin("grad_svd_35", "svdsq", normal(3, 5), svdsq, 3)
 
     w.finish(OUT)
 

@@ -31,21 +31,8 @@ std::vector<int64_t> factor(int64_t n) {
   return f;
 }
 
-// Host values uploaded to `device` (numpy::array writes to the default device).
 Array upload(const std::vector<double>& v, const Shape& shape, DType dtype, const std::string& device) {
-  std::vector<uint8_t> bytes(v.size() * size_t(itemsize(dtype)));
-  for (size_t i = 0; i < v.size(); i++) write_element(bytes.data(), dtype, int64_t(i), v[i]);
-  std::string saved = default_device();
-  set_default_device(device);
-  Array out;
-  try {
-    out = numpy::array(bytes.data(), shape, dtype);
-  } catch (...) {
-    set_default_device(saved);
-    throw;
-  }
-  set_default_device(saved);
-  return out;
+  return detail::host_array(v, shape, dtype, device);
 }
 
 // exp(sign 2 pi i k / n) as (cos, sin), with k reduced mod n first.
