@@ -2,6 +2,7 @@
 // value decompositions, kept apart from op_table.cpp so that file stays one screenful per
 // concern. Complex values travel as two handles (real, imag), jax-js's ComplexPair.
 #include "library/fft.h"
+#include "library/linalg.h"
 #include "op_table.h"
 
 namespace kiln::js {
@@ -53,6 +54,20 @@ const std::map<std::string, OpFn>& spectral_ops() {
        }},
       {"fft.fftshift", [](const Args& x, const val& p) { return from_array(fft::fftshift(one("fftshift", x), get_axes(p, "axes"))); }},
       {"fft.ifftshift", [](const Args& x, const val& p) { return from_array(fft::ifftshift(one("ifftshift", x), get_axes(p, "axes"))); }},
+      // ---- decompositions (linalg_eigen.cpp) ----
+      {"eigh", [](const Args& x, const val& p) {
+         auto [w, v] = linalg::eigh(one("eigh", x), get_bool(p, "lower", true), get_bool(p, "symmetrizeInput", true),
+                                    get_bool(p, "sortEigenvalues", true));
+         return from_arrays({w, v});
+       }},
+      {"eigvalsh", [](const Args& x, const val& p) {
+         return from_array(linalg::eigvalsh(one("eigvalsh", x), true, get_bool(p, "symmetrizeInput", true)));
+       }},
+      {"svd", [](const Args& x, const val& p) {
+         auto [u, s, vh] = linalg::svd(one("svd", x), get_bool(p, "fullMatrices", false));
+         return from_arrays({u, s, vh});
+       }},
+      {"svdvals", [](const Args& x, const val&) { return from_array(linalg::svdvals(one("svdvals", x))); }},
   };
   return t;
 }
