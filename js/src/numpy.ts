@@ -8,6 +8,8 @@ export { Array, DType, type ArrayLike };
 export * from "./numpy_composite.js";
 export * as linalg from "./numpy_linalg.js";
 export * as fft from "./numpy_fft.js";
+export * from "./numpy_signal.js";
+export * from "./numpy_apply.js";
 export const float32 = DType.Float32;
 export const int32 = DType.Int32;
 export const uint32 = DType.Uint32;

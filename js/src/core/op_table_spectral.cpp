@@ -1,7 +1,8 @@
-// The op table's spectral entries: numpy.fft (src/library/fft.cpp) and the eigen/singular
-// value decompositions, kept apart from op_table.cpp so that file stays one screenful per
+// The op table's spectral entries: numpy.fft (src/library/fft.cpp), the eigen/singular
+// value decompositions and lax.convTranspose, kept apart from op_table.cpp so that file stays one screenful per
 // concern. Complex values travel as two handles (real, imag), jax-js's ComplexPair.
 #include "library/fft.h"
+#include "library/lax.h"
 #include "library/linalg.h"
 #include "op_table.h"
 
@@ -54,6 +55,21 @@ const std::map<std::string, OpFn>& spectral_ops() {
        }},
       {"fft.fftshift", [](const Args& x, const val& p) { return from_array(fft::fftshift(one("fftshift", x), get_axes(p, "axes"))); }},
       {"fft.ifftshift", [](const Args& x, const val& p) { return from_array(fft::ifftshift(one("ifftshift", x), get_axes(p, "axes"))); }},
+      // ---- lax.convTranspose (lax.cpp), kept here with the other jax-js gap closers ----
+      {"conv_transpose", [](const Args& x, const val& p) {
+         if (x.size() != 2) fail("convTranspose", "got ", x.size(), " array arguments, expected 2");
+         lax::Padding pad;
+         if (p["padding"].isString()) pad = p["padding"].as<std::string>();
+         else {
+           std::vector<std::pair<int64_t, int64_t>> pairs;
+           val v = p["padding"];
+           for (int i = 0; i < v["length"].as<int>(); i++) pairs.push_back({v[i][0].as<int>(), v[i][1].as<int>()});
+           pad = pairs;
+         }
+         std::vector<int64_t> dil;
+         if (is_set(p["rhsDilation"])) dil = get_int64s(p, "rhsDilation");
+         return from_array(lax::conv_transpose(x[0], x[1], get_int64s(p, "strides"), pad, dil, get_bool(p, "transposeKernel", false)));
+       }},
       // ---- decompositions (linalg_eigen.cpp) ----
       {"eigh", [](const Args& x, const val& p) {
          auto [w, v] = linalg::eigh(one("eigh", x), get_bool(p, "lower", true), get_bool(p, "symmetrizeInput", true),
