@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -175,8 +176,8 @@ TEST(Spectral, Float64AndFloat16) {
   for (int k = 0; k < 12; k++) {
     double sr = 0, si = 0;
     for (int j = 0; j < 12; j++) {
-      sr += x[size_t(j)] * std::cos(2 * M_PI * j * k / 12);
-      si -= x[size_t(j)] * std::sin(2 * M_PI * j * k / 12);
+      sr += x[size_t(j)] * std::cos(2 * std::numbers::pi * j * k / 12);
+      si -= x[size_t(j)] * std::sin(2 * std::numbers::pi * j * k / 12);
     }
     EXPECT_NEAR(zr[size_t(k)], sr, 1e-12);
     EXPECT_NEAR(zi[size_t(k)], si, 1e-12);
