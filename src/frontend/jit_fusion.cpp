@@ -324,6 +324,12 @@ class Fuser {
 
   ValPtr reduce(const Eqn& e, const ValPtr& a, const Aval& out) {
     if (a->red) materialize_pending(a);
+    // A large expression that other equations read too (a pooling gradient summed for a
+    // bias and read by the filter gradient's window) is computed once into a buffer rather
+    // than inside this reduction and again for the others.
+    if (!is_cheap(*a) && e.in[0].is_var() && uses_[size_t(e.in[0].var)] > 1 &&
+        a->exp.node_count() > kMaxRecomputedNodes)
+      materialize({a}, false);
     const Shape& shape = a->aval.shape;
     std::vector<int> kept, red;
     for (int i = 0; i < int(shape.size()); i++)
