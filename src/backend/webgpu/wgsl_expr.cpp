@@ -196,6 +196,12 @@ std::string ExprEmitter::node(const AluNode& n) {
     case AluOp::Shl: return call(d == DType::Int32 ? "k_shl_i" : "k_shl_u", src(0), src(1));
     case AluOp::Shr: return call(d == DType::Int32 ? "k_shr_i" : "k_shr_u", src(0), src(1));
     case AluOp::Where: return "select(" + src(2) + ", " + src(1) + ", " + src(0) + ")";
+    case AluOp::Sub:
+      // 0 - x is +0 for x = +-0 (numpy.abs is built on it), but SwiftShader's compiler assumes
+      // no signed zeros and folds it to -x (seen 2026-12-03): pick +0 through the bits.
+      if (f && n.src[0].op() == AluOp::Const && n.src[0].value() == 0.0 && !std::signbit(n.src[0].value()))
+        return r16("bitcast<f32>(select(bitcast<u32>(-" + src(1) + "), 0u, " + src(1) + " == 0.0))");
+      break;
     default: break;
   }
   if (auto it = infix().find(n.op); it != infix().end()) {
@@ -205,6 +211,13 @@ std::string ExprEmitter::node(const AluNode& n) {
       // WGSL orders no bools and has no bool arithmetic: compute on 0/1.
       a = cast(DType::Uint32, DType::Bool, a), b = cast(DType::Uint32, DType::Bool, b);
       if (!is_comparison(n.op)) return "(" + a + " " + it->second + " " + b + " != 0u)";
+    }
+    if (is_float(sd) && (n.op == AluOp::CmpNe || n.op == AluOp::CmpEq)) {
+      // SwiftShader's compiler assumes no NaNs: NaN != NaN came out false (2026-12-03), so
+      // NaN operands are decided through their bits (k_isnan).
+      const std::string nan = "(k_isnan(" + a + ") || k_isnan(" + b + "))";
+      if (n.op == AluOp::CmpNe) return "((" + a + " != " + b + ") || " + nan + ")";
+      return "((" + a + " == " + b + ") && !" + nan + ")";
     }
     return r16("(" + a + " " + it->second + " " + b + ")");
   }
