@@ -33,6 +33,11 @@ export class BufferPool {
     return this.device.createBuffer({ size: cls, usage: this.usage });
   }
 
+  /** Whether take(bytes) would reuse a buffer (and so create nothing that can fail). */
+  has(bytes: number): boolean {
+    return (this.#free.get(sizeClass(bytes))?.length ?? 0) > 0;
+  }
+
   /** Returns a buffer that no pending GPU work uses any more. */
   give(b: GPUBuffer): void {
     if (this.#pooled + b.size > this.limit) {

@@ -93,12 +93,15 @@ export class WebGpuRuntime {
     const max = Math.min(this.device.limits.maxStorageBufferBindingSize, this.device.limits.maxBufferSize);
     if (bytes > max)
       return this.#fail(`webgpu: out of memory: cannot allocate ${bytes} bytes, above this device's largest storage buffer (${max} bytes)`);
-    this.device.pushErrorScope("out-of-memory");
+    // Only a new GPUBuffer can run out of memory; reused ones need no error scope.
+    const creates = !this.#storage.has(Math.max(bytes, 4));
+    if (creates) this.device.pushErrorScope("out-of-memory");
     const buffer = this.#storage.take(Math.max(bytes, 4));
     const rec: DeviceBuffer = { buffer, bytes, epoch: 0, taint: [], error: null };
-    this.#watch(this.device.popErrorScope(), (e) => {
-      rec.error = `webgpu: out of memory allocating ${bytes} bytes (${e.message})`;
-    });
+    if (creates)
+      this.#watch(this.device.popErrorScope(), (e) => {
+        rec.error = `webgpu: out of memory allocating ${bytes} bytes (${e.message})`;
+      });
     const h = this.#nextHandle++;
     this.#buffers.set(h, rec);
     return h;
