@@ -178,6 +178,15 @@ if (!gpu) {
       await sameAsCpu((x, y) => np.einsum("bij,bjk->bik", x, y), [c, d], 5 * 6e-8, 1e-6, "einsum");
     });
 
+    test("matmul 256x256 @ 256x256 equals wasm (and runs serially: as 65 536 tree groups it took minutes on SwiftShader)", async () => {
+      const a = values(256 * 256, 19, "float"), b = values(256 * 256, 20, "float");
+      const onGpu = np.matmul(make(a, "float32", [256, 256], "webgpu"), make(b, "float32", [256, 256], "webgpu"));
+      const onWasm = np.matmul(make(a, "float32", [256, 256], "wasm"), make(b, "float32", [256, 256], "wasm"));
+      const g = await onGpu.data(), w = await onWasm.data();
+      for (let i = 0; i < w.length; i++)
+        if (!(Math.abs(g[i] - w[i]) <= 1e-5 + 256 * 6e-8 * Math.abs(w[i]))) throw new Error(`element ${i}: webgpu ${g[i]}, wasm ${w[i]}`);
+    });
+
     test("a jit'd MLP: forward and valueAndGrad equal cpu, and jit runs on its inputs' device", async () => {
       const shapes: Record<string, number[]> = { w1: [16, 32], b1: [32], w2: [32, 4], b2: [4] };
       const params = (device: string) =>
