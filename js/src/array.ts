@@ -1,6 +1,7 @@
 // kiln's JS Array: jax-js's ownership model (reference counts, .ref, calls that consume
 // their arguments, dispose, UseAfterFreeError) over one C++ kiln::Array handle.
 import { check, core, type Handle } from "./core.js";
+import { webGpuRuntime } from "./webgpu/attach.js";
 
 /** Element types, with jax-js's names and values. */
 export enum DType {
@@ -179,7 +180,11 @@ export class Array {
   }
   /** Waits until the array is computed (does not consume it). */
   async blockUntilReady(): Promise<Array> {
-    this._h();
+    const h = this._h();
+    if (h.device() === "webgpu") {
+      check(core.realize(h));
+      await webGpuRuntime()?.idle();
+    }
     return this;
   }
   [Symbol.toPrimitive](): any {

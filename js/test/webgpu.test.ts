@@ -4,7 +4,7 @@
 // readback and the runtime's errors. Skipped, with a message, only when there is no adapter.
 import { beforeEach, describe, expect, test } from "vitest";
 import {
-  defaultDevice, devicePut, getWebGPUDevice, grad, init, jit, nn, numpy as np, valueAndGrad, webgpuDebug,
+  blockUntilReady, defaultDevice, devicePut, getWebGPUDevice, grad, init, jit, nn, numpy as np, valueAndGrad, webgpuDebug,
 } from "../dist/index.js";
 import { webGpuRuntime, webGpuUnavailableReason } from "../dist/webgpu/attach.js";
 import { compareAsync } from "./fixtures.js";
@@ -280,6 +280,16 @@ if (!gpu) {
       expect(rt.stats().buffers).toBe(base);
     });
 
+    test("blockUntilReady computes a webgpu array and waits for the GPU, consuming nothing", async () => {
+      const rt = webGpuRuntime()!;
+      const x = np.array(Array.from({ length: 1000 }, (_, i) => i), { device: "webgpu" }).mul(2);
+      const before = rt.stats().dispatches;
+      expect(await blockUntilReady(x)).toBe(x);
+      expect(rt.stats().dispatches).toBe(before + 1);
+      expect(x.refCount).toBe(1);
+      expect((await x.data())[999]).toBe(1998);
+    });
+
     test("readback is async only: dataSync, js and item throw a clear error and consume nothing", async () => {
       const x = np.array([1.5, 2.5], { device: "webgpu" });
       expect(() => x.dataSync()).toThrow(/webgpu.*no synchronous reads.*await x.data\(\)/);
@@ -294,7 +304,7 @@ if (!gpu) {
       await expect(np.zeros([big], { device: "webgpu" }).add(1).data()).rejects.toThrow(/webgpu: out of memory: cannot allocate \d+ bytes/);
       await expect(np.ones([2], { dtype: np.float64, device: "webgpu" }).add(1).data()).rejects.toThrow(/float64 is not supported on WebGPU/);
       // The device still works after both.
-      expect(await np.arange(3, undefined, undefined, { device: "webgpu" } as any).jsAsync()).toEqual([0, 1, 2]);
+      expect(await np.array([0, 1, 2], { device: "webgpu" }).add(0).jsAsync()).toEqual([0, 1, 2]);
 
       const rt = webGpuRuntime()!;
       const bad = "@group(0) @binding(1) var<storage, read_write> out: array<u32>;\n@compute @workgroup_size(1)\nfn main() { out[0] = undefined_thing; }\n";

@@ -1,5 +1,5 @@
 // Embind entry points for devices that appear at run time and for asynchronous reads:
-// enableWebGpu (registers the webgpu backend once JS holds a GPUDevice) and readAsync.
+// enableWebGpu (registers the webgpu backend once JS holds a GPUDevice), readAsync, realize.
 #include <emscripten/bind.h>
 
 #include "backend/backend.h"
@@ -45,10 +45,21 @@ val read_async(const Handle& h, val done) {
   }
 }
 
+// Computes `h` into a buffer on its device (dispatching, not waiting): blockUntilReady.
+val realize(const Handle& h) {
+  try {
+    h.a.eval();
+    return val::undefined();
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
 }  // namespace
 }  // namespace kiln::js
 
 EMSCRIPTEN_BINDINGS(kiln_devices) {
   emscripten::function("enableWebGpu", &kiln::js::enable_webgpu);
   emscripten::function("readAsync", &kiln::js::read_async);
+  emscripten::function("realize", &kiln::js::realize);
 }

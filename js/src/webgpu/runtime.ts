@@ -287,6 +287,13 @@ export class WebGpuRuntime {
     })();
   }
 
+  /** Resolves when all work recorded so far has run on the GPU (blockUntilReady). */
+  async idle(): Promise<void> {
+    if (this.#lost) throw new Error(this.#lost);
+    this.flush();
+    await this.device.queue.onSubmittedWorkDone();
+  }
+
   /** Stops using the device (its buffers become invalid); for tests and page unloads. */
   destroy(): void {
     this.#storage.clear();
