@@ -58,8 +58,8 @@ const std::map<AluOp, const char*>& float_unary() {
   static const std::map<AluOp, const char*> t = {
       {AluOp::Sqrt, "k_sqrt"},   {AluOp::Exp, "k_exp"},     {AluOp::Exp2, "k_exp2"},
       {AluOp::Expm1, "k_expm1"}, {AluOp::Log, "k_log"},     {AluOp::Log2, "k_log2"},
-      {AluOp::Log1p, "k_log1p"}, {AluOp::Sin, "sin"},       {AluOp::Cos, "cos"},
-      {AluOp::Tan, "tan"},       {AluOp::Asin, "asin"},     {AluOp::Acos, "acos"},
+      {AluOp::Log1p, "k_log1p"}, {AluOp::Sin, "k_sin"},     {AluOp::Cos, "k_cos"},
+      {AluOp::Tan, "k_tan"},       {AluOp::Asin, "asin"},     {AluOp::Acos, "acos"},
       {AluOp::Atan, "atan"},     {AluOp::Sinh, "k_sinh"},   {AluOp::Cosh, "cosh"},
       {AluOp::Tanh, "k_tanh"},   {AluOp::Asinh, "asinh"},   {AluOp::Acosh, "acosh"},
       {AluOp::Atanh, "atanh"},   {AluOp::Erf, "k_erf"},     {AluOp::Floor, "floor"},
