@@ -146,6 +146,8 @@ if (!gpu) {
       ["f16 add", np.add, [H, K], 0, 0],
       ["f16 multiply", np.multiply, [H, K], 0, 0],
       ["f16 astype float32", (a) => a.astype(np.float32), [H], 0, 0],
+      ["f16 overflow to +-inf", (a) => a.mul(30000), [H], 0, 0],
+      ["f32 arctan2 of signed zeros", np.arctan2, [[[0, -0, 0, -0, 0, -0, 1, -1], "float32", [8]], [[0, 0, -0, -0, -1, -1, 0, -0], "float32", [8]]], 1e-6, 0],
     ];
     test.each(ELEMENTWISE.map((e) => [e[0], e] as const))("elementwise %s equals cpu", async (_n, [name, f, ins, rtol, atol]) => {
       await sameAsCpu(f, ins, rtol, atol, name);

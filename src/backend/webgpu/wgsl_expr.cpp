@@ -118,7 +118,7 @@ std::string wgsl_store_bits(DType d, const std::string& v) {
     case DType::Int32:
     case DType::Float32: return "bitcast<u32>(" + v + ")";
     case DType::Uint32: return v;
-    case DType::Float16: return "(pack2x16float(vec2<f32>(" + v + ", 0.0)) & 0xffffu)";
+    case DType::Float16: return "k_pack16(" + v + ")";
     case DType::Float64: break;
   }
   return wgsl_type(d);
@@ -187,7 +187,7 @@ std::string ExprEmitter::node(const AluNode& n) {
     case AluOp::Pow:
       if (f) return r16(call("k_pow", src(0), src(1)));
       return call(d == DType::Int32 ? "k_ipow_i" : "k_ipow_u", src(0), src(1));
-    case AluOp::Atan2: return r16(call("atan2", src(0), src(1)));
+    case AluOp::Atan2: return r16(call("k_atan2", src(0), src(1)));
     case AluOp::Max:
     case AluOp::Min: return wgsl_combine(n.op, d, src(0), src(1));
     case AluOp::And: return d == DType::Bool ? "(" + src(0) + " && " + src(1) + ")" : "(" + src(0) + " & " + src(1) + ")";

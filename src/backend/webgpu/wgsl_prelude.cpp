@@ -62,6 +62,22 @@ fn k_tan(x: f32) -> f32 {
   let c = k_cos_poly(r);
   return select(s / c, -c / s, (i32(k) & 1) == 1);
 }
+// float16 bits of x (already rounded by k_r16): SwiftShader's pack2x16float turns infinities
+// into NaN (2026-12-03), so they, and what overflows to them, are written as bits.
+fn k_pack16(x: f32) -> u32 {
+  if (k_isinf(x) || (!k_isnan(x) && abs(x) >= 65520.0)) { return ((bitcast<u32>(x) >> 16u) & 0x8000u) | 0x7c00u; }
+  return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
+}
+// atan2 with C's signed zeros, which WGSL leaves unspecified: y = +-0 gives +-0 for x > 0
+// or x = +0, and +-pi for x < 0 or x = -0 (sign bits decide, not comparisons).
+fn k_atan2(y: f32, x: f32) -> f32 {
+  if (y == 0.0 && !k_isnan(x)) {
+    let ys = bitcast<u32>(y) & 0x80000000u;
+    let xneg = (bitcast<u32>(x) & 0x80000000u) != 0u;
+    return bitcast<f32>(ys | bitcast<u32>(select(0.0, 3.14159265358979323846, xneg)));
+  }
+  return atan2(y, x);
+}
 fn k_div_i(a: i32, b: i32) -> i32 { if (b == 0) { return 0; } return a / b; }
 fn k_div_u(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }
 fn k_idiv_i(a: i32, b: i32) -> i32 {
