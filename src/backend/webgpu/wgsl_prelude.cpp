@@ -1,6 +1,7 @@
 // The WGSL helpers every generated kernel starts with: alu_eval's rules for what WGSL leaves
 // undefined or defines differently (NaN in max/min, integer x // 0, float->int saturation,
-// half rounding), and the functions WGSL has no builtin for (erf, expm1, log1p).
+// half rounding, atan2 of signed zeros), and the functions WGSL has no builtin for or whose
+// accuracy it leaves to the driver (erf, expm1, log1p, sin, cos, tan).
 #include "backend/webgpu/wgsl_expr.h"
 
 namespace kiln::webgpu {
