@@ -263,6 +263,17 @@ if (!gpu) {
       const [n] = await devicePut([5], "webgpu");
       expect(n.device).toBe("webgpu");
       expect(await n.jsAsync()).toBe(5);
+      // Arrays with data on two devices do not meet, eagerly or in a jit closure.
+      const g = np.array([1, 2, 3], { device: "webgpu" });
+      const w = np.array([1, 2, 3], { device: "wasm" });
+      expect(() => np.add(g.ref, w.ref)).toThrow(/got arrays on devices webgpu and wasm, expected one device/);
+      const f = jit((x: np.Array) => np.add(x, w.ref));
+      expect(() => f(g.ref)).toThrow(/closes over an array on device wasm but runs on webgpu/);
+      expect(g.refCount).toBe(3); // an error consumes nothing: both .ref references are still held
+      g.dispose();
+      g.dispose();
+      expect(await g.jsAsync()).toEqual([1, 2, 3]);
+      w.dispose();
     });
 
     test("ownership: data() consumes, .ref keeps, dispose frees the GPU buffer, use after free throws", async () => {
