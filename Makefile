@@ -78,7 +78,7 @@ test-js: setup data
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
 	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package core (build/wasm/kiln_core.js))
 	$(call timed,cd js && npm run --silent build,tsc + ESM core (js/dist))
-	$(call timed,cd js && npx vitest run,vitest in node (cpu + wasm))
+	$(call timed,cd js && npx vitest run,vitest in node (cpu + wasm + webgpu on SwiftShader))
 	$(call timed,cd js && node test/browser/run.mjs,the same suite in headless chromium)
 	$(call timed,cd js && node test/browser/mnist.mjs,examples/mnist-web trains 20 steps in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)

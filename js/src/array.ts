@@ -1,6 +1,7 @@
 // kiln's JS Array: jax-js's ownership model (reference counts, .ref, calls that consume
 // their arguments, dispose, UseAfterFreeError) over one C++ kiln::Array handle.
 import { check, core, type Handle } from "./core.js";
+import { webGpuRuntime } from "./webgpu/attach.js";
 
 /** Element types, with jax-js's names and values. */
 export enum DType {
@@ -47,6 +48,19 @@ function typedFromBytes(bytes: Uint8Array, dtype: string): DataArray {
       return Int32Array.from(bytes);
   }
   throw new Error(`kiln: unknown dtype ${dtype}`);
+}
+
+/**
+ * @ignore Reads a handle's bytes on any device. Throws now when the read cannot start (so
+ * callers consume nothing); the Promise rejects when the device fails later.
+ */
+export function readBytes(h: Handle): Promise<Uint8Array> {
+  let settle: (r: Uint8Array | Error) => void = () => {};
+  const p = new Promise<Uint8Array>((resolve, reject) => {
+    settle = (r) => (r instanceof Error ? reject(new Error(r.message)) : resolve(r));
+  });
+  check(core.readAsync(h, (r: Uint8Array | Error) => settle(r)));
+  return p;
 }
 
 function nest(flat: { readonly length: number; readonly [i: number]: any }, shape: number[], dtype: string): any {
@@ -131,12 +145,21 @@ export class Array {
   // ---- readback: each consumes one reference, as in jax-js ----
   dataSync(): DataArray {
     const h = this._h();
+    if (h.device() === "webgpu")
+      throw new Error(
+        "dataSync: the webgpu device has no synchronous reads in kiln (GPU reads finish asynchronously); " +
+          "use the async API: await x.data() or await x.jsAsync(), or devicePut(x, \"wasm\") first",
+      );
     const out = typedFromBytes(check(h.bytes()), h.dtype());
     this.dispose();
     return out;
   }
   async data(): Promise<DataArray> {
-    return this.dataSync();
+    const h = this._h();
+    const dtype = h.dtype();
+    const read = readBytes(h); // starts now; the core keeps the buffer alive until it settles
+    this.dispose();
+    return typedFromBytes(await read, dtype);
   }
   js(): any {
     const h = this._h();
@@ -145,7 +168,10 @@ export class Array {
     return nest(this.dataSync(), shape, dtype);
   }
   async jsAsync(): Promise<any> {
-    return this.js();
+    const h = this._h();
+    const shape = h.shape();
+    const dtype = h.dtype();
+    return nest(await this.data(), shape, dtype);
   }
   item(): number {
     if (this.size !== 1) throw new Error(`item: got an array of shape [${this.shape}], expected one element`);
@@ -154,7 +180,11 @@ export class Array {
   }
   /** Waits until the array is computed (does not consume it). */
   async blockUntilReady(): Promise<Array> {
-    this._h();
+    const h = this._h();
+    if (h.device() === "webgpu") {
+      check(core.realize(h));
+      await webGpuRuntime()?.idle();
+    }
     return this;
   }
   [Symbol.toPrimitive](): any {

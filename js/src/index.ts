@@ -9,6 +9,8 @@ import * as random from "./random.js";
 import * as tree from "./tree.js";
 import * as scipySpecial from "./scipy_special.js";
 import { JsTreeDef, type JsTree } from "./tree.js";
+import { initWebGpu, webGpuRuntime, webGpuUnavailableReason } from "./webgpu/attach.js";
+import { readBytes } from "./array.js";
 
 export { Array, DType, type Device, numpy, lax, nn, random, tree, scipySpecial, JsTreeDef, type JsTree };
 export { grad, valueAndGrad, vmap, jit, jvp, vjp, linearize, jacfwd, jacrev, jacrev as jacobian, hessian, makeJaxpr, ClosedJaxpr, Jaxpr, type OwnedFunction } from "./transforms.js";
@@ -21,29 +23,61 @@ const available = (): Device[] => core.devices() as Device[];
 // jax-js's default device is wasm; kiln's core starts on cpu, so switch once at load.
 if (available().includes("wasm")) check(core.setDefaultDevice("wasm"));
 
-/** Initializes devices (all by default) and returns those available. */
+/**
+ * Initializes devices (all by default) and returns those available. `webgpu` needs an
+ * adapter: navigator.gpu in browsers, the optional dependency `webgpu` (Dawn) in Node.js.
+ */
 export async function init(...devicesToInit: Device[]): Promise<Device[]> {
+  if (devicesToInit.length === 0 || devicesToInit.includes("webgpu")) await initWebGpu();
   const have = available();
   return devicesToInit.length === 0 ? have : devicesToInit.filter((d) => have.includes(d));
+}
+
+/** The GPUDevice behind the `webgpu` device (after init), as jax-js's getWebGPUDevice. */
+export function getWebGPUDevice(): GPUDevice {
+  const rt = webGpuRuntime();
+  if (!rt) throw new Error(`getWebGPUDevice: the webgpu device is not initialized (await init("webgpu") first${webGpuUnavailableReason() ? `; ${webGpuUnavailableReason()}` : ""})`);
+  return rt.device;
+}
+
+/** Includes each kernel's WGSL text in webgpu compilation errors (also KILN_WEBGPU_DEBUG=1). */
+export function webgpuDebug(on: boolean): void {
+  const rt = webGpuRuntime();
+  if (rt) rt.debug = on;
 }
 
 /** Returns the default device, after setting it when one is given. */
 export function defaultDevice(device?: Device): Device {
   if (device !== undefined) {
-    if (!available().includes(device)) throw new Error(`defaultDevice: device '${device}' is not available (have ${available().join(", ")})`);
+    if (!available().includes(device)) {
+      const hint = device === "webgpu" ? (webGpuUnavailableReason() ? `; ${webGpuUnavailableReason()}` : '; call await init("webgpu") first') : "";
+      throw new Error(`defaultDevice: device '${device}' is not available (have ${available().join(", ")})${hint}`);
+    }
     check(core.setDefaultDevice(device));
   }
   return core.defaultDevice() as Device;
 }
 
-/** Copies every Array (and number) of x to `device`; the inputs are consumed. */
+/**
+ * Copies every Array (and number) of x to `device`; the inputs are consumed. Reads from
+ * devices without synchronous reads (webgpu) are awaited, all leaves at once.
+ */
 export async function devicePut<T extends JsTree<any>>(x: T, device?: Device): Promise<any> {
+  if (device !== undefined && !available().includes(device)) defaultDevice(device); // throws the clear error
+  const moved = new Map<Array, Promise<Uint8Array>>();
+  tree.map((leaf: any) => {
+    if (leaf instanceof Array && device !== undefined && leaf.device !== device && !moved.has(leaf))
+      moved.set(leaf, readBytes(leaf._h()));
+    return leaf;
+  }, x);
+  const bytes = new Map<Array, Uint8Array>();
+  for (const [a, p] of moved) bytes.set(a, await p);
   return tree.map((leaf: any) => {
     if (leaf instanceof Array) {
-      if (device === undefined || leaf.device === device) return leaf;
+      const b = bytes.get(leaf);
+      if (b === undefined) return leaf;
       const h = leaf._h();
-      const bytes = check(h.bytes());
-      const out = new Array(check(core.fromBytes(bytes, h.shape(), h.dtype(), device)));
+      const out = new Array(check(core.fromBytes(b, h.shape(), h.dtype(), device)));
       leaf.dispose();
       return out;
     }

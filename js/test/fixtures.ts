@@ -100,7 +100,18 @@ export function compare(got: np.Array, want: FixArray, tol: [number, number]): s
   if (got.dtype !== want.dtype) return `dtype ${got.dtype}, expected ${want.dtype}`;
   if (got.shape.join(",") !== want.shape.join(",")) return `shape [${got.shape}], expected [${want.shape}]`;
   if (want.weak !== -1 && Number(got.weakType) !== want.weak) return `weakType ${got.weakType}, expected ${want.weak === 1}`;
-  const raw = got.ref.dataSync();
+  return compareData(got.ref.dataSync(), want, tol);
+}
+
+/** compare() through the asynchronous read (devices without synchronous reads: webgpu). */
+export async function compareAsync(got: np.Array, want: FixArray, tol: [number, number]): Promise<string | null> {
+  if (got.dtype !== want.dtype) return `dtype ${got.dtype}, expected ${want.dtype}`;
+  if (got.shape.join(",") !== want.shape.join(",")) return `shape [${got.shape}], expected [${want.shape}]`;
+  if (want.weak !== -1 && Number(got.weakType) !== want.weak) return `weakType ${got.weakType}, expected ${want.weak === 1}`;
+  return compareData(await got.ref.data(), want, tol);
+}
+
+function compareData(raw: ArrayLike<number>, want: FixArray, tol: [number, number]): string | null {
   const bits = raw instanceof Uint16Array; // float16 where the engine has no Float16Array (Node 20)
   const vals = Array.from(raw as ArrayLike<number>, (x) => (bits ? halfToNumber(x) : Number(x)));
   const [rtol, atol] = tol;

@@ -51,6 +51,12 @@ std::vector<std::string> available_devices() {
   return out;
 }
 
+void register_backend(const std::string& name, std::unique_ptr<Backend> backend) {
+  auto& r = registry();
+  if (r.count(name)) fail("device", "device '", name, "' is already registered");
+  r[name] = std::move(backend);
+}
+
 const std::string& default_device() { return default_name(); }
 
 void set_default_device(const std::string& device) {

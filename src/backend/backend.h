@@ -53,6 +53,14 @@ class Backend {
   // Asynchronous reads always exist; `done` runs when the data is ready.
   virtual void read_async(int64_t handle, int64_t offset, int64_t bytes,
                           std::function<void(std::vector<uint8_t>)> done) = 0;
+  // The same with an error path, for devices whose reads can fail after they started (webgpu:
+  // device lost, a kernel that did not compile); exactly one of the two callbacks runs.
+  virtual void read_async_checked(int64_t handle, int64_t offset, int64_t bytes,
+                                  std::function<void(std::vector<uint8_t>)> done,
+                                  std::function<void(std::string)> failed) {
+    (void)failed;
+    read_async(handle, offset, bytes, std::move(done));
+  }
 
   virtual std::shared_ptr<Executable> prepare(const Kernel& kernel) = 0;
   // Runs a prepared kernel: inputs in Load-arg order, one output of kernel.size elements.
@@ -65,8 +73,11 @@ class Backend {
   virtual void free(int64_t handle) = 0;
 };
 
-// The registry of devices by name ("cpu", later "wasm", "webgpu").
+// The registry of devices by name ("cpu", "native" or "wasm", and "webgpu" once the JS
+// runtime has a GPUDevice).
 Backend& get_backend(const std::string& device);
+// Adds a device found at run time (webgpu after init); replaces none that exists.
+void register_backend(const std::string& name, std::unique_ptr<Backend> backend);
 std::vector<std::string> available_devices();
 const std::string& default_device();
 void set_default_device(const std::string& device);  // throws on unknown devices

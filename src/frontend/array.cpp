@@ -72,8 +72,10 @@ std::future<std::vector<uint8_t>> Array::bytes_async() const {
   auto promise = std::make_shared<std::promise<std::vector<uint8_t>>>();
   auto fut = promise->get_future();
   // The buffer is captured so it outlives the read.
-  buf->backend().read_async(buf->handle(), 0, size() * itemsize(dtype()),
-                            [promise, buf](std::vector<uint8_t> data) { promise->set_value(std::move(data)); });
+  buf->backend().read_async_checked(
+      buf->handle(), 0, size() * itemsize(dtype()),
+      [promise, buf](std::vector<uint8_t> data) { promise->set_value(std::move(data)); },
+      [promise](std::string msg) { promise->set_exception(std::make_exception_ptr(Error(msg))); });
   return fut;
 }
 

@@ -122,6 +122,10 @@ class Fuser {
     if (c.tracer) throw Error("internal: jit compiled a jaxpr whose constant is a traced array");
     auto v = std::make_shared<Val>(Val{c.aval, c.exp, {}, c.st, nullptr});
     for (auto& b : c.inputs) {
+      // A buffer of another backend would be read through the wrong handle space.
+      if (&b->backend() != &get_backend(p_.device))
+        fail("jit", "the function closes over an array on device ", b->backend().name(), " but runs on ", p_.device,
+             ", expected its captured arrays on the device of its arguments (devicePut them first)");
       int slot = -1;
       for (size_t s = 0; s < p_.slots.size() && slot < 0; s++)
         if (p_.slots[s].kind == SlotKind::Const && p_.slots[s].constant == b) slot = int(s);

@@ -66,7 +66,10 @@ const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
   headless: true,
-  args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+  // WebGPU on SwiftShader (Vulkan on the CPU), so webgpu.test.ts runs here too on machines
+  // without a GPU; Chromium on Linux exposes WebGPU only with --enable-unsafe-webgpu.
+  args: ["--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader",
+    "--use-webgpu-adapter=swiftshader", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run"],
 });
 let failed = 0;

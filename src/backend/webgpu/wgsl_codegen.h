@@ -13,7 +13,11 @@ namespace kiln::webgpu {
 struct WgslParams {
   int workgroup = 256;         // invocations per workgroup (a power of two)
   int64_t tree_min_reduce = 256;   // reductions at least this long ...
-  int64_t tree_max_outputs = 65536;  // ... with at most this many outputs use the tree
+  // ... with at most this many outputs use the tree. Above ~1k outputs the serial form has
+  // enough invocations to fill a GPU, and 256-thread groups with barriers are costly: a
+  // 256x256x256 matmul as 65 536 tree groups took 151 s on SwiftShader (2026-12-03), serially
+  // well under a second.
+  int64_t tree_max_outputs = 1024;
   int max_groups_x = 65535;    // WebGPU's default maxComputeWorkgroupsPerDimension
 };
 

@@ -58,8 +58,8 @@ const std::map<AluOp, const char*>& float_unary() {
   static const std::map<AluOp, const char*> t = {
       {AluOp::Sqrt, "k_sqrt"},   {AluOp::Exp, "k_exp"},     {AluOp::Exp2, "k_exp2"},
       {AluOp::Expm1, "k_expm1"}, {AluOp::Log, "k_log"},     {AluOp::Log2, "k_log2"},
-      {AluOp::Log1p, "k_log1p"}, {AluOp::Sin, "sin"},       {AluOp::Cos, "cos"},
-      {AluOp::Tan, "tan"},       {AluOp::Asin, "asin"},     {AluOp::Acos, "acos"},
+      {AluOp::Log1p, "k_log1p"}, {AluOp::Sin, "k_sin"},     {AluOp::Cos, "k_cos"},
+      {AluOp::Tan, "k_tan"},       {AluOp::Asin, "asin"},     {AluOp::Acos, "acos"},
       {AluOp::Atan, "atan"},     {AluOp::Sinh, "k_sinh"},   {AluOp::Cosh, "cosh"},
       {AluOp::Tanh, "k_tanh"},   {AluOp::Asinh, "asinh"},   {AluOp::Acosh, "acosh"},
       {AluOp::Atanh, "atanh"},   {AluOp::Erf, "k_erf"},     {AluOp::Floor, "floor"},
@@ -118,7 +118,7 @@ std::string wgsl_store_bits(DType d, const std::string& v) {
     case DType::Int32:
     case DType::Float32: return "bitcast<u32>(" + v + ")";
     case DType::Uint32: return v;
-    case DType::Float16: return "(pack2x16float(vec2<f32>(" + v + ", 0.0)) & 0xffffu)";
+    case DType::Float16: return "k_pack16(" + v + ")";
     case DType::Float64: break;
   }
   return wgsl_type(d);
@@ -187,7 +187,7 @@ std::string ExprEmitter::node(const AluNode& n) {
     case AluOp::Pow:
       if (f) return r16(call("k_pow", src(0), src(1)));
       return call(d == DType::Int32 ? "k_ipow_i" : "k_ipow_u", src(0), src(1));
-    case AluOp::Atan2: return r16(call("atan2", src(0), src(1)));
+    case AluOp::Atan2: return r16(call("k_atan2", src(0), src(1)));
     case AluOp::Max:
     case AluOp::Min: return wgsl_combine(n.op, d, src(0), src(1));
     case AluOp::And: return d == DType::Bool ? "(" + src(0) + " && " + src(1) + ")" : "(" + src(0) + " & " + src(1) + ")";
@@ -196,6 +196,12 @@ std::string ExprEmitter::node(const AluNode& n) {
     case AluOp::Shl: return call(d == DType::Int32 ? "k_shl_i" : "k_shl_u", src(0), src(1));
     case AluOp::Shr: return call(d == DType::Int32 ? "k_shr_i" : "k_shr_u", src(0), src(1));
     case AluOp::Where: return "select(" + src(2) + ", " + src(1) + ", " + src(0) + ")";
+    case AluOp::Sub:
+      // 0 - x is +0 for x = +-0 (numpy.abs is built on it), but SwiftShader's compiler assumes
+      // no signed zeros and folds it to -x (seen 2026-12-03): pick +0 through the bits.
+      if (f && n.src[0].op() == AluOp::Const && n.src[0].value() == 0.0 && !std::signbit(n.src[0].value()))
+        return r16("bitcast<f32>(select(bitcast<u32>(-" + src(1) + "), 0u, " + src(1) + " == 0.0))");
+      break;
     default: break;
   }
   if (auto it = infix().find(n.op); it != infix().end()) {
@@ -205,6 +211,13 @@ std::string ExprEmitter::node(const AluNode& n) {
       // WGSL orders no bools and has no bool arithmetic: compute on 0/1.
       a = cast(DType::Uint32, DType::Bool, a), b = cast(DType::Uint32, DType::Bool, b);
       if (!is_comparison(n.op)) return "(" + a + " " + it->second + " " + b + " != 0u)";
+    }
+    if (is_float(sd) && (n.op == AluOp::CmpNe || n.op == AluOp::CmpEq)) {
+      // SwiftShader's compiler assumes no NaNs: NaN != NaN came out false (2026-12-03), so
+      // NaN operands are decided through their bits (k_isnan).
+      const std::string nan = "(k_isnan(" + a + ") || k_isnan(" + b + "))";
+      if (n.op == AluOp::CmpNe) return "((" + a + " != " + b + ") || " + nan + ")";
+      return "((" + a + " == " + b + ") && !" + nan + ")";
     }
     return r16("(" + a + " " + it->second + " " + b + ")");
   }

@@ -1,6 +1,7 @@
 // The WGSL helpers every generated kernel starts with: alu_eval's rules for what WGSL leaves
 // undefined or defines differently (NaN in max/min, integer x // 0, float->int saturation,
-// half rounding), and the functions WGSL has no builtin for (erf, expm1, log1p).
+// half rounding, atan2 of signed zeros), and the functions WGSL has no builtin for or whose
+// accuracy it leaves to the driver (erf, expm1, log1p, sin, cos, tan).
 #include "backend/webgpu/wgsl_expr.h"
 
 namespace kiln::webgpu {
@@ -18,6 +19,65 @@ fn k_r16(x: f32) -> f32 {
   if (k_isnan(x)) { return x; }
   if (abs(x) >= 65520.0) { return select(-k_inf(), k_inf(), x > 0.0); }
   return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x;
+}
+// sin/cos/tan with our own range reduction: WGSL leaves their accuracy to the driver, and
+// SwiftShader's sin was off by ~2.4e-5 on [-4, 4] (2026-12-03). x = k*pi/2 + r, |r| <= pi/4,
+// with pi/2 in three parts (Cody-Waite, Cephes sinf's constants doubled; k*1.5703125 is exact
+// for |k| < 2^16), then Cephes' minimax polynomials. Past |x| = 65536, and for 0, inf and NaN,
+// the builtin (which also keeps sin(-0) = -0).
+fn k_trig_ok(x: f32) -> bool { return abs(x) < 65536.0 && x != 0.0; }
+fn k_trig_r(x: f32, k: f32) -> f32 {
+  var r = x - k * 1.5703125;
+  r = r - k * 4.837512969970703125e-4;
+  return r - k * 7.54978995489188216e-8;
+}
+fn k_sin_poly(r: f32) -> f32 {
+  let z = r * r;
+  return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
+}
+fn k_cos_poly(r: f32) -> f32 {
+  let z = r * r;
+  return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
+}
+fn k_sin(x: f32) -> f32 {
+  if (!k_trig_ok(x)) { return sin(x); }
+  let k = round(x * 0.636619772367581343);
+  let r = k_trig_r(x, k);
+  let q = i32(k) & 3;
+  let v = select(k_sin_poly(r), k_cos_poly(r), (q & 1) == 1);
+  return select(v, -v, q >= 2);
+}
+fn k_cos(x: f32) -> f32 {
+  if (!k_trig_ok(x)) { return cos(x); }
+  let k = round(x * 0.636619772367581343);
+  let r = k_trig_r(x, k);
+  let q = i32(k) & 3;
+  let v = select(k_cos_poly(r), k_sin_poly(r), (q & 1) == 1);
+  return select(v, -v, q == 1 || q == 2);
+}
+fn k_tan(x: f32) -> f32 {
+  if (!k_trig_ok(x)) { return tan(x); }
+  let k = round(x * 0.636619772367581343);
+  let r = k_trig_r(x, k);
+  let s = k_sin_poly(r);
+  let c = k_cos_poly(r);
+  return select(s / c, -c / s, (i32(k) & 1) == 1);
+}
+// float16 bits of x (already rounded by k_r16): SwiftShader's pack2x16float turns infinities
+// into NaN (2026-12-03), so they, and what overflows to them, are written as bits.
+fn k_pack16(x: f32) -> u32 {
+  if (k_isinf(x) || (!k_isnan(x) && abs(x) >= 65520.0)) { return ((bitcast<u32>(x) >> 16u) & 0x8000u) | 0x7c00u; }
+  return pack2x16float(vec2<f32>(x, 0.0)) & 0xffffu;
+}
+// atan2 with C's signed zeros, which WGSL leaves unspecified: y = +-0 gives +-0 for x > 0
+// or x = +0, and +-pi for x < 0 or x = -0 (sign bits decide, not comparisons).
+fn k_atan2(y: f32, x: f32) -> f32 {
+  if (y == 0.0 && !k_isnan(x)) {
+    let ys = bitcast<u32>(y) & 0x80000000u;
+    let xneg = (bitcast<u32>(x) & 0x80000000u) != 0u;
+    return bitcast<f32>(ys | bitcast<u32>(select(0.0, 3.14159265358979323846, xneg)));
+  }
+  return atan2(y, x);
 }
 fn k_div_i(a: i32, b: i32) -> i32 { if (b == 0) { return 0; } return a / b; }
 fn k_div_u(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }

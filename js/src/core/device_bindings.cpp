@@ -1,0 +1,65 @@
+// Embind entry points for devices that appear at run time and for asynchronous reads:
+// enableWebGpu (registers the webgpu backend once JS holds a GPUDevice), readAsync, realize.
+#include <emscripten/bind.h>
+
+#include "backend/backend.h"
+#include "backend/webgpu/webgpu_backend.h"
+#include "frontend/array_impl.h"
+#include "js_values.h"
+
+namespace kiln::js {
+namespace {
+
+// Registers `webgpu` with the codegen limits the runtime read from the device: an object
+// {workgroup, maxGroupsX}. Module.kilnGpu must hold the runtime before any kernel runs.
+val enable_webgpu(const val& limits) {
+  try {
+    for (auto& d : available_devices())
+      if (d == "webgpu") return val(true);
+    webgpu::WgslParams p;
+    p.workgroup = get_int(limits, "workgroup", p.workgroup);
+    p.max_groups_x = get_int(limits, "maxGroupsX", p.max_groups_x);
+    register_backend("webgpu", std::make_unique<WebGpuBackend>(p));
+    return val(true);
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+// Reads the elements of `h` (C order) on any device: `done` gets a Uint8Array or an Error,
+// now (cpu, wasm) or when the device's read settles (webgpu). Returns an Error when the read
+// cannot start (e.g. computing the array failed); the handle may be deleted right after.
+val read_async(const Handle& h, val done) {
+  try {
+    const BufferRef& buf = h.a.impl()->buffer();
+    int64_t bytes = h.a.size() * itemsize(h.a.dtype());
+    buf->backend().read_async_checked(
+        buf->handle(), 0, bytes,
+        [done, buf](std::vector<uint8_t> data) {
+          done(val::global("Uint8Array").new_(emscripten::typed_memory_view(data.size(), data.data())));
+        },
+        [done](std::string msg) { done(js_error(msg)); });
+    return val::undefined();
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+// Computes `h` into a buffer on its device (dispatching, not waiting): blockUntilReady.
+val realize(const Handle& h) {
+  try {
+    h.a.eval();
+    return val::undefined();
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+}  // namespace
+}  // namespace kiln::js
+
+EMSCRIPTEN_BINDINGS(kiln_devices) {
+  emscripten::function("enableWebGpu", &kiln::js::enable_webgpu);
+  emscripten::function("readAsync", &kiln::js::read_async);
+  emscripten::function("realize", &kiln::js::realize);
+}

@@ -1,0 +1,172 @@
+// The webgpu backend: WGSL from the codegen, and EM_JS calls into the JS runtime that
+// Module.kilnGpu holds (js/src/webgpu/runtime.ts). The runtime never throws into C++: each
+// call returns -1 on failure and leaves its message for kiln_gpu_last_error, so kiln::Error
+// unwinds C++ normally.
+#ifdef __EMSCRIPTEN__
+#include "backend/webgpu/webgpu_backend.h"
+
+#include <emscripten/emscripten.h>
+
+#include "backend/wasm/wasm_codegen.h"
+#include "ir/error.h"
+
+// Sizes travel as doubles: exact up to 2^53, and EM_JS takes no int64 without WASM_BIGINT.
+EM_JS(int, kiln_gpu_alloc, (double bytes), { return Module['kilnGpu'].alloc(bytes); });
+EM_JS(void, kiln_gpu_free, (int handle), { if (Module['kilnGpu']) Module['kilnGpu'].free(handle); });
+EM_JS(int, kiln_gpu_write, (int handle, double offset, const uint8_t* data, double bytes), {
+  return Module['kilnGpu'].write(handle, offset, HEAPU8.subarray(data, data + bytes));
+});
+EM_JS(int, kiln_gpu_pipeline, (const char* wgsl, int len, int ninputs), {
+  return Module['kilnGpu'].pipeline(UTF8ToString(wgsl, len), ninputs);
+});
+EM_JS(int, kiln_gpu_dispatch, (int pipeline, const int32_t* inputs, int ninputs, int output, double size,
+                               double gx, double gy), {
+  return Module['kilnGpu'].dispatch(pipeline, HEAP32.slice(inputs >> 2, (inputs >> 2) + ninputs), output, size, gx, gy);
+});
+// Starts a read; the runtime's promise settles it through kiln_webgpu_read_buffer/_settled.
+EM_JS(int, kiln_gpu_read, (int handle, double offset, double bytes, int id), {
+  var gpu = Module['kilnGpu'];
+  var p = gpu.read(handle, offset, bytes);
+  if (!p) return -1;
+  p.then(function(data) {
+    var dst = Module['_kiln_webgpu_read_buffer'](id, data.length);
+    if (dst) HEAPU8.set(data, dst);
+    Module['_kiln_webgpu_read_settled'](id, 1);
+  }, function(err) {
+    var msg = String(err && err.message ? err.message : err);
+    var n = lengthBytesUTF8(msg) + 1;
+    var dst = Module['_kiln_webgpu_read_buffer'](id, n);
+    if (dst) stringToUTF8(msg, dst, n);
+    Module['_kiln_webgpu_read_settled'](id, 0);
+  });
+  return 0;
+});
+EM_JS(void, kiln_gpu_last_error, (char* buf, int n), {
+  stringToUTF8(Module['kilnGpu'] ? Module['kilnGpu'].lastError : "webgpu: no runtime attached", buf, n);
+});
+
+namespace kiln {
+
+namespace {
+
+WebGpuBackend* g_backend = nullptr;  // the registered one, for the exported callbacks
+
+struct WebGpuExecutable : Executable {
+  webgpu::WgslKernel wgsl;
+  int pipeline = -1;
+  int64_t size = 0;
+  size_t ninputs = 0;
+};
+
+[[noreturn]] void fail_runtime(const char* op) {
+  char msg[4096];
+  kiln_gpu_last_error(msg, sizeof msg);
+  fail(op, msg);
+}
+
+}  // namespace
+
+WebGpuBackend::~WebGpuBackend() {
+  if (g_backend == this) g_backend = nullptr;
+}
+
+const std::string& WebGpuBackend::name() const {
+  static const std::string n = "webgpu";
+  return n;
+}
+
+int64_t WebGpuBackend::alloc(int64_t bytes) {
+  g_backend = this;
+  int h = kiln_gpu_alloc(double(bytes));
+  if (h < 0) fail_runtime("webgpu.alloc");
+  return h;
+}
+
+void WebGpuBackend::free(int64_t handle) { kiln_gpu_free(int(handle)); }
+
+void WebGpuBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {
+  if (kiln_gpu_write(int(handle), double(offset), static_cast<const uint8_t*>(data), double(bytes)) < 0)
+    fail_runtime("webgpu.write");
+}
+
+void WebGpuBackend::read_sync(int64_t, int64_t, int64_t, void*) {
+  fail("webgpu.read", "the webgpu device has no synchronous reads, expected an asynchronous read");
+}
+
+void WebGpuBackend::read_async(int64_t handle, int64_t offset, int64_t bytes,
+                               std::function<void(std::vector<uint8_t>)> done) {
+  // Without an error path the failure cannot reach the caller; kiln::Array::bytes_async's
+  // future then never becomes ready, so C++ callers that need errors pass `failed`.
+  read_async_checked(handle, offset, bytes, std::move(done), [](std::string) {});
+}
+
+void WebGpuBackend::read_async_checked(int64_t handle, int64_t offset, int64_t bytes,
+                                       std::function<void(std::vector<uint8_t>)> done,
+                                       std::function<void(std::string)> failed) {
+  g_backend = this;
+  int id = next_read_++;
+  reads_[id] = PendingRead{{}, std::move(done), std::move(failed)};
+  if (kiln_gpu_read(int(handle), double(offset), double(bytes), id) < 0) {
+    reads_.erase(id);
+    fail_runtime("webgpu.read");
+  }
+}
+
+uint8_t* WebGpuBackend::read_buffer(int id, int64_t bytes) {
+  auto it = reads_.find(id);
+  if (it == reads_.end()) return nullptr;
+  it->second.data.resize(size_t(bytes));
+  return it->second.data.data();
+}
+
+void WebGpuBackend::read_settled(int id, bool ok) {
+  auto it = reads_.find(id);
+  if (it == reads_.end()) return;
+  PendingRead r = std::move(it->second);
+  reads_.erase(it);
+  if (ok) {
+    r.done(std::move(r.data));
+  } else {
+    std::string msg(r.data.begin(), r.data.end());
+    if (!msg.empty() && msg.back() == '\0') msg.pop_back();
+    r.failed(msg);
+  }
+}
+
+std::shared_ptr<Executable> WebGpuBackend::prepare(const Kernel& kernel) {
+  // Same key as the wasm backend's cache (the kernel's exact DAG, dtypes and size); the JS
+  // runtime dedups pipelines again by WGSL text, which leaves the size out.
+  std::string key = wasm::kernel_key(kernel, wasm::CodegenOptions{});
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  auto exe = std::make_shared<WebGpuExecutable>();
+  exe->wgsl = webgpu::generate_wgsl(kernel, params_);
+  exe->size = kernel.size;
+  exe->ninputs = kernel.inputs.size();
+  exe->pipeline = kiln_gpu_pipeline(exe->wgsl.wgsl.data(), int(exe->wgsl.wgsl.size()), int(exe->ninputs));
+  if (exe->pipeline < 0) fail_runtime("webgpu.prepare");
+  cache_[key] = exe;
+  return exe;
+}
+
+void WebGpuBackend::dispatch(const Executable& e, const std::vector<int64_t>& inputs, int64_t output) {
+  const auto& exe = static_cast<const WebGpuExecutable&>(e);
+  if (inputs.size() != exe.ninputs)
+    fail("webgpu.dispatch", "got ", inputs.size(), " input buffers, expected ", exe.ninputs);
+  std::vector<int32_t> ins(inputs.begin(), inputs.end());
+  webgpu::Grid g = webgpu::dispatch_grid(exe.wgsl, exe.size, params_);
+  if (kiln_gpu_dispatch(exe.pipeline, ins.data(), int(ins.size()), int(output), double(exe.size), double(g.x),
+                        double(g.y)) < 0)
+    fail_runtime("webgpu.dispatch");
+}
+
+}  // namespace kiln
+
+// Called by kiln_gpu_read's promise: a buffer for the bytes (or the error text), then the outcome.
+extern "C" EMSCRIPTEN_KEEPALIVE uint8_t* kiln_webgpu_read_buffer(int id, int bytes) {
+  return kiln::g_backend ? kiln::g_backend->read_buffer(id, bytes) : nullptr;
+}
+extern "C" EMSCRIPTEN_KEEPALIVE void kiln_webgpu_read_settled(int id, int ok) {
+  if (kiln::g_backend) kiln::g_backend->read_settled(id, ok != 0);
+}
+#endif  // __EMSCRIPTEN__

@@ -1,0 +1,62 @@
+// The `webgpu` backend (Emscripten builds only): Kernels become WGSL (wgsl_codegen), and every
+// device call goes to the JS runtime (js/src/webgpu/runtime.ts) that owns GPUDevice and GPUBuffers.
+#pragma once
+#ifdef __EMSCRIPTEN__
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/webgpu/wgsl_codegen.h"
+
+namespace kiln {
+
+// Nothing here blocks: alloc/write/dispatch only record work in the runtime (which batches
+// dispatches into one command encoder and submits on readback), and reads are asynchronous.
+// Buffer handles are the runtime's integers; no GPU object crosses into C++.
+class WebGpuBackend : public Backend {
+ public:
+  explicit WebGpuBackend(const webgpu::WgslParams& params) : params_(params) {}
+  ~WebGpuBackend() override;
+  const std::string& name() const override;
+  void write(int64_t handle, int64_t offset, const void* data, int64_t bytes) override;
+  bool can_read_sync() const override { return false; }
+  void read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) override;
+  void read_async(int64_t handle, int64_t offset, int64_t bytes,
+                  std::function<void(std::vector<uint8_t>)> done) override;
+  // A read that can fail (device lost, a kernel's WGSL that did not compile, out of memory):
+  // exactly one of `done` and `failed` runs, later, from the runtime's promise.
+  void read_async_checked(int64_t handle, int64_t offset, int64_t bytes,
+                          std::function<void(std::vector<uint8_t>)> done,
+                          std::function<void(std::string)> failed) override;
+  std::shared_ptr<Executable> prepare(const Kernel& kernel) override;
+  void dispatch(const Executable& exe, const std::vector<int64_t>& inputs, int64_t output) override;
+
+  const webgpu::WgslParams& params() const { return params_; }
+  int64_t cached_kernels() const { return int64_t(cache_.size()); }
+
+  // Called back by the runtime (through exported C functions) when a read settles.
+  uint8_t* read_buffer(int id, int64_t bytes);
+  void read_settled(int id, bool ok);
+
+ protected:
+  int64_t alloc(int64_t bytes) override;
+  void free(int64_t handle) override;
+
+ private:
+  struct PendingRead {
+    std::vector<uint8_t> data;
+    std::function<void(std::vector<uint8_t>)> done;
+    std::function<void(std::string)> failed;
+  };
+  webgpu::WgslParams params_;
+  std::unordered_map<std::string, std::shared_ptr<Executable>> cache_;
+  std::map<int, PendingRead> reads_;
+  int next_read_ = 1;
+};
+
+}  // namespace kiln
+#endif  // __EMSCRIPTEN__
