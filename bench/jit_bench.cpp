@@ -1,5 +1,6 @@
 // jit benchmark: per-call dispatch overhead of a jitted 10-op elementwise chain (sizes 1 and
 // 1M) against eager, and eager vs jit on an MLP training step. Prints a markdown table.
+// `jit_bench [device]` runs on that device (default: kiln's default, the cpu interpreter).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,7 +28,9 @@ Array filled(const Shape& s, float v) { return (np::ones(s) * v).eval(); }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) set_default_device(argv[1]);
+  std::printf("device: %s\n\n", default_device().c_str());
   std::printf("| benchmark | eager | jit | eager / jit |\n| --- | --- | --- | --- |\n");
   for (int64_t n : {int64_t(1), int64_t(1) << 20}) {
     Array x = filled({n}, 0.5f);
