@@ -65,11 +65,12 @@ test-debug: setup data
 	$(call timed,cmake --preset debug && cmake --build --preset debug && ctest --preset debug --output-on-failure -j2,debug (ASan+UBSan) build + ctest)
 
 # The whole GoogleTest suite built with em++ and run under Node on the `wasm` device
-# (tests/wasm_device_env.cpp); KILN_DEVICE=cpu runs it on the interpreter instead.
+# (tests/wasm_device_env.cpp); KILN_DEVICE=cpu runs it on the interpreter instead. The binary
+# is the threaded link (large dispatches split over the pool; tests/wasm_threads_test.cpp).
 
 test-wasm: setup data
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
-	$(call timed,node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node)
+	$(call timed,KILN_NUM_THREADS=2 node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node (threaded core: 2 threads))
 
 # The npm package (js/): npm ci from the committed lock file, the em++ core with embind
 # (target kiln_core in build/wasm, reusing test-wasm's library), tsc, then the Vitest
@@ -126,10 +127,12 @@ bench-native: setup
 # kiln-wasm against @jax-js/jax, tfjs-backend-wasm and onnxruntime-web in one Node process
 # (bench/wasm/bench.mjs); the peers come from bench/wasm/package.json. Not part of `make test`.
 KILN_BENCH_LINK := -fexceptions -sALLOW_TABLE_GROWTH=1 -sALLOW_MEMORY_GROWTH=1 -sMODULARIZE=1 \
-  -sEXPORT_NAME=createKiln -sSINGLE_FILE=1 -sENVIRONMENT=node
+  -sEXPORT_NAME=createKiln -sSINGLE_FILE=1 -sENVIRONMENT=node -pthread -Wno-pthreads-mem-growth \
+  "-sPTHREAD_POOL_SIZE=kilnPoolSize()" --pre-js=src/backend/wasm/wasm_threads_pre.js
+# The kiln entry is the threaded link; bench.mjs loads it once per thread count (kilnThreads).
 bench-wasm: setup
 	cmake --preset wasm && cmake --build --preset wasm --target kiln
-	em++ -std=c++20 -O3 -fexceptions -Wall -Wextra -Werror -Isrc -Iinclude bench/wasm/kiln_bench_entry.cpp \
+	em++ -std=c++20 -O3 -pthread -fexceptions -Wall -Wextra -Werror -Isrc -Iinclude bench/wasm/kiln_bench_entry.cpp \
 	  build/wasm/libkiln.a $(KILN_BENCH_LINK) -o build/wasm/kiln_bench.cjs
 	cd bench/wasm && npm ci --no-audit --no-fund && node bench.mjs
 
