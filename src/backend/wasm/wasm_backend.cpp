@@ -191,8 +191,10 @@ struct WasmExecutable : Executable {
   int64_t work = 0;   // elements x reduction steps x expression nodes
 };
 
-// The default of WasmBackend::parallel_min_work: see docs/WASM.md, Threads.
-constexpr int64_t kDefaultParallelMinWork = int64_t(1) << 18;
+// The default of WasmBackend::parallel_min_work. x + 1 over n float32 (work 4n), 1 vs 2
+// threads (WasmThreads.DISABLED_SplitSweep, 2-core dev machine, Node 20, 2026-12-03):
+// work 2^16 0.9x, 2^18 1.5x, 2^20 1.8x; below 2^16 waking the pool costs more than it saves.
+constexpr int64_t kDefaultParallelMinWork = int64_t(1) << 17;
 
 }  // namespace
 

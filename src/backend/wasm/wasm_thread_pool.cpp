@@ -6,6 +6,14 @@
 
 namespace kiln::wasm {
 
+namespace {
+// Spin iterations before a thread sleeps on a condition variable (about 0.1-0.3 ms): a
+// futex wake-up took tens of microseconds under Node on the 2-core dev machine, longer
+// than a split 128^3 matmul's chunks, so back-to-back dispatches (a jit program, a
+// benchmark loop) find the workers awake. See docs/WASM.md, Threads.
+constexpr int kSpin = 200000;
+}  // namespace
+
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < threads; i++) workers_.emplace_back([this, i] { worker(i); });
 }
@@ -37,6 +45,8 @@ void ThreadPool::worker(int id) {
   uint64_t seen = 0;
   for (;;) {
     Job* job;
+    for (int i = 0; i < kSpin && generation_.load(std::memory_order_acquire) == seen; i++) {
+    }
     {
       std::unique_lock<std::mutex> lock(mu_);
       start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -80,8 +90,13 @@ void ThreadPool::parallel_for(int64_t n, int64_t chunk, int threads, const Chunk
   {
     // Every chunk is taken; wait for the workers still running theirs. Workers that wake
     // from now on find job_ cleared and go back to sleep, so `job` can leave the stack.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = nullptr;
+    }
+    for (int i = 0; i < kSpin && active_.load(std::memory_order_acquire) != 0; i++) {
+    }
     std::unique_lock<std::mutex> lock(mu_);
-    job_ = nullptr;
     done_cv_.wait(lock, [&] { return active_ == 0; });
     err = error_;
     error_ = nullptr;

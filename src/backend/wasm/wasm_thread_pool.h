@@ -42,8 +42,9 @@ class ThreadPool {
   std::mutex mu_, run_mu_;
   std::condition_variable start_cv_, done_cv_;
   Job* job_ = nullptr;  // the running job, null between jobs
-  uint64_t generation_ = 0;
-  int active_ = 0;  // workers inside the current job
+  // Written under mu_; atomic so that spinning threads can read them without it.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> active_{0};  // workers inside the current job
   bool stop_ = false;
   std::exception_ptr error_;
 };
