@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench bench-native bench-wasm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo format clean
+.PHONY: bench bench-native bench-wasm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 setup:
 	@missing=""; \
@@ -75,12 +75,13 @@ test-wasm: setup data
 # The npm package (js/): npm ci from the committed lock file, the em++ core with embind
 # (target kiln_core in build/wasm, reusing test-wasm's library), tsc, then the Vitest
 # suite in Node and in headless Chromium, and the npm pack tarball in a fresh project.
-test-js: setup
+test-js: setup data
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
 	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package core (build/wasm/kiln_core.js))
 	$(call timed,cd js && npm run --silent build,tsc + ESM core (js/dist))
 	$(call timed,cd js && npx vitest run,vitest in node (cpu + wasm))
 	$(call timed,cd js && node test/browser/run.mjs,the same suite in headless chromium)
+	$(call timed,cd js && node test/browser/mnist.mjs,examples/mnist-web trains 20 steps in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
 # The NumPy (and standard-library zlib) fixture generators must reproduce the committed
@@ -92,7 +93,7 @@ test-fixtures:
 	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check; done,fixture generators reproduce the fixtures)
 
 JAX_GENERATORS := tools/gen_jax_fixtures.py tools/gen_random_fixtures.py tools/gen_nn_fixtures.py \
-  tools/gen_optax_fixtures.py
+  tools/gen_optax_fixtures.py tools/gen_sort_linalg_fixtures.py tools/gen_random_samplers_fixtures.py
 check-jax-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-jax.txt
 	for g in $(JAX_GENERATORS); do python3 "$$g" --check; done
@@ -104,10 +105,26 @@ test: setup
 	$(MAKE) --no-print-directory test-wasm
 	$(MAKE) --no-print-directory test-js
 
-demo: build
-	@if [ ! -x build/native/kiln_demo ]; then \
-	  echo "[kiln] demo: examples/demo.cpp does not exist yet" >&2; exit 1; fi
+# The README's main job: the MNIST CNN trained in Node.js on the npm package (wasm device,
+# examples/mnist-node). The default run is short while wasm convolutions are slow (~5 s per
+# batch-64 step on the 2-core machine); `make demo DEMO_ARGS=` trains the full 5 epochs.
+DEMO_ARGS ?= --epochs 1 --train-limit 1280 --test-limit 1000
+demo: setup data js-build
+	nice -n 10 node examples/mnist-node/main.mjs $(DEMO_ARGS)
+
+# The browser page examples/mnist-web (trains live, loss/accuracy chart), cross-origin isolated.
+serve-mnist: data js-build
+	node examples/mnist-web/serve.mjs
+
+# The C++ API tour (examples/demo.cpp).
+demo-cpp: build
 	./build/native/kiln_demo
+
+# The npm package without its tests: npm ci, the em++ core, tsc.
+js-build: setup
+	cd js && npm ci --no-audit --no-fund --loglevel=error
+	cmake --preset wasm && cmake --build --preset js
+	cd js && npm run --silent build
 
 # Benchmarks are not part of `make test` (speed lives in bench/, never in timed tests).
 BENCH_CXX := g++ -std=c++20 -O2 -Wall -Wextra -Werror -Isrc -Iinclude

@@ -130,14 +130,18 @@ TEST(WasmSimd, TiledMatmulIsBitExact) {
   std::mt19937 rng(14);
   auto& be = wasm_be();
   const wasm::CodegenOptions saved = be.options();
-  // Register tiles, and cache blocks (partial sums through the output) of 8 columns x 16 steps.
+  // Register tiles; cache blocks (partial sums through the output) of 8 columns x 16 steps
+  // (blocked 1), the same with B packed into scratch (2), and packing with the default blocks,
+  // which these sizes leave as one block with a partial strip tail (3).
   for (auto [rows, vecs, blocked] : {std::tuple{4, 2, 0}, std::tuple{1, 1, 0}, std::tuple{3, 3, 0},
                                      std::tuple{6, 2, 0}, std::tuple{4, 4, 0}, std::tuple{4, 2, 1},
-                                     std::tuple{2, 1, 1}}) {
+                                     std::tuple{2, 1, 1}, std::tuple{4, 2, 2}, std::tuple{3, 1, 2},
+                                     std::tuple{4, 2, 3}}) {
     wasm::CodegenOptions o;
     o.tile_rows = rows;
     o.tile_vecs = vecs;
-    if (blocked) o.tile_panel = 8, o.tile_kblock = 16;
+    if (blocked == 1 || blocked == 2) o.tile_panel = 8, o.tile_kblock = 16;
+    o.tile_pack = blocked >= 2 ? 1 : -1;
     be.set_options(o);
     for (auto [m, kk, n] : {std::tuple{8, 16, 8}, std::tuple{13, 7, 24}, std::tuple{33, 65, 40},
                             std::tuple{5, 3, 4}, std::tuple{1, 1, 4}, std::tuple{9, 100, 12}}) {
@@ -150,6 +154,20 @@ TEST(WasmSimd, TiledMatmulIsBitExact) {
     }
   }
   be.set_options(saved);
+}
+
+// Packing and its cache blocks where they are chosen by size (B larger than 256 x 256), with
+// K and N not multiples of the blocks (a partial last K block and a partial last panel).
+TEST(WasmSimd, PackedMatmulAtDefaultSizeIsBitExact) {
+  std::mt19937 rng(17);
+  for (auto [m, kk, n] : {std::tuple{37, 300, 532}, std::tuple{16, 257, 260}}) {
+    Kernel k = matmul(m, kk, n, 2);
+    auto c = wasm::find_contraction(k);
+    ASSERT_TRUE(c.has_value());
+    EXPECT_TRUE(wasm::pack_pays(*c));
+    EXPECT_TRUE(wasm::compile_kernel(k).tiled);
+    expect_same(k, matmul_inputs(m, kk, n, rng));
+  }
 }
 
 TEST(WasmSimd, ContractionAnalysis) {
@@ -183,6 +201,14 @@ TEST(WasmSimd, TiledMatmulWithShortOperandReadsZero) {
   Kernel k = matmul(8, 9, 16, 1);
   EXPECT_TRUE(wasm::compile_kernel(k).tiled);
   expect_same(k, matmul_inputs(8, 9, 16, rng, 5));
+  // The same with packing on: the pack loop must be skipped too (it reads B unchecked).
+  auto& be = wasm_be();
+  const wasm::CodegenOptions saved = be.options();
+  wasm::CodegenOptions o;
+  o.tile_pack = 1;
+  be.set_options(o);
+  expect_same(k, matmul_inputs(8, 9, 16, rng, 5));
+  be.set_options(saved);
 }
 
 }  // namespace

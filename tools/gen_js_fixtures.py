@@ -168,6 +168,20 @@ def main():
     case("nn_log1mexp", "nn.log1mexp", [lx], np.log(-np.expm1(-d(lx))))
     mx = np.max(X, axis=1, keepdims=True)
     case("nn_logmeanexp", "nn.logmeanexp", [x], (mx + np.log(np.mean(np.exp(X - mx), axis=1, keepdims=True)))[:, 0], [("axis", 1)])
+    # ---- membership, nanargmax/nanargmin, polynomials (own generator state) ----
+    r2 = np.random.default_rng(20261204)
+    el = r2.integers(0, 6, (3, 4)).astype(np.int32)
+    w.case("isin", "numpy.isin", [], [el, np.array([1, 4, 9], np.int32)], [np.isin(el, [1, 4, 9])])
+    na = f32([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [-2.0, 5.0, np.nan]])
+    w.case("nanargmax", "numpy.nanargmax", [("axis", 1)], [na], [np.array([2, -1, 1], np.int32)])
+    w.case("nanargmin", "numpy.nanargmin", [("axis", 1)], [na], [np.array([0, -1, 0], np.int32)])
+    pc, xs = f32([2.0, -1.0, 0.5, 3.0]), f32(r2.uniform(-2, 2, (2, 3)))
+    case("polyval", "numpy.polyval", [pc, xs], np.polyval(d(pc), d(xs)))
+    pb = f32([1.5, -4.0])
+    case("polyadd", "numpy.polyadd", [pc, pb], np.polyadd(d(pc), d(pb)))
+    case("polysub", "numpy.polysub", [pb, pc], np.polysub(d(pb), d(pc)))
+    case("polyder", "numpy.polyder", [pc], np.polyder(d(pc)))
+    case("polyder2", "numpy.polyder", [pc], np.polyder(d(pc), 2), params=[("m", 2)])
     w.finish(OUT)
 
 

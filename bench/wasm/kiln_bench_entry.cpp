@@ -59,10 +59,11 @@ extern "C" {
 
 EMSCRIPTEN_KEEPALIVE void kb_init() { set_default_device("wasm"); }
 
-EMSCRIPTEN_KEEPALIVE void kb_set_options(int simd, int tile, int fma, int rows, int vecs, int panel, int kblock) {
+EMSCRIPTEN_KEEPALIVE void kb_set_options(int simd, int tile, int fma, int rows, int vecs, int panel, int kblock,
+                                          int pack) {
   wasm::CodegenOptions o;
   o.simd = simd, o.tile = tile, o.fma = fma, o.tile_rows = rows, o.tile_vecs = vecs;
-  o.tile_panel = panel, o.tile_kblock = kblock;
+  o.tile_panel = panel, o.tile_kblock = kblock, o.tile_pack = pack;
   static_cast<WasmBackend&>(get_backend("wasm")).set_options(o);
 }
 

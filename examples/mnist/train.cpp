@@ -10,7 +10,8 @@ namespace np = kiln::numpy;
 using kiln::Array;
 using kiln::Tree;
 
-Trainer::Trainer(Model model, double learning_rate, int64_t seed, int64_t hidden)
+Trainer::Trainer(Model model, const kiln::optax::ScalarOrSchedule& learning_rate, int64_t seed,
+                 int64_t hidden)
     : opt_(kiln::optax::adam(learning_rate)) {
   Array keys = kiln::random::split(kiln::random::PRNGKey(seed), 2);
   params_ = init(model, keys[0], hidden);

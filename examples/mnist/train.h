@@ -11,8 +11,10 @@ namespace mnist {
 
 class Trainer {
  public:
-  // Initializes the parameters from PRNGKey(seed) and an optax Adam state.
-  Trainer(Model model, double learning_rate, int64_t seed, int64_t hidden = 128);
+  // Initializes the parameters from PRNGKey(seed) and an optax Adam state; the learning
+  // rate is a number or an optax schedule of the step count.
+  Trainer(Model model, const kiln::optax::ScalarOrSchedule& learning_rate, int64_t seed,
+          int64_t hidden = 128);
 
   // One pass over `split` in the order of random::permutation(fold_in(key, epoch)); the
   // last incomplete batch is dropped (a new shape would retrace the step). `progress` is

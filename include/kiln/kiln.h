@@ -4,6 +4,7 @@
 #include "kiln/io.h"
 #include "kiln/jit.h"
 #include "kiln/lax.h"
+#include "kiln/linalg.h"
 #include "kiln/nn.h"
 #include "kiln/numpy.h"
 #include "kiln/optax.h"

@@ -2,6 +2,13 @@
 // stopGradient, each a call into the core's op table.
 import { Array, run, type ArrayLike, type Pair } from "./array.js";
 
+export * as linalg from "./lax_linalg.js";
+
+/** The k largest values along `axis` and their int32 indices; equal values by lower index first. */
+export function topK(x: ArrayLike, k: number, axis = -1): [Array, Array] {
+  return run("top_k", [x], { k, axis });
+}
+
 export type PaddingType = "VALID" | "SAME" | "SAME_LOWER" | Pair[];
 
 export function convGeneralDilated(

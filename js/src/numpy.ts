@@ -6,6 +6,7 @@ import { diag as diagComposite } from "./numpy_composite.js";
 
 export { Array, DType, type ArrayLike };
 export * from "./numpy_composite.js";
+export * as linalg from "./numpy_linalg.js";
 export const float32 = DType.Float32;
 export const int32 = DType.Int32;
 export const uint32 = DType.Uint32;
@@ -201,6 +202,14 @@ export function argmax(a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Arra
 }
 export function argmin(a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array {
   return run("argmin", [a], { axis, keepdims: opts.keepdims });
+}
+/** Sorted along `axis` (null: flattened); stable, NaN last (src/library/numpy_sort.cpp). */
+export function sort(a: ArrayLike, axis: number | null = -1): Array {
+  return run("sort", [a], { axis });
+}
+/** The int32 indices that sort `a` along `axis`, stably (equal values keep their order). */
+export function argsort(a: ArrayLike, axis: number | null = -1): Array {
+  return run("argsort", [a], { axis });
 }
 export function cumsum(a: ArrayLike, axis?: number): Array {
   return run("cumsum", [a], { axis });

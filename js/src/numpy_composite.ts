@@ -382,3 +382,62 @@ export function iinfo(dtype: DType) {
   if (dtype === DType.Uint32) return { dtype, bits: 32, min: 0, max: 2 ** 32 - 1 };
   throw new Error(`iinfo: got dtype ${dtype}, expected int32 or uint32`);
 }
+
+// ---- membership, NaN-aware argmax/argmin and polynomials (jax-js's compositions) ----
+/** Whether each element of `element` occurs in `testElements` (invert: does not). */
+export function isin(element: ArrayLike, testElements: ArrayLike, { invert = false }: { invert?: boolean } = {}): Array {
+  const e = A(element);
+  const s = e.shape;
+  const hit = run("any", [run("equal", [run("expand_dims", [run("ravel", [e])], { axis: 1 }), run("ravel", [testElements])])], { axis: 1 });
+  return run("reshape", [invert ? run("logical_not", [hit]) : hit], { shape: s });
+}
+function nanArg(op: "argmax" | "argmin", a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array {
+  const x = A(a);
+  if (!x.dtype.startsWith("float")) return run(op, [x], { axis, keepdims: opts.keepdims });
+  const nan = run("isnan", [x.ref]);
+  const r = run(op, [run("where", [nan.ref, op === "argmax" ? -Infinity : Infinity, x])], { axis, keepdims: opts.keepdims });
+  // All-NaN slices give -1, as jax.numpy.
+  return run("where", [run("all", [nan], { axis, keepdims: opts.keepdims }), run("astype", [-1], { dtype: "int32" }), r]);
+}
+export const nanargmax = (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array => nanArg("argmax", a, axis, opts);
+export const nanargmin = (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array => nanArg("argmin", a, axis, opts);
+/** p[0] x^(n-1) + ... + p[n-1], by Horner's rule. */
+export function polyval(p: ArrayLike, x: ArrayLike): Array {
+  const c = A(p), xx = A(x);
+  if (c.ndim === 0) throw new Error(`polyval: coefficients must have at least one dimension, got 0D`);
+  const terms = unstack(c, 0);
+  let acc = terms[0];
+  for (let i = 1; i < terms.length; i++) acc = run("add", [run("multiply", [acc, xx.ref]), terms[i]]);
+  xx.dispose();
+  return acc;
+}
+function polyAlign(a1: ArrayLike, a2: ArrayLike): [Array, Array] {
+  const a = A(a1), b = A(a2);
+  const n = Math.max(a.shape[0], b.shape[0]);
+  const lead = (v: Array) => (v.shape[0] === n ? v : run("pad", [v], { width: [[n - v.shape[0], 0]], mode: "constant", value: 0 }));
+  return [lead(a), lead(b)];
+}
+export function polyadd(a1: ArrayLike, a2: ArrayLike): Array {
+  return run("add", polyAlign(a1, a2));
+}
+export function polysub(a1: ArrayLike, a2: ArrayLike): Array {
+  return run("subtract", polyAlign(a1, a2));
+}
+/** The m-th derivative of the polynomial p (highest power first). */
+export function polyder(p: ArrayLike, m = 1): Array {
+  if (!Number.isInteger(m) || m < 0) throw new Error(`polyder: order of derivative must be a non-negative integer, got ${m}`);
+  let c = A(p);
+  if (!c.dtype.startsWith("float")) c = run("astype", [c], { dtype: "float32" });
+  for (let k = 0; k < m; k++) {
+    const n = c.shape[0];
+    if (n <= 1) {
+      // NumPy: the derivative of a constant is the empty polynomial.
+      const dtype = c.dtype, device = c.device;
+      c.dispose();
+      return run("zeros", [], { shape: [0], dtype, device });
+    }
+    const powers = run("arange", [], { start: n - 1, stop: 0, step: -1, dtype: c.dtype });
+    c = run("multiply", [c.slice([0, n - 1]), powers]);
+  }
+  return c;
+}

@@ -1,6 +1,12 @@
 // kiln's `random` namespace (jax-js names): threefry2x32 keys (uint32, shape [2]) and the
 // samplers, bit for bit JAX's. Functions consume their key, as in jax-js.
 import { Array, DType, run, type ArrayLike } from "./array.js";
+import { categoricalWithoutReplacement } from "./random_samplers.js";
+
+export {
+  exponential, gumbel, laplace, logistic, cauchy, lognormal, rayleigh, maxwell, doubleSidedMaxwell, pareto,
+  weibullMin, triangular, geometric, rademacher, multivariateNormal, ball, choice,
+} from "./random_samplers.js";
 
 export function key(seed: ArrayLike): Array {
   const s = seed instanceof Array ? seed.item() : Number(seed);
@@ -24,7 +30,12 @@ export function normal(key: ArrayLike, shape: number[] = []): Array {
 export function bernoulli(key: Array, p: ArrayLike = 0.5, shape?: number[]): Array {
   return run("random_bernoulli", [key, p], { shape });
 }
-export function categorical(key: ArrayLike, logits: ArrayLike, { axis = -1, shape }: { axis?: number; shape?: number[]; replace?: boolean } = {}): Array {
+export function categorical(key: ArrayLike, logits: ArrayLike, { axis = -1, shape, replace = true }: { axis?: number; shape?: number[]; replace?: boolean } = {}): Array {
+  if (!replace) {
+    const l = logits instanceof Array ? logits : run("positive", [logits]);
+    const ax = (axis + l.ndim) % l.ndim;
+    return categoricalWithoutReplacement(key as Array, l, axis, shape ?? l.shape.filter((_, i) => i !== ax));
+  }
   return run("random_categorical", [key, logits], { axis, shape });
 }
 export function randint(key: ArrayLike, { minval, maxval, shape = [], dtype = DType.Int32 }: { minval: number; maxval: number; shape?: number[]; dtype?: DType }): Array {

@@ -10,6 +10,9 @@ const ax = (c: Case) => (c.params.axis?.[0] === "none" || c.params.axis === unde
 
 const RUN: Record<string, (c: Case, x: any[]) => np.Array | np.Array[]> = {
   "numpy.ptp": (c, x) => np.ptp(x[0], ax(c)),
+  "numpy.nanargmax": (c, x) => np.nanargmax(x[0], num(c, "axis")),
+  "numpy.nanargmin": (c, x) => np.nanargmin(x[0], num(c, "axis")),
+  "numpy.polyder": (c, x) => np.polyder(x[0], c.params.m ? num(c, "m") : 1),
   "numpy.nansum": (c, x) => np.nansum(x[0], ax(c)),
   "numpy.nanmean": (c, x) => np.nanmean(x[0], ax(c)),
   "numpy.nanmax": (c, x) => np.nanmax(x[0], ax(c)),

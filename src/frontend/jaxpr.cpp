@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "frontend/call.h"
+
 namespace kiln::frontend {
 
 int Jaxpr::add_var(const Aval& a) {
@@ -46,7 +48,7 @@ std::string Jaxpr::str() const {
     os << "    ";
     for (size_t i = 0; i < e.out.size(); i++)
       os << (i ? " " : "") << var_name(e.out[i]) << ":" << vars[size_t(e.out[i])].str();
-    os << " = " << (e.custom ? "custom_vjp_lin" : prim_name(e.prim));
+    os << " = " << (e.custom ? "custom_vjp_lin" : e.call ? e.call->name.c_str() : prim_name(e.prim));
     for (auto& a : e.in) os << " " << atom_str(*this, a);
     os << "\n";
   }
@@ -71,6 +73,11 @@ std::vector<Array> eval_jaxpr(const Jaxpr& j, const std::vector<Array>& args) {
           "linearization is only transposable), expected reverse mode (vjp, grad, jacrev)");
     std::vector<Array> in;
     for (auto& a : e.in) in.push_back(read(a));
+    if (e.call) {
+      std::vector<Array> outs = bind_call(e.call, in);
+      for (size_t i = 0; i < e.out.size(); i++) env[size_t(e.out[i])] = outs[i];
+      continue;
+    }
     env[size_t(e.out[0])] = frontend::bind(e.prim, in, e.params);
   }
   std::vector<Array> out;

@@ -20,6 +20,7 @@ struct Atom {
 
 // One equation: outs = prim(in...). A custom_vjp's linear map is an equation with
 // `custom` set: its outputs are opaque and only its transpose (custom->bwd) is known.
+// A call (call.h) is an equation with `call` set: outs = call's jaxpr applied to in.
 struct Eqn {
   Prim prim = Prim::Neg;
   Params params;
@@ -27,6 +28,7 @@ struct Eqn {
   std::vector<int> out;
   std::shared_ptr<const CustomVjp> custom;
   std::vector<Array> residuals;  // custom only: bwd's first argument
+  std::shared_ptr<const CallJaxpr> call;
 };
 
 struct Jaxpr {

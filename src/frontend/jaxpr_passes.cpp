@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "frontend/call.h"
 #include "frontend/jit_program.h"
 
 namespace kiln::frontend {
@@ -139,7 +140,7 @@ Jaxpr simplify_jaxpr(const Jaxpr& j) {
   for (const Eqn& e0 : j.eqns) {
     Eqn e = e0;
     for (auto& a : e.in) a = read(a);
-    if (e.custom || e.out.size() != 1) {
+    if (e.custom || e.call || e.out.size() != 1) {
       out.eqns.push_back(e);
       continue;
     }
@@ -242,7 +243,10 @@ std::string jaxpr_text(const Jaxpr& j) {
       name[size_t(e.out[i])] = next++;
       os << (i ? " " : "") << var_name(name[size_t(e.out[i])]) << ":" << aval_text(j.vars[size_t(e.out[i])]);
     }
-    os << " = " << (e.custom ? "custom_vjp_lin" : std::string(prim_name(e.prim)) + params_text(e.prim, e.params));
+    os << " = "
+       << (e.custom ? "custom_vjp_lin"
+           : e.call ? "pjit[name=" + e.call->name + "]"
+                    : std::string(prim_name(e.prim)) + params_text(e.prim, e.params));
     for (auto& a : e.in) os << " " << atom(a);
     os << "\n";
   }

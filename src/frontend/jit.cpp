@@ -1,11 +1,12 @@
-// jit: the signature cache, tracing into a jaxpr (JaxprTrace, as linearize records), and
-// dispatch of the compiled program; inlining when called on traced values.
+// jit: the signature cache and tracing into a jaxpr (JaxprTrace, as linearize records);
+// each signature's jaxpr becomes a call (call.h), compiled when eager, transformed when traced.
 #include "frontend/jit.h"
 
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
 
+#include "frontend/call.h"
 #include "frontend/jit_program.h"
 #include "frontend/linearize.h"
 #include "frontend/transforms_internal.h"
@@ -55,6 +56,7 @@ std::vector<bool> static_mask(const char* op, const std::vector<int>& nums, size
 struct Traced {
   std::shared_ptr<Jaxpr> jaxpr;
   TreeDef out_def;
+  bool saw_custom_rule = false;
 };
 
 // Traces f with the dynamic arguments' leaves replaced by jaxpr inputs.
@@ -83,6 +85,7 @@ Traced trace(const char* op, const Fn& f, const std::vector<Tree>& args, const s
     top_trace({o});  // throws if o escaped an inner transformation
     t->jaxpr->outs.push_back(t->atom_of(o));
   }
+  r.saw_custom_rule = t->saw_custom_rule;
   return r;
 }
 
@@ -92,10 +95,12 @@ bool has_traced_consts(const Jaxpr& j) {
   return false;
 }
 
-struct Compiled {
-  std::shared_ptr<Jaxpr> jaxpr;  // simplified
+// One traced signature: the call (which caches its compiled programs per argument layout
+// and its transformed jaxprs) and the output structure.
+struct Entry {
+  CallRef call;
   TreeDef out_def;
-  Program program;
+  bool custom_rules = false;  // f uses custom_jvp/vjp: transformations must see f itself
 };
 
 // A jitted function's cache, shared by the copies of its Fn.
@@ -103,25 +108,14 @@ struct JitState {
   Fn f;
   std::vector<int> static_argnums;
   std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<const Compiled>> cache;
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> cache;
 };
 
-// An argument as (buffer, element offset): realized arrays and row-major views into a
-// buffer (outputs that share one buffer) bind without a copy; anything else is realized.
-std::pair<BufferRef, int64_t> bind_arg(const Array& x) {
-  const auto& a = x.impl();
-  const auto& views = a->st.views();
-  if (a->inputs.size() == 1 && views.size() == 1 && !views[0].mask && a->exp.op() == AluOp::Load &&
-      a->exp.src(0).op() == AluOp::Var && a->exp.src(0).node().arg == int(VarId::Gidx) &&
-      views[0].strides == View::contiguous(a->aval.shape).strides &&
-      a->inputs[0]->bytes() >= (views[0].offset + a->aval.size()) * itemsize(a->aval.dtype))
-    return {a->inputs[0], views[0].offset};
-  return {a->buffer(), 0};
-}
-
+// Eager arguments run the call's compiled program; traced ones (inside grad, vmap, jvp)
+// bind the call primitive, whose rules derive compiled calls from the same trace; inside
+// another jit's trace the call is inlined (JaxprTrace::process_call).
 Tree call_jitted(JitState& s, const std::vector<Tree>& args) {
   const char* op = "jit";
-  if (any_traced(args)) return s.f(args);  // inside a transformation: inline
   std::vector<bool> is_static = static_mask(op, s.static_argnums, args.size());
   std::ostringstream key;
   key.precision(17);
@@ -137,18 +131,13 @@ Tree call_jitted(JitState& s, const std::vector<Tree>& args) {
     leaves.insert(leaves.end(), l.begin(), l.end());
   }
   std::string device = leaves.empty() ? default_device() : leaves[0].device();
-  std::vector<BufferRef> bufs;
-  std::vector<int64_t> offsets;
   for (auto& l : leaves) {
     if (l.device() != device)
       fail(op, "got arguments on devices ", device, " and ", l.device(), ", expected one device");
-    auto [b, off] = bind_arg(l);
-    bufs.push_back(std::move(b));
-    offsets.push_back(off);
-    key << "|" << int(l.dtype()) << (l.weak_type() ? "w" : "") << shape_str(l.shape()) << "@" << off;
+    key << "|" << int(l.dtype()) << (l.weak_type() ? "w" : "") << shape_str(l.shape());
   }
   key << "#" << device;
-  std::shared_ptr<const Compiled> c;
+  std::shared_ptr<const Entry> c;
   {
     std::lock_guard<std::mutex> lock(s.mu);
     auto it = s.cache.find(key.str());
@@ -161,14 +150,15 @@ Tree call_jitted(JitState& s, const std::vector<Tree>& args) {
       // bind so that transformation sees it (not cached: the tracers are per call).
       return tree_unflatten(t.out_def, eval_jaxpr(*t.jaxpr, leaves));
     }
-    auto comp = std::make_shared<Compiled>();
-    comp->jaxpr = std::make_shared<Jaxpr>(simplify_jaxpr(*t.jaxpr));
-    comp->out_def = t.out_def;
-    comp->program = compile_program(*comp->jaxpr, device, offsets);
+    auto e = std::make_shared<Entry>();
+    e->call = make_call(t.jaxpr, device, "jit");
+    e->out_def = t.out_def;
+    e->custom_rules = t.saw_custom_rule;
     std::lock_guard<std::mutex> lock(s.mu);
-    c = s.cache.emplace(key.str(), comp).first->second;
+    c = s.cache.emplace(key.str(), e).first->second;
   }
-  return tree_unflatten(c->out_def, run_program(c->program, bufs));
+  if (c->custom_rules && any_traced(args)) return s.f(args);
+  return tree_unflatten(c->out_def, bind_call(c->call, leaves));
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ ClosedJaxpr make_jaxpr(const ArrayFn& f, const Array& x);
 // f compiled: the first call with a new signature (argument structure, shapes, dtypes,
 // weak types, device, the values of static arguments) traces f and fuses it into kernels;
 // later calls with that signature dispatch the compiled kernels only. Called on traced
-// values (inside grad, vmap, or another jit) it inlines f, so it composes in any order.
+// values it binds the call primitive (call.h): grad, vmap and jvp of it run compiled
+// derived programs; inside another jit it is inlined. It composes in any order.
 Fn jit(const Fn& f, const std::vector<int>& static_argnums = {});
 ArrayFn jit(const ArrayFn& f);
 

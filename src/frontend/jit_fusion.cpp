@@ -413,6 +413,7 @@ class Fuser {
   }
 
   void eqn(const Eqn& e) {
+    if (e.call) throw Error("internal: jit got a call equation (calls are inlined while tracing for jit)");
     if (e.custom || e.out.size() != 1)
       throw Error("jit: cannot compile a custom_vjp linearization equation, expected primitives only");
     std::vector<ValPtr> in;

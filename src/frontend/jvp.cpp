@@ -2,6 +2,7 @@
 // through its rule in jvp_rules.cpp. Symbolic zero tangents skip the rules entirely.
 #include "frontend/jvp.h"
 
+#include "frontend/call.h"
 #include "frontend/rule_ops.h"
 
 namespace kiln::frontend {
@@ -97,6 +98,26 @@ std::vector<Array> JvpTrace::process_custom_vjp(const CustomVjp& c,
   std::vector<Array> r;
   for (size_t i = 0; i < outs.size(); i++) r.push_back(make(outs[i], touts[i]));
   return r;
+}
+
+std::vector<Array> JvpTrace::process_call(const CallRef& c, const std::vector<Array>& args) {
+  std::vector<Array> primals, tangents;
+  unpack(*this, args, primals, tangents);
+  if (!any_valid(tangents)) return bind_call(c, primals);
+  // The jvp call takes the primals and the defined tangents, and returns the outputs and
+  // the tangents of the float outputs.
+  std::vector<bool> has;
+  std::vector<Array> in = primals;
+  for (auto& t : tangents) {
+    has.push_back(t.valid());
+    if (t.valid()) in.push_back(t);
+  }
+  std::vector<Array> r = bind_call(call_jvp(*c, has), in);
+  const size_t n = c->jaxpr->outs.size();
+  std::vector<Array> outs;
+  for (size_t i = 0, k = n; i < n; i++)
+    outs.push_back(make(r[i], is_float(r[i].dtype()) ? r[k++] : Array()));
+  return outs;
 }
 
 std::pair<std::vector<Array>, std::vector<Array>> jvp_flat(const ArraysFn& f,

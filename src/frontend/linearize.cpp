@@ -2,6 +2,7 @@
 // Jaxpr, and vjp built from the two.
 #include "frontend/linearize.h"
 
+#include "frontend/call.h"
 #include "frontend/jvp.h"
 #include "frontend/rule_ops.h"
 
@@ -75,8 +76,59 @@ std::vector<Array> JaxprTrace::process_custom_lin(const CustomVjp& c,
   return outs;
 }
 
+std::vector<Array> JaxprTrace::process_custom_jvp(const CustomJvp& c, const std::vector<Array>& args) {
+  saw_custom_rule = true;
+  return Trace::process_custom_jvp(c, args);
+}
+
+std::vector<Array> JaxprTrace::process_custom_vjp(const CustomVjp& c, const std::vector<Array>& args) {
+  saw_custom_rule = true;
+  return Trace::process_custom_vjp(c, args);
+}
+
+std::vector<Array> JaxprTrace::process_call(const CallRef& c, const std::vector<Array>& args) {
+  if (!partial_eval_calls) return Trace::process_call(c, args);
+  // Partial evaluation: constants of this trace are known values, variables are the
+  // linear unknowns. The known part runs now, one level down (compiled when eager); the
+  // unknown part, a call linear in the unknowns, is recorded with the residuals as
+  // constants, so its transpose is one call too.
+  std::vector<bool> known;
+  std::vector<Array> known_vals;
+  std::vector<Atom> unknown_atoms;
+  for (auto& a : args) {
+    Atom at = tracer_in<JaxprTracer>(a, *this)->atom;
+    known.push_back(!at.is_var());
+    if (at.is_var()) unknown_atoms.push_back(at);
+    else known_vals.push_back(jaxpr->consts[size_t(at.cst)]);
+  }
+  if (unknown_atoms.empty()) return bind_call(c, known_vals);
+  auto split = call_partial_eval(*c, known);
+  std::vector<Array> kout;
+  if (!split->known->jaxpr->outs.empty()) kout = bind_call(split->known, known_vals);
+  Eqn e;
+  e.call = split->unknown;
+  const size_t nk = kout.size() - split->num_res;
+  for (size_t r = nk; r < kout.size(); r++) e.in.push_back(jaxpr->add_const(kout[r]));
+  e.in.insert(e.in.end(), unknown_atoms.begin(), unknown_atoms.end());
+  std::string dev = args.empty() ? c->device : args[0].device();
+  std::vector<Array> outs;
+  size_t ki = 0;
+  const auto& couts = c->jaxpr->outs;
+  for (size_t i = 0; i < couts.size(); i++) {
+    if (split->out_known[i]) {
+      outs.push_back(kout[ki++]);
+      continue;
+    }
+    int v = jaxpr->add_var(c->jaxpr->aval(couts[i]));
+    e.out.push_back(v);
+    outs.push_back(tracer_for(v, dev));
+  }
+  jaxpr->eqns.push_back(std::move(e));
+  return outs;
+}
+
 Linearized linearize_flat(const ArraysFn& f, const std::vector<Array>& primals) {
-  auto trace = std::make_shared<JaxprTrace>();
+  auto trace = std::make_shared<JaxprTrace>(/*partial_eval_calls=*/true);
   std::vector<Array> outs, touts;
   {
     TraceScope scope(trace);
@@ -129,6 +181,22 @@ std::vector<Array> transpose_jaxpr(const Jaxpr& j, const std::vector<Array>& cts
         if (in_ct[i].valid() && in_ct[i].shape() != j.aval(e.in[i]).shape)
           fail("custom_vjp", "bwd returned a cotangent of shape ", shape_str(in_ct[i].shape()),
                " for argument ", i, " of type ", j.aval(e.in[i]).str(), ", expected equal shapes");
+    } else if (e.call) {
+      // One transposed call: (constant inputs, defined cotangents) -> linear inputs' cts.
+      std::vector<bool> linear, has_ct;
+      std::vector<Array> args;
+      for (auto& a : e.in) {
+        linear.push_back(a.is_var());
+        if (!a.is_var()) args.push_back(j.consts[size_t(a.cst)]);
+      }
+      for (auto& g : outs_ct) {
+        has_ct.push_back(g.valid());
+        if (g.valid()) args.push_back(g);
+      }
+      std::vector<Array> lin_ct = bind_call(call_transpose(*e.call, linear, has_ct), args);
+      in_ct.resize(e.in.size());
+      for (size_t i = 0, k = 0; i < e.in.size(); i++)
+        if (linear[i]) in_ct[i] = lin_ct[k++];
     } else {
       std::vector<Array> args;
       std::vector<Aval> avals;

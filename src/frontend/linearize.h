@@ -24,18 +24,29 @@ struct JaxprTracer : Tracer {
   Atom atom;
 };
 
-// Records every primitive applied to its tracers as an equation of `jaxpr`.
+// Records every primitive applied to its tracers as an equation of `jaxpr`. Calls are
+// inlined when tracing for jit (jit inside jit fuses as one program); linearize's trace
+// (partial_eval_calls) splits them into a known call run now and an unknown one recorded.
 class JaxprTrace : public Trace {
  public:
-  JaxprTrace() : jaxpr(std::make_shared<Jaxpr>()) {}
+  explicit JaxprTrace(bool partial_eval_calls = false)
+      : jaxpr(std::make_shared<Jaxpr>()), partial_eval_calls(partial_eval_calls) {}
   Array lift(const Array& x) override;
   Array process(Prim p, const std::vector<Array>& args, const Params& params) override;
+  std::vector<Array> process_call(const std::shared_ptr<const CallJaxpr>& c,
+                                  const std::vector<Array>& args) override;
+  // Traced through like the base class, but noted: a call built from this jaxpr would lose
+  // the custom rule, so jit inlines such functions under transformations instead.
+  std::vector<Array> process_custom_jvp(const CustomJvp& c, const std::vector<Array>& args) override;
+  std::vector<Array> process_custom_vjp(const CustomVjp& c, const std::vector<Array>& args) override;
   std::vector<Array> process_custom_lin(const CustomVjp& c, const std::vector<Array>& residuals,
                                         const std::vector<Array>& tangents,
                                         const std::vector<Aval>& out_avals) override;
   Array new_arg(const Aval& aval, const std::string& device);
   Atom atom_of(const Array& x);  // a tracer's atom, or x as a new constant
   std::shared_ptr<Jaxpr> jaxpr;
+  const bool partial_eval_calls;
+  bool saw_custom_rule = false;
 
  private:
   Array tracer_for(int var, const std::string& device);

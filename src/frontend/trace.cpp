@@ -2,6 +2,8 @@
 // points for functions with custom derivative rules.
 #include "frontend/trace.h"
 
+#include "frontend/call.h"
+
 namespace kiln::frontend {
 
 namespace {
@@ -63,6 +65,10 @@ std::vector<Array> Trace::process_custom_jvp(const CustomJvp& c, const std::vect
 }
 std::vector<Array> Trace::process_custom_vjp(const CustomVjp& c, const std::vector<Array>& args) {
   return c.fun(args);
+}
+
+std::vector<Array> Trace::process_call(const CallRef& c, const std::vector<Array>& args) {
+  return eval_jaxpr(*c->jaxpr, args);
 }
 
 std::vector<Array> Trace::process_custom_lin(const CustomVjp&, const std::vector<Array>&,

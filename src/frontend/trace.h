@@ -12,6 +12,7 @@
 namespace kiln::frontend {
 
 class Trace;
+struct CallJaxpr;  // call.h
 
 // What a traced Array carries besides its aval: the trace that owns it. Subclasses hold
 // the transformation's per-value state (primal and tangent, value and batch axis, ...).
@@ -52,6 +53,10 @@ class Trace : public std::enable_shared_from_this<Trace> {
   // Higher-order calls. The default traces through the function itself.
   virtual std::vector<Array> process_custom_jvp(const CustomJvp& c, const std::vector<Array>& args);
   virtual std::vector<Array> process_custom_vjp(const CustomVjp& c, const std::vector<Array>& args);
+  // The call primitive (call.h). The default inlines the call's jaxpr (evaluates it
+  // through bind); jvp, vmap and linearize map it to a derived call instead.
+  virtual std::vector<Array> process_call(const std::shared_ptr<const CallJaxpr>& c,
+                                          const std::vector<Array>& args);
   // Records the linear map of a custom_vjp function applied to `tangents` (tracers of this
   // trace) whose transpose is bwd(residuals, cts). Only linearize's trace can; others throw.
   virtual std::vector<Array> process_custom_lin(const CustomVjp& c,

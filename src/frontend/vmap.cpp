@@ -2,6 +2,7 @@
 // through its rule in vmap_rules.cpp. Custom-rule functions are batched with their rules.
 #include "frontend/vmap.h"
 
+#include "frontend/call.h"
 #include "frontend/rule_ops.h"
 
 namespace kiln::frontend {
@@ -142,6 +143,22 @@ std::vector<Array> BatchTrace::process_custom_vjp(const CustomVjp& c,
   std::vector<Array> r;
   for (auto& o : outs) r.push_back(make(o, 0));
   return r;
+}
+
+std::vector<Array> BatchTrace::process_call(const CallRef& c, const std::vector<Array>& args) {
+  std::vector<Array> vals;
+  std::vector<BatchDim> dims, front;
+  unpack(*this, args, vals, dims);
+  std::vector<bool> batched;
+  for (auto& d : dims) batched.push_back(d.has_value());
+  bool any = false;
+  for (bool b : batched) any = any || b;
+  if (!any) return bind_call(c, vals);
+  // The batched call takes batch axes in front and returns every output batched at 0.
+  std::vector<Array> r = bind_call(call_vmap(*c, batched, size), to_front(vals, dims, front));
+  std::vector<Array> outs;
+  for (auto& o : r) outs.push_back(make(o, 0));
+  return outs;
 }
 
 std::pair<std::vector<Array>, std::vector<BatchDim>> vmap_flat(const ArraysFn& f,

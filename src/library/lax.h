@@ -48,4 +48,7 @@ Array convert_element_type(const Array& x, DType dtype);
 // Reinterprets the bits (same itemsize).
 Array bitcast_convert_type(const Array& x, DType dtype);
 
+// The k largest entries along `axis` and their int32 indices, largest first; equal values
+// by lower index first (stable, as jax.lax.top_k). NaN counts as the largest.
+std::pair<Array, Array> top_k(const Array& operand, int64_t k, int axis = -1);
 }  // namespace kiln::lax

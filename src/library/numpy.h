@@ -177,6 +177,12 @@ Array tile(const Array& a, const std::vector<int64_t>& reps);
 Array take(const Array& a, const Array& indices, std::optional<int> axis = std::nullopt);
 Array take_along_axis(const Array& a, const Array& indices, int axis);
 
+// ---- sorting (numpy_sort.cpp: a bitonic network of primitives, differentiable) ----
+// Stable (equal keys keep their order); NaN sorts last (first when descending), as NumPy.
+// axis = nullopt flattens first.
+Array sort(const Array& a, std::optional<int> axis = -1, bool descending = false);
+Array argsort(const Array& a, std::optional<int> axis = -1, bool descending = false);
+
 // ---- linear algebra ----
 Array matmul(const Array& a, const Array& b);
 Array dot(const Array& a, const Array& b);

@@ -52,4 +52,30 @@ Array randint(const Array& key, const Shape& shape, const Array& minval, const A
 Array permutation(const Array& key, int64_t n);
 Array permutation(const Array& key, const Array& x, int axis = 0, bool independent = false);
 
+// ---- samplers built on uniform/normal (random_samplers.cpp): JAX's formulas, so results
+// equal jax.random's for the same key (float dtypes; parameters broadcast to `shape`) ----
+Array exponential(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array gumbel(const Array& key, const Shape& shape = {}, DType dtype = float32);  // mode "low"
+Array laplace(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array logistic(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array cauchy(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array lognormal(const Array& key, const Array& sigma = 1.0, const Shape& shape = {}, DType dtype = float32);
+Array rayleigh(const Array& key, const Array& scale = 1.0, const Shape& shape = {}, DType dtype = float32);
+Array maxwell(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array double_sided_maxwell(const Array& key, const Array& loc, const Array& scale, const Shape& shape = {},
+                           DType dtype = float32);
+Array pareto(const Array& key, const Array& b, const Shape& shape = {}, DType dtype = float32);
+Array weibull_min(const Array& key, const Array& scale, const Array& concentration, const Shape& shape = {},
+                  DType dtype = float32);
+Array triangular(const Array& key, const Array& left, const Array& mode, const Array& right,
+                 const Shape& shape = {}, DType dtype = float32);
+// Number of trials to the first success (int32 by default).
+Array geometric(const Array& key, const Array& p, const Shape& shape = {}, DType dtype = int32);
+// -1 or +1 with equal probability (int32 by default).
+Array rademacher(const Array& key, const Shape& shape = {}, DType dtype = int32);
+// mean + L z with L = cholesky(cov) (JAX's method="cholesky"); shape: the batch shape
+// (defaults to the broadcast of mean's and cov's batch shapes), the result adds [n].
+Array multivariate_normal(const Array& key, const Array& mean, const Array& cov,
+                          std::optional<Shape> shape = std::nullopt, DType dtype = float32);
+
 }  // namespace kiln::random

@@ -5,6 +5,7 @@
 
 #include "js_values.h"
 #include "backend/backend.h"
+#include "library/linalg.h"
 #include "library/special.h"
 #include "op_table.h"
 
@@ -216,6 +217,32 @@ const std::map<std::string, OpFn>& other_ops() {
          return from_array(nn::dot_product_attention(x[0], x[1], x[2], std::nullopt, std::nullopt, scale, get_bool(p, "isCausal", false)));
        }},
       // ---- random (keys are uint32 arrays of shape [2], as jax-js's raw keys) ----
+      // ---- sorting and linear algebra (numpy_sort.cpp, linalg_*.cpp) ----
+      {"sort", [](const Args& x, const val& p) { return from_array(np::sort(x.at(0), get_opt_int(p, "axis"), get_bool(p, "descending", false))); }},
+      {"argsort", [](const Args& x, const val& p) { return from_array(np::argsort(x.at(0), get_opt_int(p, "axis"), get_bool(p, "descending", false))); }},
+      {"top_k", [](const Args& x, const val& p) {
+         auto [v, i] = lax::top_k(x.at(0), get_int(p, "k", 0), get_int(p, "axis", -1));
+         return from_arrays({v, i});
+       }},
+      {"cholesky", [](const Args& x, const val& p) {
+         return from_array(linalg::cholesky(x.at(0), get_bool(p, "upper", false), get_bool(p, "symmetrizeInput", true)));
+       }},
+      {"triangular_solve", [](const Args& x, const val& p) {
+         need("triangularSolve", x, 2);
+         return from_array(linalg::triangular_solve(x[0], x[1], get_bool(p, "leftSide", false), get_bool(p, "lower", false),
+                                                    get_bool(p, "transposeA", false), get_bool(p, "unitDiagonal", false)));
+       }},
+      {"lu", [](const Args& x, const val&) {
+         auto [l, piv, perm] = linalg::lu(x.at(0));
+         return from_arrays({l, piv, perm});
+       }},
+      {"solve", [](const Args& x, const val&) { need("solve", x, 2); return from_array(linalg::solve(x[0], x[1])); }},
+      {"inv", [](const Args& x, const val&) { return from_array(linalg::inv(x.at(0))); }},
+      {"det", [](const Args& x, const val&) { return from_array(linalg::det(x.at(0))); }},
+      {"slogdet", [](const Args& x, const val&) {
+         auto [sign, logdet] = linalg::slogdet(x.at(0));
+         return from_arrays({sign, logdet});
+       }},
       {"random_key", [](const Args&, const val& p) { return from_array(random::key(int64_t(get_num(p, "seed", 0)))); }},
       {"random_split", [](const Args& x, const val& p) {
          if (p["num"].isArray()) return from_array(random::split(x.at(0), get_shape(p, "num")));

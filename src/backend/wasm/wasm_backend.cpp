@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "backend/wasm/wasm_thread_pool.h"
 #include "ir/alu_op.h"
@@ -137,6 +138,13 @@ uint32_t b_ipow_u32(uint32_t a, uint32_t b) {
 float b_half_to_float(int32_t bits) { return half_to_float(uint16_t(bits)); }
 int32_t b_float_to_half(float f) { return float_to_half(f); }
 float b_round_half(float f) { return half_to_float(float_to_half(f)); }
+// Scratch for packed operand panels: one buffer per thread (so a dispatch split across
+// pthread workers packs into disjoint memory), grown on demand and never shrunk.
+uint32_t b_scratch(uint32_t bytes) {
+  thread_local std::vector<float> buf;
+  if (buf.size() * 4 < bytes) buf.resize((bytes + 3) / 4);
+  return uint32_t(reinterpret_cast<uintptr_t>(buf.data()));
+}
 
 uint32_t builtin_table_index(wasm::Builtin b) {
   using B = wasm::Builtin;
@@ -171,6 +179,7 @@ uint32_t builtin_table_index(wasm::Builtin b) {
     case B::HalfToFloat: return ix(b_half_to_float);
     case B::FloatToHalf: return ix(b_float_to_half);
     case B::RoundHalf: return ix(b_round_half);
+    case B::Scratch: return ix(b_scratch);
     case B::Count: break;
   }
   fail("wasm", "unknown builtin");

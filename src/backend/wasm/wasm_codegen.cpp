@@ -20,6 +20,7 @@ FuncType builtin_type(Builtin b) {
   if (b <= Builtin::IPowU32) return {{V::I32, V::I32}, {V::I32}};
   if (b == Builtin::HalfToFloat) return {{V::I32}, {V::F32}};
   if (b == Builtin::FloatToHalf) return {{V::F32}, {V::I32}};
+  if (b == Builtin::Scratch) return {{V::I32}, {V::I32}};
   return {{V::F32}, {V::F32}};
 }
 
@@ -29,7 +30,7 @@ const char* builtin_name(Builtin b) {
       "cos",   "tan",   "asin",  "acos",     "atan",      "sinh",    "cosh",
       "tanh",  "asinh", "acosh", "atanh",    "erf",       "pow",     "atan2",
       "floordiv", "floormod", "ipow_i32", "ipow_u32", "half_to_float", "float_to_half",
-      "round_half"};
+      "round_half", "scratch"};
   static_assert(sizeof(names) / sizeof(names[0]) == size_t(Builtin::Count));
   return names[size_t(b)];
 }
@@ -212,6 +213,9 @@ CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& o) {
     // 3.5 vs 9.2 GFLOP/s, Intel Xeon 2-core dev machine, 2026-12-03; power-of-2 row strides).
     if (o.tile_panel) ts.panel = o.tile_panel;
     if (o.tile_kblock) ts.kblock = o.tile_kblock;
+    ts.pack = o.tile_pack > 0 || (o.tile_pack == 0 && pack_pays(*ct));
+    if (ts.pack && !o.tile_panel) ts.panel = kPackPanel;
+    if (ts.pack && !o.tile_kblock) ts.kblock = kPackKblock;
     ts.fma = o.fma;
     emit_tiled(ke, se, *ct, ts, generic);
     out.tiled = true;
@@ -260,8 +264,8 @@ void key_dag(std::string& out, const AluExp& e) {
 
 std::string kernel_key(const Kernel& k, const CodegenOptions& o) {
   std::string out;
-  const int32_t opts[] = {o.simd,       o.tile,         o.fma,          o.tile_rows,
-                          o.tile_vecs,  o.tile_panel,   o.tile_kblock,  o.shared_memory};
+  const int32_t opts[] = {o.simd,      o.tile,        o.fma,         o.tile_rows, o.tile_vecs,
+                          o.tile_panel, o.tile_kblock, o.tile_pack,   o.shared_memory};
   out.append(reinterpret_cast<const char*>(opts), sizeof opts);
   for (DType d : k.inputs) out.push_back(char('0' + int(d)));
   out.push_back('|');

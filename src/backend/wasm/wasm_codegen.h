@@ -23,6 +23,7 @@ enum class Builtin : uint8_t {
   HalfToFloat,  // (i32 bits) -> f32
   FloatToHalf,  // (f32) -> i32 bits
   RoundHalf,    // (f32) -> f32: the nearest float16 value, ties to even
+  Scratch,      // (i32 bytes) -> i32 address of this thread's scratch buffer (packed panels)
   Count,
 };
 FuncType builtin_type(Builtin b);
@@ -55,6 +56,7 @@ struct CodegenOptions {
   // Import the core's memory as shared (pthreads builds: the core's memory is shared, and
   // an import must match it). The backend sets this from the memory it runs in.
   bool shared_memory = false;
+  int tile_pack = 0;    // pack B's panels into scratch: 0 when large enough, 1 always, -1 never
   bool operator==(const CodegenOptions&) const = default;
 };
 

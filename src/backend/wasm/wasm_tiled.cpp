@@ -123,6 +123,8 @@ std::optional<Contraction> find_contraction(const Kernel& k) {
   return c;
 }
 
+bool pack_pays(const Contraction& c) { return c.m >= 16 && c.k * c.n > 256 * 256; }
+
 void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const TileShape& t,
                 const std::function<void(uint32_t, uint32_t)>& generic) {
   using V = ValType;
@@ -160,8 +162,13 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const
   const int32_t NC = int32_t(std::max<int64_t>(4 * NR, t.panel / (4 * NR) * (4 * NR)));
   const int32_t KC = int32_t(std::max(1, t.kblock));
   const int32_t K = int32_t(ct.k);
-  const uint32_t jb = L(), je = L(), kb = L(), kn = L(), po = L();
+  const uint32_t jb = L(), je = L(), kb = L(), kn = L(), po = L(), scratch = L();
   if (N4 > 0) {
+    if (t.pack) {
+      c.i32_const(4 * std::min(NC, N4) * std::min(KC, K));
+      e.call_builtin(Builtin::Scratch);
+      c.local_set(scratch);
+    }
     c.i32_const(0), c.local_set(jb);
     c.loop();  // jb
     c.local_get(jb), c.i32_const(NC), c.op(op::I32Add), c.local_tee(je);
@@ -171,6 +178,36 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const
     // kn = min(KC, K - kb)
     c.i32_const(K), c.local_get(kb), c.op(op::I32Sub), c.local_tee(kn);
     c.i32_const(KC), c.local_get(kn), c.i32_const(KC), c.op(op::I32LtS), c.op(op::Select), c.local_set(kn);
+    if (t.pack) {
+      // Strip s of the block (columns jb + 4 NR s ..) goes to scratch + 4 (4 NR s) kn, row r at
+      // 16 NR r: the tile then reads B sequentially. Skipped when no row is tiled (rt1 == rt0:
+      // short operands, or a range with no whole rows), so the loads stay in bounds.
+      c.local_get(rt1), c.local_get(rt0), c.op(op::I32GtS);
+      c.if_();
+      c.local_get(jb), c.local_set(j0);
+      c.loop();  // strips
+      c.local_get(ke.ptr_local(ct.b_arg));
+      c.local_get(j0), c.local_get(kb), c.i32_const(int32_t(ct.b.cr)), c.op(op::I32Mul), c.op(op::I32Add);
+      c.i32_const(int32_t(ct.b.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl);
+      c.op(op::I32Add), c.local_set(pb);
+      c.local_get(scratch);
+      c.local_get(j0), c.local_get(jb), c.op(op::I32Sub), c.local_get(kn), c.op(op::I32Mul);
+      c.i32_const(2), c.op(op::I32Shl), c.op(op::I32Add), c.local_set(po);
+      c.local_get(kn), c.local_set(r);
+      c.loop();  // rows of the strip
+      for (int b = 0; b < NR; b++) {
+        c.local_get(po), c.local_get(pb), c.simd_mem(simd::V128Load, 2, uint32_t(16 * b));
+        c.simd_mem(simd::V128Store, 2, uint32_t(16 * b));
+      }
+      c.local_get(pb), c.i32_const(int32_t(4 * ct.b.cr)), c.op(op::I32Add), c.local_set(pb);
+      c.local_get(po), c.i32_const(16 * NR), c.op(op::I32Add), c.local_set(po);
+      c.local_get(r), c.i32_const(1), c.op(op::I32Sub), c.local_tee(r), c.br_if(0);
+      c.end();
+      c.local_get(j0), c.i32_const(4 * NR), c.op(op::I32Add), c.local_tee(j0);
+      c.local_get(je), c.op(op::I32LtS), c.br_if(0);
+      c.end();
+      c.end();
+    }
     c.local_get(rt0), c.local_set(i0);
     c.block();
     c.local_get(i0), c.local_get(rt1), c.op(op::I32GeS), c.br_if(0);
@@ -202,10 +239,16 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const
     c.local_get(kb), c.i32_const(int32_t(ct.a.cr)), c.op(op::I32Mul), c.op(op::I32Add);
     c.i32_const(int32_t(ct.a.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl), c.op(op::I32Add);
     c.local_set(pa);
-    c.local_get(ke.ptr_local(ct.b_arg));
-    c.local_get(j0), c.local_get(kb), c.i32_const(int32_t(ct.b.cr)), c.op(op::I32Mul), c.op(op::I32Add);
-    c.i32_const(int32_t(ct.b.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl);
-    c.op(op::I32Add), c.local_set(pb);
+    if (t.pack) {  // pb = scratch + 4 (j0 - jb) kn
+      c.local_get(scratch);
+      c.local_get(j0), c.local_get(jb), c.op(op::I32Sub), c.local_get(kn), c.op(op::I32Mul);
+      c.i32_const(2), c.op(op::I32Shl), c.op(op::I32Add), c.local_set(pb);
+    } else {
+      c.local_get(ke.ptr_local(ct.b_arg));
+      c.local_get(j0), c.local_get(kb), c.i32_const(int32_t(ct.b.cr)), c.op(op::I32Mul), c.op(op::I32Add);
+      c.i32_const(int32_t(ct.b.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl);
+      c.op(op::I32Add), c.local_set(pb);
+    }
     c.local_get(kn), c.local_set(r);
     c.loop();  // r
     for (int b = 0; b < NR; b++) {
@@ -225,7 +268,7 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const
       }
     }
     c.local_get(pa), c.i32_const(int32_t(4 * ct.a.cr)), c.op(op::I32Add), c.local_set(pa);
-    c.local_get(pb), c.i32_const(int32_t(4 * ct.b.cr)), c.op(op::I32Add), c.local_set(pb);
+    c.local_get(pb), c.i32_const(t.pack ? 16 * NR : int32_t(4 * ct.b.cr)), c.op(op::I32Add), c.local_set(pb);
     c.local_get(r), c.i32_const(1), c.op(op::I32Sub), c.local_tee(r), c.br_if(0);
     c.end();
     // After the last reduction block: the fused epilogue per block, at gidx = (i0 + a) N + j0 + 4 b.

@@ -29,8 +29,15 @@ struct TileShape {
   int vecs = 2;     // NR: f32x4 accumulators per row
   int panel = 1 << 24;   // cache block: output columns per panel (a multiple of 4 NR)
   int kblock = 1 << 24;  // cache block: reduction steps per pass (partial sums kept in the output)
+  bool pack = false;  // copy each KC x NC block of B into per-thread scratch, 4 NR columns per strip
   bool fma = false;  // f32x4.relaxed_madd instead of mul + add (rounding differs)
 };
+
+// Packing B and the cache blocks used with it (tuned in docs/WASM.md). Packing pays when B
+// does not fit the L2 comfortably and there are enough rows to amortize the copy.
+constexpr int kPackPanel = 512;   // NC: output columns per packed block
+constexpr int kPackKblock = 256;  // KC: reduction steps per packed block
+bool pack_pays(const Contraction& c);
 
 // Emits the tiled loop over the rows of [begin, end) that are whole and a multiple of MR,
 // columns [0, n - n % (4 NR)); then every gidx not covered goes through `generic(from, to)`.

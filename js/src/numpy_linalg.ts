@@ -1,0 +1,138 @@
+// kiln's `numpy.linalg` namespace (jax-js's names): factorizations and solvers call the
+// core (src/library/linalg_*.cpp); norms, powers and lstsq compose them as jax-js does.
+import { Array, run, type ArrayLike } from "./array.js";
+import { triangularSolve } from "./lax_linalg.js";
+import * as np from "./numpy.js";
+
+export { matmul, matrixTranspose, outer, tensordot, trace, vecdot, diagonal } from "./numpy.js";
+
+const A = (x: ArrayLike): Array => (x instanceof Array ? x : run("positive", [x]));
+
+export function cholesky(a: ArrayLike, { upper = false, symmetrizeInput = true }: { upper?: boolean; symmetrizeInput?: boolean } = {}): Array {
+  return run("cholesky", [a], { upper, symmetrizeInput });
+}
+export const det = (a: ArrayLike): Array => run("det", [a]);
+export const inv = (a: ArrayLike): Array => run("inv", [a]);
+export const solve = (a: ArrayLike, b: ArrayLike): Array => run("solve", [a, b]);
+/** [sign, log|det|] of square matrices (batched). */
+export const slogdet = (a: ArrayLike): [Array, Array] => run("slogdet", [a]);
+
+/** Cross product of 3-vectors along `axis` (both inputs must have size 3 there). */
+export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
+  for (const [name, x] of [["x1", x1], ["x2", x2]] as const) {
+    const s = np.shape(x);
+    if (s.length === 0 || s[(axis + s.length) % s.length] !== 3)
+      throw new Error(`linalg.cross: ${name} must have size 3 along axis ${axis}, got shape [${s}]`);
+  }
+  return np.cross(x1, x2, axis);
+}
+
+/** Least squares through the normal equations and a Cholesky factor (jax-js's method). */
+export function lstsq(a: ArrayLike, b: ArrayLike): Array {
+  const aa = A(a), bb = A(b);
+  if (aa.ndim !== 2) throw new Error(`lstsq: 'a' must be a 2D array, got shape [${aa.shape}]`);
+  const [m, n] = aa.shape;
+  if (bb.shape[0] !== m) throw new Error(`lstsq: leading dimension of 'b' must match the rows of 'a' (${m}), got shape [${bb.shape}]`);
+  const vec = bb.ndim === 1;
+  const b2 = vec ? bb.reshape([m, 1]) : bb;
+  const at = np.matrixTranspose(aa.ref);
+  let x: Array;
+  if (m <= n) {
+    const l = cholesky(np.matmul(aa, at.ref), { symmetrizeInput: false });
+    const y = triangularSolve(l.ref, b2, { leftSide: true, lower: true });
+    x = np.matmul(at, triangularSolve(l, y, { leftSide: true, lower: true, transposeA: true }));
+  } else {
+    const l = cholesky(np.matmul(at.ref, aa), { symmetrizeInput: false });
+    const y = triangularSolve(l.ref, np.matmul(at, b2), { leftSide: true, lower: true });
+    x = triangularSolve(l, y, { leftSide: true, lower: true, transposeA: true });
+  }
+  return vec ? x.reshape([n]) : x;
+}
+
+/** a^n by repeated squaring (n < 0 inverts first). */
+export function matrixPower(a: ArrayLike, n: number): Array {
+  if (!Number.isInteger(n)) throw new Error(`matrixPower: exponent must be an integer, got ${n}`);
+  let x = A(a);
+  const s = x.shape;
+  if (s.length < 2 || s[s.length - 1] !== s[s.length - 2]) throw new Error(`matrixPower: got shape [${s}], expected square matrices [..., n, n]`);
+  if (n === 0) {
+    const dtype = x.dtype;
+    x.dispose();
+    return np.broadcastTo(np.eye(s[s.length - 1], undefined, { dtype }), s);
+  }
+  if (n < 0) {
+    x = inv(x);
+    n = -n;
+  }
+  let result: Array | null = null;
+  for (let k = 0; n; k++) {
+    if (k > 0) x = np.matmul(x.ref, x);
+    if (n % 2 === 1) result = result === null ? x.ref : np.matmul(result, x.ref);
+    n = Math.floor(n / 2);
+  }
+  x.dispose();
+  return result!;
+}
+
+/** The product of a chain of matrices (1-D ends are a row and a column vector), left to right. */
+export function multiDot(arrays: Array[]): Array {
+  if (arrays.length < 2) throw new Error(`multiDot: expected at least two arrays, got ${arrays.length}`);
+  let acc = arrays[0];
+  for (let i = 1; i < arrays.length; i++) acc = np.matmul(acc, arrays[i]);
+  return acc;
+}
+
+export function vectorNorm(x: ArrayLike, { ord = 2, axis = null, keepdims = false }: { ord?: number; axis?: number | number[] | null; keepdims?: boolean } = {}): Array {
+  const ax = axis ?? undefined;
+  if (ord === Infinity) return np.max(np.abs(x), ax, { keepdims });
+  if (ord === -Infinity) return np.min(np.abs(x), ax, { keepdims });
+  const a = A(x);
+  if (ord === 0) return np.sum(np.astype(np.notEqual(a.ref, 0), a.dtype), ax, { keepdims });
+  return np.power(np.sum(np.power(np.abs(a), ord), ax, { keepdims }), 1 / ord);
+}
+
+export function matrixNorm(x: ArrayLike, { ord = "fro", keepdims = false }: { ord?: number | "fro" | "nuc"; keepdims?: boolean } = {}): Array {
+  if (np.ndim(x) < 2) throw new Error(`matrixNorm: got a ${np.ndim(x)}-dimensional array, expected at least 2 dimensions`);
+  if (ord === "fro") return np.sqrt(np.sum(np.square(x), [-2, -1], { keepdims }));
+  if (ord === 1 || ord === -1) {
+    const s = np.sum(np.abs(x), [-2], { keepdims });
+    return ord === 1 ? np.max(s, [-1], { keepdims }) : np.min(s, [-1], { keepdims });
+  }
+  if (ord === Infinity || ord === -Infinity) {
+    const s = np.sum(np.abs(x), [-1], { keepdims });
+    return ord === Infinity ? np.max(s, [keepdims ? -2 : -1], { keepdims }) : np.min(s, [keepdims ? -2 : -1], { keepdims });
+  }
+  throw new Error(`matrixNorm: order ${ord} needs singular values, which kiln does not compute yet (svd)`);
+}
+
+/** jnp.linalg.norm: vector norms over one axis, matrix norms over two, the flat 2-norm by default. */
+export function norm(x: ArrayLike, { ord = null, axis = null, keepdims = false }: { ord?: number | "f" | "fro" | "nuc" | null; axis?: number | number[] | null; keepdims?: boolean } = {}): Array {
+  let a = A(x);
+  if (a.dtype !== "float32" && a.dtype !== "float16" && a.dtype !== "float64") a = np.astype(a, np.float32);
+  const nd = a.ndim;
+  let axes: number[];
+  if (axis === null) {
+    if (ord === null) return np.sqrt(np.sum(np.square(a), undefined, { keepdims }));
+    axes = [...globalThis.Array(nd).keys()];
+  } else axes = (typeof axis === "number" ? [axis] : axis).map((v) => (v + nd) % nd);
+  if (axes.length === 1) {
+    if (typeof ord === "string") throw new Error(`norm: invalid order '${ord}' for a vector norm`);
+    return vectorNorm(a, { ord: ord ?? 2, axis: axes[0], keepdims });
+  }
+  if (axes.length !== 2) throw new Error(`norm: axis must be null, an integer or a pair, got ${JSON.stringify(axis)}`);
+  let [rowAxis, colAxis] = axes;
+  if (rowAxis === colAxis) throw new Error(`norm: duplicate axes ${JSON.stringify(axis)}`);
+  if (ord === null || ord === "f" || ord === "fro") return np.sqrt(np.sum(np.square(a), axes, { keepdims }));
+  if (ord === 1 || ord === -1) {
+    const s = np.sum(np.abs(a), rowAxis, { keepdims });
+    if (!keepdims && colAxis > rowAxis) colAxis -= 1;
+    return ord === 1 ? np.max(s, colAxis, { keepdims }) : np.min(s, colAxis, { keepdims });
+  }
+  if (ord === Infinity || ord === -Infinity) {
+    const s = np.sum(np.abs(a), colAxis, { keepdims });
+    if (!keepdims && rowAxis > colAxis) rowAxis -= 1;
+    return ord === Infinity ? np.max(s, rowAxis, { keepdims }) : np.min(s, rowAxis, { keepdims });
+  }
+  a.dispose();
+  throw new Error(`norm: order ${ord} needs singular values, which kiln does not compute yet (svd)`);
+}

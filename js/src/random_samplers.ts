@@ -1,0 +1,115 @@
+// The samplers of jax-js's `random` that are formulas over uniform and normal, transcribed
+// from @jax-js/jax 0.1 (where they differ from JAX's, jax-js wins in JS: DESIGN.md); kiln's
+// uniform and normal are JAX's bit for bit, so these equal jax-js's formulas on JAX's draws.
+// C++ users get JAX's own algorithms (src/library/random_samplers.cpp). Each consumes its key.
+import { Array, DType, run, type ArrayLike } from "./array.js";
+import * as np from "./numpy.js";
+import { topK } from "./lax.js";
+import { cholesky } from "./lax_linalg.js";
+import { normal, uniform, split, randint, permutation } from "./random.js";
+
+const A = (x: ArrayLike): Array => (x instanceof Array ? x : run("positive", [x]));
+const keys2 = (key: Array): [Array, Array] => {
+  const [k1, k2] = [...split(key, 2)];
+  return [k1, k2];
+};
+
+export const exponential = (key: Array, shape: number[] = []): Array => np.negative(np.log1p(np.negative(uniform(key, shape))));
+export const gumbel = (key: Array, shape: number[] = []): Array =>
+  np.negative(np.log(np.negative(np.log1p(np.negative(uniform(key, shape))))));
+export function laplace(key: Array, shape: number[] = []): Array {
+  const c = np.subtract(uniform(key, shape), 0.5);
+  return np.multiply(np.sign(c.ref), np.multiply(np.log1p(np.multiply(np.abs(c), -2)), -1));
+}
+export function logistic(key: Array, shape: number[] = []): Array {
+  const u = uniform(key, shape);
+  return np.subtract(np.log(u.ref), np.log1p(np.negative(u)));
+}
+export const cauchy = (key: Array, shape: number[] = []): Array => np.tan(np.multiply(np.subtract(uniform(key, shape), 0.5), Math.PI));
+export const lognormal = (key: Array, sigma: ArrayLike = 1, shape: number[] = []): Array => np.exp(np.multiply(normal(key, shape), sigma));
+export const rayleigh = (key: Array, scale: ArrayLike = 1, shape: number[] = []): Array =>
+  np.multiply(np.sqrt(np.multiply(exponential(key, shape), 2)), scale);
+export function maxwell(key: Array, shape: number[] = []): Array {
+  const z = normal(key, [...shape, 3]);
+  return np.sqrt(np.sum(np.multiply(z.ref, z), -1));
+}
+export function doubleSidedMaxwell(key: Array, loc: ArrayLike, scale: ArrayLike, shape: number[] = []): Array {
+  const [k1, k2] = keys2(key);
+  return np.add(np.multiply(np.multiply(rademacher(k1, { shape, dtype: DType.Float32 }), maxwell(k2, shape)), scale), loc);
+}
+export const pareto = (key: Array, b: ArrayLike, shape: number[] = []): Array => np.exp(np.divide(exponential(key, shape), b));
+export const weibullMin = (key: Array, scale: ArrayLike, concentration: ArrayLike, shape: number[] = []): Array =>
+  np.multiply(scale, np.exp(np.divide(np.log(exponential(key, shape)), concentration)));
+export function triangular(key: Array, left: ArrayLike, mode: ArrayLike, right: ArrayLike, shape: number[] = []): Array {
+  const l = A(left), m = A(mode), r = A(right);
+  const u = uniform(key, shape);
+  const width = np.subtract(r.ref, l.ref), leftSpan = np.subtract(m.ref, l.ref), rightSpan = np.subtract(r.ref, m);
+  const cutoff = np.divide(leftSpan.ref, width.ref);
+  return np.where(
+    np.less(u.ref, cutoff),
+    np.add(l, np.sqrt(np.multiply(np.multiply(u.ref, width.ref), leftSpan))),
+    np.subtract(r, np.sqrt(np.multiply(np.multiply(np.add(np.negative(u), 1), width), rightSpan))),
+  );
+}
+export function geometric(key: Array, p: ArrayLike, { shape = [], dtype = DType.Int32 }: { shape?: number[]; dtype?: DType } = {}): Array {
+  return np.astype(np.add(np.floor(np.divide(np.log1p(np.negative(uniform(key, shape))), np.log1p(np.negative(p)))), 1), dtype);
+}
+export function rademacher(key: Array, { shape = [], dtype = DType.Int32 }: { shape?: number[]; dtype?: DType } = {}): Array {
+  if (dtype === DType.Uint32 || dtype === DType.Bool) throw new Error(`rademacher: unsupported dtype ${dtype}`);
+  return np.where(np.less(uniform(key, shape), 0.5), np.array(1, { dtype }), np.array(-1, { dtype }));
+}
+/** mean + cholesky(cov) z, z normal of shape [...shape, n] (the shapes broadcast as jax-js). */
+export function multivariateNormal(key: Array, mean: ArrayLike, cov: ArrayLike, shape: number[] = []): Array {
+  const m = A(mean), c = A(cov);
+  const n = m.shape[m.ndim - 1];
+  if (c.shape[c.ndim - 1] !== n || c.shape[c.ndim - 2] !== n)
+    throw new Error(`multivariateNormal: got cov of shape [${c.shape}], expected its last two dimensions to be [${n}, ${n}]`);
+  const out = np.broadcastShapes(np.broadcastShapes(shape, m.shape.slice(0, -1)), c.shape.slice(0, -2)).concat(n);
+  return np.add(np.einsum("...ij,...j->...i", cholesky(c), normal(key, out)), m);
+}
+/** Points uniform in the unit ball of dimension d (p = 2 only, as jax-js). */
+export function ball(key: Array, d: number, { p = 2, shape = [] }: { p?: number; shape?: number[] } = {}): Array {
+  if (!Number.isInteger(d) || d <= 0) throw new Error(`ball: dimension must be a positive integer, got ${d}`);
+  if (p !== 2) throw new Error("ball: only the Euclidean p=2 case is supported");
+  const [k1, k2] = keys2(key);
+  const z = normal(k1, [...shape, d]);
+  const norm = np.sqrt(np.sum(np.multiply(z.ref, z.ref), -1, { keepdims: true }));
+  const radius = np.exp(np.multiply(np.log(uniform(k2, [...shape, 1])), 1 / d));
+  return np.multiply(np.divide(z, norm), radius);
+}
+/** Categorical without replacement: the Gumbel top-k trick (jax-js's path for replace=false). */
+export function categoricalWithoutReplacement(key: Array, logits: Array, axis: number, shape: number[]): Array {
+  const nd = logits.ndim;
+  const ax = (axis + nd) % nd;
+  const batch = logits.shape.filter((_, i) => i !== ax);
+  const k = shape.slice(0, shape.length - batch.length).reduce((a, b) => a * b, 1);
+  if (k > logits.shape[ax]) throw new Error(`categorical: ${k} samples without replacement exceed the ${logits.shape[ax]} categories`);
+  const [values, indices] = topK(np.add(gumbel(key, logits.shape), logits), k, ax);
+  values.dispose();
+  return indices.reshape(shape);
+}
+/** Samples from arange(a) or from a's slices along `axis`, with replacement or not, or by p. */
+export function choice(key: Array, a: number | ArrayLike, { shape = [], replace = true, p, axis = 0 }: { shape?: number[]; replace?: boolean; p?: ArrayLike; axis?: number } = {}): Array {
+  let n: number;
+  let values: Array | null = null;
+  if (typeof a === "number") {
+    if (!Number.isInteger(a) || a < 0) throw new Error(`choice: a must be a non-negative integer, got ${a}`);
+    n = a;
+  } else {
+    values = A(a);
+    axis = (axis + values.ndim) % values.ndim;
+    n = values.shape[axis];
+  }
+  let indices: Array;
+  if (p !== undefined) {
+    const logits = np.log(p);
+    indices = replace ? run("random_categorical", [key, logits], { axis: -1, shape }) : categoricalWithoutReplacement(key, logits, -1, shape);
+  } else if (replace) indices = randint(key, { minval: 0, maxval: n, shape });
+  else {
+    const k = shape.reduce((acc, x) => acc * x, 1);
+    if (k > n) throw new Error(`choice: ${k} samples without replacement exceed the population size ${n}`);
+    indices = permutation(key, n).slice([0, k]).reshape(shape);
+  }
+  if (values === null) return indices;
+  return np.take(values, indices, axis);
+}

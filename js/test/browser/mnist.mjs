@@ -1,0 +1,42 @@
+// Headless Chromium check of examples/mnist-web: loads the page (served as by
+// `make serve-mnist`), trains a few steps, and checks that the chart was drawn (non-white
+// pixels on the canvas) and that the reported test accuracy beats chance clearly.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { startServer } from "../../../examples/mnist-web/serve.mjs";
+
+const STEPS = 20; // batch-64 Adam steps: a ~50% model after 10 (bench/results/mnist.md)
+const MIN_ACCURACY = 0.3; // chance is 0.1; measured 2026-12-03: see bench/results/mnist.md
+const server = await startServer();
+const url = `http://127.0.0.1:${server.address().port}/examples/mnist-web/?steps=${STEPS}&test=500&eval=${STEPS}`;
+const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+});
+let ok = false;
+try {
+  const tab = context.pages()[0] ?? (await context.newPage());
+  tab.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
+  await tab.goto(url);
+  await tab.waitForFunction(() => window.mnist?.done || window.mnist?.error, null, { timeout: 300_000, polling: 1000 });
+  const r = await tab.evaluate(() => {
+    const c = document.getElementById("chart");
+    const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let inked = 0;
+    for (let i = 0; i < px.length; i += 4) if (px[i] < 200 || px[i + 1] < 200 || px[i + 2] < 200) inked++;
+    const m = window.mnist;
+    return { error: m.error, steps: m.steps, draws: m.draws, accuracies: m.accuracies, device: m.device, inked, text: document.getElementById("accuracy").textContent, isolated: crossOriginIsolated };
+  });
+  const acc = r.accuracies.at(-1)?.accuracy ?? 0;
+  ok = !r.error && r.steps === STEPS && r.draws === STEPS && r.inked > 500 && acc >= MIN_ACCURACY && r.text.includes("%") && r.isolated;
+  console.log(`[kiln] examples/mnist-web: ${ok ? "ok" : "WRONG"}: device ${r.device}, ${r.steps} steps, ${r.draws} chart draws, ${r.inked} inked pixels, accuracy "${r.text}", crossOriginIsolated ${r.isolated}${r.error ? `\n${r.error}` : ""}`);
+} finally {
+  await context.close();
+  server.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,121 @@
+// Kernel -> WGSL: the element (and epilogue) as functions of gidx/ridx/acc, then a main
+// entry point per strategy. The output size is a uniform, so kernels that differ only in
+// their size (contiguous elementwise ops) share one WGSL text and one pipeline.
+#include "backend/webgpu/wgsl_codegen.h"
+
+#include <algorithm>
+
+#include "backend/webgpu/wgsl_expr.h"
+#include "ir/error.h"
+
+namespace kiln::webgpu {
+
+namespace {
+
+// f_exp(gidx, ridx) -> element (or reduced term); f_epi(gidx, acc) -> output.
+std::string functions(const Kernel& k) {
+  std::string out;
+  std::string body;
+  ExprEmitter ex(&body, "gidx", "ridx", "acc");
+  std::string v = ex.emit(k.exp);
+  out += "fn f_exp(gidx: i32, ridx: i32) -> " + std::string(wgsl_type(k.exp.dtype())) + " {\n" + body +
+         "  return " + v + ";\n}\n";
+  if (k.reduction) {
+    std::string eb;
+    ExprEmitter ee(&eb, "gidx", "ridx", "acc");
+    std::string e = ee.emit(k.reduction->epilogue);
+    out += "fn f_epi(gidx: i32, acc: " + std::string(wgsl_type(k.exp.dtype())) + ") -> " +
+           wgsl_type(k.out_dtype()) + " {\n" + eb + "  return " + e + ";\n}\n";
+  }
+  return out;
+}
+
+std::string bindings(const Kernel& k) {
+  std::string s = "struct Params { size: u32 }\n@group(0) @binding(0) var<uniform> params: Params;\n"
+                  "@group(0) @binding(1) var<storage, read_write> out: array<u32>;\n";
+  for (size_t i = 0; i < k.inputs.size(); i++)
+    s += "@group(0) @binding(" + std::to_string(2 + i) + ") var<storage, read> in" + std::to_string(i) +
+         ": array<u32>;\n";
+  return s;
+}
+
+// The value of output gidx (a serial reduction folds ridx in order, as the cpu does).
+std::string serial_value(const Kernel& k) {
+  if (!k.reduction) return "f_exp(g, 0)";
+  return "reduce_serial(g)";
+}
+
+std::string serial_reducer(const Kernel& k) {
+  const DType d = k.exp.dtype();
+  const Reduction& r = *k.reduction;
+  return "fn reduce_serial(g: i32) -> " + std::string(wgsl_type(k.out_dtype())) + " {\n  var acc: " +
+         wgsl_type(d) + " = " + wgsl_const(d, Reduction::identity(r.op, d)) + ";\n  for (var r = 0; r < " +
+         std::to_string(r.size) + "; r = r + 1) {\n    acc = " + wgsl_combine(r.op, d, "acc", "f_exp(g, r)") +
+         ";\n  }\n  return f_epi(g, acc);\n}\n";
+}
+
+}  // namespace
+
+WgslKernel generate_wgsl(const Kernel& k, const WgslParams& p) {
+  WgslKernel w;
+  w.workgroup = p.workgroup;
+  const DType od = k.out_dtype();
+  w.per_word = 4 / itemsize(od);  // itemsize throws nothing; float64 fails in wgsl_type below
+  if (od == DType::Float64 || k.exp.dtype() == DType::Float64) wgsl_type(DType::Float64);
+  for (DType d : k.inputs) wgsl_type(d);
+  const bool tree = k.reduction && w.per_word == 1 && k.exp.dtype() != DType::Bool &&
+                    k.reduction->size >= p.tree_min_reduce && k.size <= p.tree_max_outputs;
+  w.strategy = !k.reduction ? WgslStrategy::Elementwise : tree ? WgslStrategy::TreeReduce : WgslStrategy::SerialReduce;
+  std::string s = wgsl_prelude();
+  s += bindings(k) + functions(k);
+  const std::string wg = std::to_string(p.workgroup);
+  if (w.strategy == WgslStrategy::TreeReduce) {
+    const DType d = k.exp.dtype();
+    const Reduction& r = *k.reduction;
+    const std::string T = wgsl_type(d);
+    s += "var<workgroup> sh: array<" + T + ", " + wg + ">;\n";
+    s += "@compute @workgroup_size(" + wg + ")\n"
+         "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,\n"
+         "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+         "  let g = i32(wid.x + wid.y * nwg.x);\n"
+         "  var acc: " + T + " = " + wgsl_const(d, Reduction::identity(r.op, d)) + ";\n"
+         "  for (var r = i32(lid); r < " + std::to_string(r.size) + "; r = r + " + wg + ") {\n"
+         "    acc = " + wgsl_combine(r.op, d, "acc", "f_exp(g, r)") + ";\n  }\n"
+         "  sh[lid] = acc;\n  workgroupBarrier();\n"
+         "  for (var s = " + std::to_string(p.workgroup / 2) + "u; s > 0u; s = s >> 1u) {\n"
+         "    if (lid < s) { sh[lid] = " + wgsl_combine(r.op, d, "sh[lid]", "sh[lid + s]") + "; }\n"
+         "    workgroupBarrier();\n  }\n"
+         "  if (lid == 0u && u32(g) < params.size) { out[u32(g)] = " + wgsl_store_bits(od, "f_epi(g, sh[0])") + "; }\n}\n";
+    return w.wgsl = std::move(s), w;
+  }
+  if (k.reduction) s += serial_reducer(k);
+  // One invocation per output word: sub-word outputs (bool, float16) are packed by the one
+  // invocation that owns the word, so no two invocations write the same word.
+  s += "@compute @workgroup_size(" + wg + ")\n"
+       "fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+       "  let word = gid.x + gid.y * nwg.x * " + wg + "u;\n"
+       "  let first = word * " + std::to_string(w.per_word) + "u;\n"
+       "  if (first >= params.size) { return; }\n"
+       "  var bits = 0u;\n";
+  for (int e = 0; e < w.per_word; e++) {
+    const std::string ge = "first + " + std::to_string(e) + "u";
+    s += "  if (" + ge + " < params.size) {\n    let g = i32(" + ge + ");\n    bits = bits | (" +
+         wgsl_store_bits(od, serial_value(k)) + " << " + std::to_string(e * 8 * itemsize(od)) + "u);\n  }\n";
+  }
+  s += "  out[word] = bits;\n}\n";
+  w.wgsl = std::move(s);
+  return w;
+}
+
+Grid dispatch_grid(const WgslKernel& w, int64_t size, const WgslParams& p) {
+  int64_t groups = w.strategy == WgslStrategy::TreeReduce
+                       ? size
+                       : ((size + w.per_word - 1) / w.per_word + w.workgroup - 1) / w.workgroup;
+  groups = std::max<int64_t>(groups, 1);
+  Grid g;
+  g.x = std::min<int64_t>(groups, p.max_groups_x);
+  g.y = (groups + g.x - 1) / g.x;
+  return g;
+}
+
+}  // namespace kiln::webgpu

@@ -1,0 +1,42 @@
+// WGSL for kernel expressions: one `let` per distinct AluExp node (a DAG is emitted once),
+// with alu_eval's semantics written out where WGSL's builtins differ (integer division by
+// zero, NaN-propagating max/min, saturating float->int casts, shifts of 32 or more).
+#pragma once
+#include <string>
+#include <unordered_map>
+
+#include "ir/alu_exp.h"
+
+namespace kiln::webgpu {
+
+// The WGSL type that holds a value of dtype in registers (float16 is computed in f32 and
+// rounded to half after every op; float64 has no WGSL type and is rejected).
+const char* wgsl_type(DType d);
+// A WGSL constant of dtype with exactly the value v (non-finite floats as bitcasts).
+std::string wgsl_const(DType d, double v);
+// The helper functions generated code may call (k_fmax, k_idiv, k_erf, ...).
+const char* wgsl_prelude();
+
+// Emits the statements computing an expression into `body`; returns the name holding it.
+// `vars` names gidx/ridx/acc as the surrounding function calls them.
+class ExprEmitter {
+ public:
+  ExprEmitter(std::string* body, std::string gidx, std::string ridx, std::string acc)
+      : body_(body), gidx_(std::move(gidx)), ridx_(std::move(ridx)), acc_(std::move(acc)) {}
+  std::string emit(const AluExp& e);
+
+ private:
+  std::string node(const AluNode& n);
+  std::string* body_;
+  std::string gidx_, ridx_, acc_;
+  std::unordered_map<const AluNode*, std::string> names_;
+  int next_ = 0;
+};
+
+// The WGSL of `combine(acc, x)` for a reduction op over dtype (NaN-propagating for floats).
+std::string wgsl_combine(AluOp op, DType d, const std::string& acc, const std::string& x);
+// The expression storing value `v` of dtype as the u32 word (4-byte types) or its bits in
+// the low 16 (float16) or 8 (bool) bits.
+std::string wgsl_store_bits(DType d, const std::string& v);
+
+}  // namespace kiln::webgpu
