@@ -207,15 +207,18 @@ val make_jaxpr_js(val jsfn, const val& args) {
   }
 }
 
-// The wasm backend's thread count: sets it when n > 0, and returns [threads, max threads]
-// (1, 1 in the single-threaded core) or an Error for a count outside [1, max].
+// The wasm backend's thread count: sets it when n != 0, and returns [threads, max threads,
+// split dispatches, pool-worker chunks] (threads and max are 1 in the single-threaded core),
+// or an Error for a count outside [1, max]. A diagnostic for tests and benchmarks.
 val wasm_threads(int n) {
   try {
     auto& be = static_cast<WasmBackend&>(get_backend("wasm"));
-    if (n > 0) be.set_threads(n);
+    if (n != 0) be.set_threads(n);
     val r = val::array();
     r.call<void>("push", be.threads());
     r.call<void>("push", be.max_threads());
+    r.call<void>("push", double(be.split_dispatches()));
+    r.call<void>("push", double(be.worker_chunks()));
     return r;
   } catch (const std::exception& e) {
     return js_error(e.what());
