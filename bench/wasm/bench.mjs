@@ -111,9 +111,10 @@ if (!isMainThread) {
     for (const lib of libs) {
       const r = await new Promise((res, rej) => {
         const w = new Worker(fileURLToPath(import.meta.url), { workerData: { lib, threads } });
-        // Terminated once it reports: a core's pthread pool would keep the worker alive.
+        // Terminated once it reports: kiln's pthread pool would keep the worker alive.
         w.once('message', (m) => { res(m); w.terminate(); });
         w.once('error', rej);
+        w.once('exit', (code) => rej(new Error(`${lib} x${threads}: the worker exited (${code}) before reporting`)));
       });
       results[`${lib}@${threads}`] = r;
       process.stderr.write(`[bench] ${lib} x${threads}: ${r.length ? 'done' : 'not available'}\n`);

@@ -6,7 +6,8 @@
 // kernels). The threaded one needs SharedArrayBuffer and workers, which browsers give only
 // to cross-origin isolated pages (COOP/COEP); Node.js always has them. KILN_NUM_THREADS=1
 // (Node's environment, or globalThis.KILN_NUM_THREADS before the import) forces the
-// single-threaded core; another value sets the threaded core's thread count.
+// single-threaded core, as does a machine with one hardware thread; another value sets the
+// threaded core's thread count (default: min(hardware threads, 8)).
 
 // No @types/node in this package: process is reached through globalThis.
 const proc = (globalThis as any).process;
@@ -27,21 +28,37 @@ function canUseThreads(): boolean {
   return typeof Worker !== "undefined" && (globalThis as any).crossOriginIsolated === true;
 }
 
-async function loadCore(): Promise<{ core: any; threaded: boolean }> {
+/** Threads the threaded core would get: the request, else min(hardware threads, 8). */
+async function threadCount(): Promise<number> {
   const want = requestedThreads();
-  if (want !== 1 && canUseThreads()) {
+  if (want) return want;
+  let hc = Number((globalThis as any).navigator?.hardwareConcurrency) || 0;
+  if (!hc && isNode) {
+    // @ts-ignore: node:os without @types/node
+    const os = await import("node:os");
+    hc = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
+  }
+  return Math.min(hc || 1, 8);
+}
+
+async function loadCore(): Promise<{ core: any; threaded: boolean }> {
+  // One thread gains nothing from the threaded core (and costs an idle worker).
+  const want = canUseThreads() ? await threadCount() : 1;
+  if (want > 1) {
     // @ts-ignore: generated ES module without types (scripts/wrap-core.mjs)
     const { default: create } = await import("./kiln_core_mt.mjs");
     // The .wasm, the pool's worker script and the classic glue that the workers import lie
     // next to this module (in a bundle: next to the bundle). The scripts are .cjs: the
     // package is "type": "module", and Node would load a .js worker as an ES module.
     const here = new URL(".", import.meta.url);
-    const file = (name: string) => (isNode ? decodeURIComponent(new URL(name, here).pathname) : new URL(name, here).href);
+    // @ts-ignore: node:url without @types/node
+    const toPath: ((u: URL) => string) | null = isNode ? (await import("node:url")).fileURLToPath : null;
+    const file = (name: string) => (toPath ? toPath(new URL(name, here)) : new URL(name, here).href);
     const opts: Record<string, unknown> = {
       locateFile: (name: string) => file(name.replace(/\.js$/, ".cjs")),
       mainScriptUrlOrBlob: file("kiln_core_mt.cjs"),
+      kilnThreads: want,
     };
-    if (want > 1) opts.kilnThreads = want;
     // Node 20's global fetch cannot load a file path, so Node gets the bytes directly.
     // @ts-ignore: node:fs without @types/node
     if (isNode) opts.wasmBinary = (await import("node:fs")).readFileSync(file("kiln_core_mt.wasm"));

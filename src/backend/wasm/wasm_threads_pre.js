@@ -23,9 +23,11 @@ function kilnThreadCount() {
 
 // -sPTHREAD_POOL_SIZE=kilnPoolSize(): the workers Emscripten starts (and loads) before the
 // core runs; the wasm backend never starts more, since a pthread beyond the pool would wait
-// for the main thread's event loop.
+// for the main thread's event loop. At least 1: with a pool of 0, Emscripten 3.1.6 waits
+// forever for workers to report loaded and the module never resolves (seen with 1 thread
+// under Node). With one thread the worker stays idle (threads() is still 1).
 function kilnPoolSize() {
-  return kilnThreadCount() - 1;
+  return Math.max(1, kilnThreadCount() - 1);
 }
 
 // Node keeps a process alive while a worker_threads Worker is referenced; the pool's workers
