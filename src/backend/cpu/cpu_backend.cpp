@@ -1,7 +1,5 @@
-// The cpu backend's buffers (host vectors) and its kernel dispatch through the interpreter.
+// The cpu backend: kernel dispatch through the interpreter (buffers: backend/host_memory).
 #include "backend/cpu/cpu_backend.h"
-
-#include <cstring>
 
 #include "backend/cpu/cpu_interpreter.h"
 #include "ir/error.h"
@@ -19,41 +17,6 @@ struct CpuExecutable : Executable {
 const std::string& CpuBackend::name() const {
   static const std::string n = "cpu";
   return n;
-}
-
-int64_t CpuBackend::alloc(int64_t bytes) {
-  int64_t h = next_handle_++;
-  buffers_[h].assign(size_t(bytes), 0);
-  return h;
-}
-
-void CpuBackend::free(int64_t handle) { buffers_.erase(handle); }
-
-std::vector<uint8_t>& CpuBackend::buffer(int64_t handle) {
-  auto it = buffers_.find(handle);
-  if (it == buffers_.end()) fail("cpu", "buffer ", handle, " does not exist");
-  return it->second;
-}
-
-void CpuBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {
-  auto& b = buffer(handle);
-  if (offset < 0 || offset + bytes > int64_t(b.size()))
-    fail("cpu.write", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", b.size(), " bytes");
-  if (bytes) std::memcpy(b.data() + offset, data, size_t(bytes));
-}
-
-void CpuBackend::read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) {
-  auto& b = buffer(handle);
-  if (offset < 0 || offset + bytes > int64_t(b.size()))
-    fail("cpu.read", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", b.size(), " bytes");
-  if (bytes) std::memcpy(out, b.data() + offset, size_t(bytes));
-}
-
-void CpuBackend::read_async(int64_t handle, int64_t offset, int64_t bytes,
-                            std::function<void(std::vector<uint8_t>)> done) {
-  std::vector<uint8_t> out(static_cast<size_t>(bytes));
-  read_sync(handle, offset, bytes, out.data());
-  done(std::move(out));
 }
 
 std::shared_ptr<Executable> CpuBackend::prepare(const Kernel& kernel) {

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <optional>
 
@@ -76,7 +75,7 @@ struct NativeExecutable : Executable {
 
 }  // namespace
 
-NativeBackend::NativeBackend() : pool_(std::make_unique<native::ThreadPool>()) {
+NativeBackend::NativeBackend() : HostMemoryBackend(kSlack), pool_(std::make_unique<native::ThreadPool>()) {
   const char* e = std::getenv("KILN_NATIVE_MIN_WORK");
   min_work_ = e && *e ? std::atoll(e) : 256;
 }
@@ -85,41 +84,6 @@ NativeBackend::~NativeBackend() = default;
 const std::string& NativeBackend::name() const {
   static const std::string n = "native";
   return n;
-}
-
-int64_t NativeBackend::alloc(int64_t bytes) {
-  int64_t h = next_handle_++;
-  buffers_[h].bytes.assign(size_t(bytes + 2 * kSlack), 0);
-  return h;
-}
-
-void NativeBackend::free(int64_t handle) { buffers_.erase(handle); }
-
-NativeBackend::Storage& NativeBackend::buffer(int64_t handle) {
-  auto it = buffers_.find(handle);
-  if (it == buffers_.end()) fail("native", "buffer ", handle, " does not exist");
-  return it->second;
-}
-
-void NativeBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {
-  auto& b = buffer(handle);
-  if (offset < 0 || offset + bytes > int64_t(b.size()))
-    fail("native.write", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", b.size(), " bytes");
-  if (bytes) std::memcpy(b.data() + offset, data, size_t(bytes));
-}
-
-void NativeBackend::read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) {
-  auto& b = buffer(handle);
-  if (offset < 0 || offset + bytes > int64_t(b.size()))
-    fail("native.read", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", b.size(), " bytes");
-  if (bytes) std::memcpy(out, b.data() + offset, size_t(bytes));
-}
-
-void NativeBackend::read_async(int64_t handle, int64_t offset, int64_t bytes,
-                               std::function<void(std::vector<uint8_t>)> done) {
-  std::vector<uint8_t> out(static_cast<size_t>(bytes));
-  read_sync(handle, offset, bytes, out.data());
-  done(std::move(out));
 }
 
 std::shared_ptr<Executable> NativeBackend::prepare(const Kernel& kernel) {

@@ -1,0 +1,47 @@
+// Host-memory buffers of the cpu and native backends (backend/host_memory.h).
+#include "backend/host_memory.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+
+namespace kiln {
+
+int64_t HostMemoryBackend::alloc(int64_t bytes) {
+  int64_t h = next_handle_++;
+  Storage& s = buffers_[h];
+  s.slack = slack_;
+  s.bytes.assign(size_t(bytes + 2 * slack_), 0);
+  return h;
+}
+
+void HostMemoryBackend::free(int64_t handle) { buffers_.erase(handle); }
+
+HostMemoryBackend::Storage& HostMemoryBackend::buffer(int64_t handle) {
+  auto it = buffers_.find(handle);
+  if (it == buffers_.end()) fail(name(), "buffer ", handle, " does not exist");
+  return it->second;
+}
+
+void HostMemoryBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {
+  auto& b = buffer(handle);
+  if (offset < 0 || offset + bytes > b.size())
+    fail(name() + ".write", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", b.size(), " bytes");
+  if (bytes) std::memcpy(b.data() + offset, data, size_t(bytes));
+}
+
+void HostMemoryBackend::read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) {
+  auto& b = buffer(handle);
+  if (offset < 0 || offset + bytes > b.size())
+    fail(name() + ".read", "range [", offset, ", ", offset + bytes, ") is outside a buffer of ", b.size(), " bytes");
+  if (bytes) std::memcpy(out, b.data() + offset, size_t(bytes));
+}
+
+void HostMemoryBackend::read_async(int64_t handle, int64_t offset, int64_t bytes,
+                                   std::function<void(std::vector<uint8_t>)> done) {
+  std::vector<uint8_t> out(static_cast<size_t>(bytes));
+  read_sync(handle, offset, bytes, out.data());
+  done(std::move(out));
+}
+
+}  // namespace kiln

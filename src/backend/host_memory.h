@@ -1,0 +1,41 @@
+// Buffers in host memory, shared by the backends whose kernels run on this machine's CPU
+// (cpu: the interpreter; native: compiled C++). Each buffer may carry zeroed slack on both
+// sides of its data, so generated loads that stray a little out of range read 0.
+#pragma once
+#include <map>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace kiln {
+
+class HostMemoryBackend : public Backend {
+ public:
+  explicit HostMemoryBackend(int64_t slack = 0) : slack_(slack) {}
+  void write(int64_t handle, int64_t offset, const void* data, int64_t bytes) override;
+  bool can_read_sync() const override { return true; }
+  void read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) override;
+  void read_async(int64_t handle, int64_t offset, int64_t bytes,
+                  std::function<void(std::vector<uint8_t>)> done) override;
+  int64_t live_buffers() const { return int64_t(buffers_.size()); }
+
+ protected:
+  int64_t alloc(int64_t bytes) override;
+  void free(int64_t handle) override;
+
+  struct Storage {
+    std::vector<uint8_t> bytes;  // slack + size + slack
+    int64_t slack = 0;
+    uint8_t* data() { return bytes.data() + slack; }
+    int64_t size() const { return int64_t(bytes.size()) - 2 * slack; }
+  };
+  // The buffer behind a handle; a kiln::Error naming this backend when there is none.
+  Storage& buffer(int64_t handle);
+
+ private:
+  std::map<int64_t, Storage> buffers_;
+  int64_t next_handle_ = 1;
+  int64_t slack_;
+};
+
+}  // namespace kiln
