@@ -218,6 +218,30 @@ TEST(JitCorpus, AdamUpdateInOneKernel) {
   expect_tree_close(out, adam(next), 1e-5);
 }
 
+// A training step's update: the gradient is a contraction (x^T dy) that param, m and v all
+// read. It is computed once, as a bare reduction (so backends can tile it), and the three
+// outputs are one packed elementwise kernel reading it, not three copies of the reduction.
+TEST(JitCorpus, SharedGradientIsReducedOnceBeforeThePackedUpdate) {
+  Fn step = [](const std::vector<Tree>& a) {
+    Array g = np::matmul(np::transpose(a[5].as_array()), a[6].as_array());  // [8, 16]
+    return adam({a[0], Tree(g), a[2], a[3], a[4]});
+  };
+  std::vector<Tree> args{rnd({8, 16}, 20), rnd({1}, 25), rnd({8, 16}, 21), rnd({8, 16}, 22, 0, 1),
+                         np::array(std::vector<float>{3}, {}), rnd({32, 8}, 23), rnd({32, 16}, 24)};
+  Fn jf = kiln::jit(step);
+  Tree out = jf(args);
+  kiln::frontend::KernelRecorder rec;
+  out = jf(args);
+  ASSERT_EQ(rec.kernels().size(), 2u);
+  const kiln::Kernel& red = rec.kernels()[0];
+  ASSERT_TRUE(red.reduction.has_value());
+  EXPECT_EQ(red.size, 8 * 16);
+  EXPECT_EQ(red.exp.op(), kiln::AluOp::Mul);  // one contraction, no where chain of copies
+  EXPECT_FALSE(rec.kernels()[1].reduction.has_value());
+  EXPECT_EQ(rec.kernels()[1].size, 3 * 8 * 16);
+  expect_tree_close(out, step(args), 1e-5);
+}
+
 TEST(JitCache, RecompilesOnlyOnSignatureChanges) {
   int traces = 0;
   Fn f = [&](const std::vector<Tree>& a) {

@@ -147,8 +147,9 @@ TEST(WasmSimd, TiledMatmulIsBitExact) {
                             std::tuple{5, 3, 4}, std::tuple{1, 1, 4}, std::tuple{9, 100, 12}}) {
       for (int epi = 0; epi < 4; epi++) {
         Kernel k = matmul(m, kk, n, epi, epi % 2 == 1);
-        // One row is a plain vector (the scheduler finds no (M, N) split): the SIMD loop.
-        EXPECT_EQ(wasm::compile_kernel(k, o).tiled, m > 1) << m << "x" << kk << "x" << n;
+        // One row is a plain vector (no rows to split off), and fewer than 4 NR columns make
+        // no whole tile: both take the SIMD loop.
+        EXPECT_EQ(wasm::compile_kernel(k, o).tiled, m > 1 && n >= 4 * vecs) << m << "x" << kk << "x" << n;
         expect_same(k, matmul_inputs(m, kk, n, rng));
       }
     }
@@ -176,22 +177,30 @@ TEST(WasmSimd, ContractionAnalysis) {
   EXPECT_EQ(c->m, 6);
   EXPECT_EQ(c->n, 8);
   EXPECT_EQ(c->k, 5);
+  EXPECT_EQ(c->batch, 1);
+  EXPECT_TRUE(c->a.linear && c->b.linear);
   EXPECT_EQ(c->a.ci, 5);  // a[i * 5 + r]
   EXPECT_EQ(c->a.cr, 1);
   EXPECT_EQ(c->b.cj, 1);  // b[r * 8 + j]
   EXPECT_EQ(c->b.cr, 8);
-  EXPECT_EQ(c->a_hi, 29);
-  EXPECT_EQ(c->b_hi, 39);
-  // A transposed right operand (b[j * K + r]) is not a row load: no tile.
+  EXPECT_EQ(c->a.hi, 29);
+  EXPECT_EQ(c->b.hi, 39);
+  // A transposed right operand (b[j * K + r]) is not read in place: it is gathered into
+  // scratch, and the tiled loop stays bit-exact.
   Kernel t = matmul(6, 5, 8, 0);
   AluExp g = gidx(48), r = AluExp::var(VarId::Ridx, DType::Int32, 4);
   t.exp = AluExp::binary(AluOp::Mul, AluExp::load(DType::Float32, 0, (g / 8) * 5 + r),
                          AluExp::load(DType::Float32, 1, (g % 8) * 5 + r));
-  EXPECT_FALSE(wasm::find_contraction(t).has_value());
+  auto ct = wasm::find_contraction(t);
+  ASSERT_TRUE(ct.has_value());
+  EXPECT_TRUE(wasm::a_in_place(*ct));
+  EXPECT_FALSE(wasm::b_in_place(*ct));
+  EXPECT_EQ(ct->b.cj, 5);
+  EXPECT_TRUE(wasm::compile_kernel(t).tiled);
   std::mt19937 rng(15);
   expect_same(t, matmul_inputs(6, 5, 8, rng));
-  // Odd N has no aligned row blocks.
-  EXPECT_FALSE(wasm::find_contraction(matmul(4, 4, 6, 0)).has_value());
+  // Fewer than 4 columns: not even one f32x4.
+  EXPECT_FALSE(wasm::find_contraction(matmul(4, 4, 3, 0)).has_value());
 }
 
 // A right operand shorter than the indices reach must read 0 there, as on the cpu: the

@@ -26,6 +26,29 @@ export function conv(lhs: Array, rhs: Array, windowStrides: number[], padding: P
 export function convWithGeneralPadding(lhs: Array, rhs: Array, windowStrides: number[], padding: PaddingType, lhsDilation?: number[], rhsDilation?: number[]): Array {
   return convGeneralDilated(lhs, rhs, windowStrides, padding, { lhsDilation, rhsDilation });
 }
+/**
+ * Transposed convolution (the input gradient of a strided conv). "SAME"/"VALID" as JAX's
+ * conv_transpose; explicit pairs [p0, p1] as jax-js's, which pad the stride-dilated input
+ * by k - 1 - p (k the dilated kernel size), where JAX pads by p itself.
+ * `transposeKernel` flips the kernel and swaps its first two axes.
+ */
+export function convTranspose(
+  lhs: Array,
+  rhs: Array,
+  strides: number[],
+  padding: PaddingType,
+  { rhsDilation, transposeKernel = false }: { rhsDilation?: number[]; transposeKernel?: boolean } = {},
+): Array {
+  if (typeof padding !== "string") {
+    const ks = rhs.shape.slice(2);
+    if (padding.length !== ks.length) throw new Error(`convTranspose: got ${padding.length} padding pairs, expected ${ks.length}`);
+    padding = padding.map(([p0, p1], i) => {
+      const k = (ks[i] - 1) * (rhsDilation?.[i] ?? 1) + 1;
+      return [k - 1 - p0, k - 1 - p1] as Pair;
+    });
+  }
+  return run("conv_transpose", [lhs, rhs], { strides, padding, rhsDilation, transposeKernel });
+}
 /** reduceWindow with one of np.sum, np.max, np.min, np.prod as the computation. */
 export function reduceWindow(operand: Array, computation: (x: Array) => Array, windowDimensions: number[], windowStrides?: number[]): Array {
   const name = (computation as any).kilnReduce ?? computation.name;

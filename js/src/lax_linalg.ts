@@ -1,5 +1,5 @@
-// kiln's `lax.linalg` namespace (jax-js's names): cholesky, lu and triangularSolve, each
-// one call into the core (src/library/linalg_factor.cpp).
+// kiln's `lax.linalg` namespace (jax-js's names): cholesky, eigh, lu, svd and
+// triangularSolve, each one call into the core (src/library/linalg_factor.cpp, linalg_eigen.cpp).
 import { Array, run, type ArrayLike } from "./array.js";
 
 /** Lower L with a = L L^T (upper: U with a = U^T U); the input is used as given. */
@@ -14,4 +14,20 @@ export function triangularSolve(
   { leftSide = false, lower = false, transposeA = false, unitDiagonal = false }: { leftSide?: boolean; lower?: boolean; transposeA?: boolean; unitDiagonal?: boolean } = {},
 ): Array {
   return run("triangular_solve", [a, b], { leftSide, lower, transposeA, unitDiagonal });
+}
+/**
+ * Eigendecomposition of real symmetric matrices (Jacobi rotations): eigenvectors as columns
+ * first, then eigenvalues (ascending unless `sortEigenvalues` is false).
+ */
+export function eigh(
+  x: ArrayLike,
+  { lower = true, sortEigenvalues = true, symmetrizeInput = true }: { lower?: boolean; sortEigenvalues?: boolean; symmetrizeInput?: boolean } = {},
+): [Array, Array] {
+  const [w, v] = run("eigh", [x], { lower, sortEigenvalues, symmetrizeInput });
+  return [v, w];
+}
+/** Singular value decomposition [u, s, vh] (one-sided Jacobi); `computeUv: false` gives s. */
+export function svd(a: ArrayLike, { computeUv = true, fullMatrices = false }: { computeUv?: boolean; fullMatrices?: boolean } = {}): [Array, Array, Array] | Array {
+  if (!computeUv) return run("svdvals", [a]);
+  return run("svd", [a], { fullMatrices });
 }

@@ -441,3 +441,66 @@ export function polyder(p: ArrayLike, m = 1): Array {
   }
   return c;
 }
+
+/** Mantissa in ±[0.5, 1) and int32 exponent with x = m 2^e (0, inf and NaN: exponent 0). */
+export function frexp(x: ArrayLike): [Array, Array] {
+  let a = x instanceof Array ? x : run("positive", [x]);
+  if (a.dtype !== "float32" && a.dtype !== "float16" && a.dtype !== "float64") a = run("astype", [a], { dtype: "float32" });
+  const dtype = a.dtype;
+  if (dtype === "float64") return frexpByScaling(a);
+  // float32 (float16 through float32): the exponent field read from the bits, exactly;
+  // subnormals are scaled by 2^24 first.
+  const f = dtype === "float32" ? a : run("astype", [a], { dtype: "float32" });
+  const sub = run("less", [run("abs", [f.ref]), 1.1754943508222875e-38]);
+  const scaled = run("where", [sub.ref, run("multiply", [f.ref, 16777216]), f.ref]);
+  const bits = run("bitcast_convert_type", [scaled], { dtype: "int32" });
+  const field = run("bitwise_and", [run("right_shift", [bits.ref, 23]), 255]);
+  const special = run("logical_or", [run("equal", [f.ref, 0]), run("logical_not", [run("isfinite", [f.ref])])]);
+  let e = run("subtract", [field, run("where", [sub, 150, 126])]);
+  e = run("where", [special.ref, 0, run("astype", [e], { dtype: "int32" })]);
+  const mbits = run("bitwise_or", [run("bitwise_and", [bits, -2139095041]), 1056964608]); // 0x807fffff, 0x3f000000
+  let m = run("where", [special, f, run("bitcast_convert_type", [mbits], { dtype: "float32" })]);
+  if (dtype !== "float32") m = run("astype", [m], { dtype });
+  return [m, run("astype", [e], { dtype: "int32" })];
+}
+
+// float64 has no integer type wide enough to read its bits in kiln: estimate the exponent
+// from log2 and correct it by one either way, scaling by exact powers of two.
+function frexpByScaling(a: Array): [Array, Array] {
+  const special = run("logical_or", [run("equal", [a.ref, 0]), run("logical_not", [run("isfinite", [a.ref])])]);
+  const safe = run("where", [special.ref, 1, a.ref]);
+  let e = run("add", [run("floor", [run("log2", [run("abs", [safe.ref])])]), 1]);
+  let m = run("divide", [safe.ref, run("power", [2, e.ref])]);
+  for (const [test, de] of [[(v: Array) => run("greater_equal", [run("abs", [v]), 1]), 1], [(v: Array) => run("less", [run("abs", [v]), 0.5]), -1]] as const) {
+    const fix = test(m);
+    e = run("add", [e, run("where", [fix, de, 0])]);
+    m = run("divide", [safe.ref, run("power", [2, e.ref])]);
+  }
+  safe.dispose();
+  m = run("where", [special.ref, a, m]);
+  e = run("where", [special, 0, e]);
+  return [m, run("astype", [e], { dtype: "int32" })];
+}
+
+/** Number of 1 bits of |x| (bool gives int32; int32 and uint32 keep their dtype), as jnp. */
+export function bitwiseCount(x: ArrayLike): Array {
+  const a = x instanceof Array ? x : run("positive", [x]);
+  if (a.dtype === "bool") return run("astype", [a], { dtype: "int32" });
+  if (a.dtype !== "int32" && a.dtype !== "uint32") {
+    const d = a.dtype;
+    a.dispose();
+    throw new TypeError(`bitwiseCount: unsupported dtype ${d}, expected bool, int32 or uint32`);
+  }
+  const dtype = a.dtype;
+  // SWAR popcount on the unsigned bits; the byte sums stay below 256, so nothing overflows.
+  let v = run("bitcast_convert_type", [dtype === "int32" ? run("abs", [a]) : a], { dtype: "uint32" });
+  // JS numbers meeting a uint32 Array become exact uint32 scalars (weak typing).
+  const u = (n: number) => n;
+  v = run("subtract", [v.ref, run("bitwise_and", [run("right_shift", [v, u(1)]), u(0x55555555)])]);
+  v = run("add", [run("bitwise_and", [v.ref, u(0x33333333)]), run("bitwise_and", [run("right_shift", [v, u(2)]), u(0x33333333)])]);
+  v = run("bitwise_and", [run("add", [v.ref, run("right_shift", [v, u(4)])]), u(0x0f0f0f0f)]);
+  let c = run("bitwise_and", [v.ref, u(255)]);
+  for (const s of [8, 16, 24]) c = run("add", [c, run("bitwise_and", [run("right_shift", [v.ref, u(s)]), u(255)])]);
+  v.dispose();
+  return run("astype", [c], { dtype });
+}

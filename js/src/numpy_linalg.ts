@@ -17,6 +17,34 @@ export const solve = (a: ArrayLike, b: ArrayLike): Array => run("solve", [a, b])
 /** [sign, log|det|] of square matrices (batched). */
 export const slogdet = (a: ArrayLike): [Array, Array] => run("slogdet", [a]);
 
+type EighOpts = { symmetrizeInput?: boolean };
+type SvdOpts = { fullMatrices?: boolean; computeUv?: boolean };
+
+/** Eigenvalues (ascending) and eigenvectors (columns) of real symmetric matrices. */
+export function eigh(a: ArrayLike, { symmetrizeInput = true }: EighOpts = {}): [Array, Array] {
+  return run("eigh", [a], { symmetrizeInput });
+}
+/** Eigenvalues (ascending) of real symmetric matrices. */
+export const eigvalsh = (a: ArrayLike, { symmetrizeInput = true }: EighOpts = {}): Array => run("eigvalsh", [a], { symmetrizeInput });
+/** Thin SVD [u, s, vh] with a = u diag(s) vh, s descending; `computeUv: false` gives s only. */
+export function svd(a: ArrayLike, opts: SvdOpts & { computeUv: false }): Array;
+export function svd(a: ArrayLike, opts?: SvdOpts): [Array, Array, Array];
+export function svd(a: ArrayLike, { fullMatrices = false, computeUv = true }: SvdOpts = {}): [Array, Array, Array] | Array {
+  if (!computeUv) return run("svdvals", [a]);
+  return run("svd", [a], { fullMatrices });
+}
+/** Singular values (descending) of real matrices. */
+export const svdvals = (a: ArrayLike): Array => run("svdvals", [a]);
+
+// ord 2, -2 and "nuc" of the matrices on the last two axes: max, min and sum of the
+// singular values.
+function singularNorm(a: Array, ord: number | string, keepdims: boolean): Array {
+  const s = svdvals(a);
+  const r = ord === 2 ? np.max(s, -1) : ord === -2 ? np.min(s, -1) : np.sum(s, -1);
+  return keepdims ? np.expandDims(r, [-2, -1]) : r;
+}
+const isSingularOrd = (ord: unknown): boolean => ord === 2 || ord === -2 || ord === "nuc";
+
 /** Cross product of 3-vectors along `axis` (both inputs must have size 3 there). */
 export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
   for (const [name, x] of [["x1", x1], ["x2", x2]] as const) {
@@ -102,7 +130,8 @@ export function matrixNorm(x: ArrayLike, { ord = "fro", keepdims = false }: { or
     const s = np.sum(np.abs(x), [-1], { keepdims });
     return ord === Infinity ? np.max(s, [keepdims ? -2 : -1], { keepdims }) : np.min(s, [keepdims ? -2 : -1], { keepdims });
   }
-  throw new Error(`matrixNorm: order ${ord} needs singular values, which kiln does not compute yet (svd)`);
+  if (isSingularOrd(ord)) return singularNorm(A(x), ord, keepdims);
+  throw new Error(`matrixNorm: got order ${ord}, expected "fro", "nuc", 1, -1, 2, -2, Infinity or -Infinity`);
 }
 
 /** jnp.linalg.norm: vector norms over one axis, matrix norms over two, the flat 2-norm by default. */
@@ -133,6 +162,13 @@ export function norm(x: ArrayLike, { ord = null, axis = null, keepdims = false }
     if (!keepdims && rowAxis > colAxis) rowAxis -= 1;
     return ord === Infinity ? np.max(s, rowAxis, { keepdims }) : np.min(s, rowAxis, { keepdims });
   }
+  if (isSingularOrd(ord)) {
+    // The two axes go last (row, then column), and come back as size-1 axes for keepdims.
+    const r = singularNorm(np.moveaxis(np.moveaxis(a, rowAxis, -1), colAxis > rowAxis ? colAxis - 1 : colAxis, -1), ord!, false);
+    if (!keepdims) return r;
+    const lo = Math.min(rowAxis, colAxis), hi = Math.max(rowAxis, colAxis);
+    return np.expandDims(np.expandDims(r, lo), hi);
+  }
   a.dispose();
-  throw new Error(`norm: order ${ord} needs singular values, which kiln does not compute yet (svd)`);
+  throw new Error(`norm: got order ${ord}, expected null, "fro", "nuc", 1, -1, 2, -2, Infinity or -Infinity`);
 }

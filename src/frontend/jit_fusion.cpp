@@ -213,7 +213,8 @@ class Fuser {
   // Makes v no longer pending, emitting it together with every other live reduction that
   // can share its kernel (e.g. layer norm's mean and mean of squares). A reduction whose
   // live values have diverged epilogues is emitted once, bare, and each of them reads it.
-  void materialize_pending(const ValPtr& v) {
+  // `also` are further values about to be emitted (program outputs) that count as live.
+  void materialize_pending(const ValPtr& v, const std::vector<ValPtr>& also = {}) {
     if (!v->red) return;
     std::map<const Pending*, std::vector<ValPtr>> by_red;
     std::vector<const Pending*> order;
@@ -225,6 +226,8 @@ class Fuser {
     add(v);
     for (size_t i = 0; i < env_.size(); i++)
       if (env_[i] && env_[i]->red && remaining_[i] > 0) add(env_[i]);
+    for (auto& w : also)
+      if (w->red) add(w);
     std::vector<ValPtr> emit;
     std::vector<std::pair<ValPtr, std::vector<ValPtr>>> splits;
     std::string want;
@@ -321,6 +324,12 @@ class Fuser {
 
   ValPtr reduce(const Eqn& e, const ValPtr& a, const Aval& out) {
     if (a->red) materialize_pending(a);
+    // A large expression that other equations read too (a pooling gradient summed for a
+    // bias and read by the filter gradient's window) is computed once into a buffer rather
+    // than inside this reduction and again for the others.
+    if (!is_cheap(*a) && e.in[0].is_var() && uses_[size_t(e.in[0].var)] > 1 &&
+        a->exp.node_count() > kMaxRecomputedNodes)
+      materialize({a}, false);
     const Shape& shape = a->aval.shape;
     std::vector<int> kept, red;
     for (int i = 0; i < int(shape.size()); i++)
@@ -436,6 +445,17 @@ class Fuser {
       // Pure constants and views of buffers stay lazy, as eager results do.
       if (v->red || (!is_view(*v) && !v->srcs.empty())) need.push_back(v);
     }
+    // Outputs that share one pending reduction (an optimizer's new parameter and moments all
+    // read one gradient) would each repeat it in the packed kernel: emit it once, bare, and
+    // pack the outputs as elementwise reads of it.
+    std::map<const Pending*, std::vector<ValPtr>> sharing;
+    for (auto& v : need)
+      if (v->red) {
+        auto& ws = sharing[v->red.get()];
+        if (std::find(ws.begin(), ws.end(), v) == ws.end()) ws.push_back(v);
+      }
+    for (auto& [r, ws] : sharing)
+      if (ws.size() > 1 && ws[0]->red) materialize_pending(ws[0], need);
     materialize(need, true);
     for (auto& a : j_.outs) {
       ValPtr v = read(a);

@@ -113,6 +113,18 @@ Array constant(const Shape& shape, DType dtype, double value, const std::string&
   return Array(frontend::make_constant({shape, dtype, weak}, device, value));
 }
 
+Array host_array(const std::vector<double>& values, const Shape& shape, DType dtype,
+                 const std::string& device) {
+  if (int64_t(values.size()) != kiln::prod(shape))
+    fail("host_array", "got ", values.size(), " values for shape ", shape_str(shape));
+  int64_t bytes = int64_t(values.size()) * itemsize(dtype);
+  std::vector<uint8_t> data(size_t(std::max<int64_t>(bytes, 1)));
+  for (size_t i = 0; i < values.size(); i++) write_element(data.data(), dtype, int64_t(i), values[i]);
+  BufferRef buf = get_backend(device).allocate(std::max<int64_t>(bytes, 1));
+  if (bytes) buf->backend().write(buf->handle(), 0, data.data(), bytes);
+  return Array(frontend::make_from_buffer({shape, dtype, false}, device, buf));
+}
+
 Array with_weak(const Array& a, bool weak) {
   if (a.weak_type() == weak) return a;
   auto impl = std::make_shared<frontend::ArrayImpl>(*a.impl());

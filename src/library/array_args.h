@@ -37,6 +37,10 @@ Array iota(const Shape& shape, int axis, const std::string& device);
 // A constant array of `aval` on a device (lazy; no buffer).
 Array constant(const Shape& shape, DType dtype, double value, const std::string& device,
                bool weak = false);
+// Host values (rounded once to dtype) uploaded into a buffer on `device`: tables that
+// library routines build on the host (FFT twiddles, Jacobi orderings).
+Array host_array(const std::vector<double>& values, const Shape& shape, DType dtype,
+                 const std::string& device);
 // The same array with a different aval but identical elements (only the weak flag).
 Array with_weak(const Array& a, bool weak);
 

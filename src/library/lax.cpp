@@ -386,6 +386,46 @@ Array conv(const Array& lhs, const Array& rhs, const std::vector<int64_t>& windo
   return conv_general_dilated(lhs, rhs, window_strides, padding);
 }
 
+Array conv_transpose(const Array& lhs, const Array& rhs, const std::vector<int64_t>& strides,
+                     const Padding& padding, const std::vector<int64_t>& rhs_dilation, bool transpose_kernel) {
+  if (rhs.ndim() < 3 || lhs.ndim() != rhs.ndim())
+    fail("conv_transpose", "got lhs ", shape_str(lhs.shape()), " and rhs ", shape_str(rhs.shape()),
+         ", expected arrays of one rank >= 3 (N, C, spatial... and O, I, spatial...)");
+  size_t nsp = size_t(rhs.ndim() - 2);
+  if (strides.size() != nsp)
+    fail("conv_transpose", "got ", strides.size(), " strides, expected ", nsp);
+  std::vector<int64_t> dil = rhs_dilation.empty() ? std::vector<int64_t>(nsp, 1) : rhs_dilation;
+  if (dil.size() != nsp) fail("conv_transpose", "got ", dil.size(), " rhs dilations, expected ", nsp);
+  const auto* named = std::get_if<std::string>(&padding);
+  const auto* pairs = std::get_if<std::vector<std::pair<int64_t, int64_t>>>(&padding);
+  if (named && *named != "SAME" && *named != "VALID")
+    fail("conv_transpose", "got padding '", *named, "', expected 'SAME', 'VALID' or (low, high) pairs");
+  if (pairs && pairs->size() != nsp) fail("conv_transpose", "got ", pairs->size(), " padding pairs, expected ", nsp);
+  // JAX's _conv_transpose_padding, per spatial axis with the dilated kernel size k.
+  std::vector<std::pair<int64_t, int64_t>> pads;
+  for (size_t i = 0; i < nsp; i++) {
+    int64_t k = (rhs.shape(int(i) + 2) - 1) * dil[i] + 1, s = strides[i], lo, total;
+    if (pairs) {
+      lo = (*pairs)[i].first;  // JAX uses explicit pairs as the dilated conv's padding
+      total = lo + (*pairs)[i].second;
+    } else if (*named == "SAME") {
+      total = k + s - 2;
+      lo = s > k - 1 ? k - 1 : (total + 1) / 2;
+    } else {
+      total = k + s - 2 + std::max<int64_t>(k - s, 0);
+      lo = k - 1;
+    }
+    pads.push_back({lo, total - lo});
+  }
+  Array kernel = rhs;
+  if (transpose_kernel) {
+    std::vector<int> sp;
+    for (size_t i = 0; i < nsp; i++) sp.push_back(int(i) + 2);
+    kernel = numpy::swapaxes(numpy::flip(kernel, Axes(sp)), 0, 1);
+  }
+  return conv_general_dilated(lhs, kernel, std::vector<int64_t>(nsp, 1), pads, strides, dil);
+}
+
 Array reduce_window(const Array& operand, WindowOp op,
                     const std::vector<int64_t>& window_dimensions,
                     const std::vector<int64_t>& window_strides, const Padding& padding,

@@ -29,6 +29,16 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs,
 Array conv(const Array& lhs, const Array& rhs, const std::vector<int64_t>& window_strides,
            const Padding& padding);
 
+// JAX's lax.conv_transpose with NC... / OI... layouts: the gradient of a strided conv with
+// respect to its input, as a conv of the stride-dilated lhs. Padding "SAME"/"VALID" or
+// explicit pairs, which JAX (and kiln's C++) apply as is to the stride-dilated input;
+// jax-js's convTranspose instead pads by k - 1 - p, and js/src/lax.ts converts.
+// transpose_kernel flips the kernel's spatial axes and swaps its O and I axes (rhs then
+// [C_in, C_out, ...]).
+Array conv_transpose(const Array& lhs, const Array& rhs, const std::vector<int64_t>& strides,
+                     const Padding& padding, const std::vector<int64_t>& rhs_dilation = {},
+                     bool transpose_kernel = false);
+
 enum class WindowOp { Sum, Max, Min, Prod };
 // Reduces windows over every dimension of the operand (as jax.lax.reduce_window); padded
 // elements take the op's identity.

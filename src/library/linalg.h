@@ -29,4 +29,20 @@ Array det(const Array& a);
 // (sign, log|det|), from the LU factors.
 std::pair<Array, Array> slogdet(const Array& a);
 
+// Eigen and singular value decompositions (linalg_eigen.cpp): Jacobi rotations for the
+// values, JAX's jvp rules for the derivatives (so gradients are those of the exact
+// decomposition; they are infinite or NaN at repeated eigenvalues or singular values, as
+// JAX's). Integer input promotes to float32; float16 is computed in float32.
+//
+// (eigenvalues [..., n], eigenvectors [..., n, n] as columns) of symmetric matrices, as
+// jnp.linalg.eigh: symmetrize_input uses (a + a^T) / 2, otherwise the lower (or upper)
+// triangle is mirrored. Eigenvalues ascend unless sort_eigenvalues is false.
+std::pair<Array, Array> eigh(const Array& a, bool lower = true, bool symmetrize_input = true,
+                             bool sort_eigenvalues = true);
+Array eigvalsh(const Array& a, bool lower = true, bool symmetrize_input = true);
+// Thin SVD (u [..., m, k], s [..., k] descending, vh [..., k, n]), k = min(m, n), by
+// one-sided Jacobi. full_matrices is accepted for square matrices only, where it is the same.
+std::tuple<Array, Array, Array> svd(const Array& a, bool full_matrices = false);
+Array svdvals(const Array& a);
+
 }  // namespace kiln::linalg

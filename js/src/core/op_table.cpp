@@ -14,7 +14,6 @@ namespace {
 
 namespace np = kiln::numpy;
 using Args = std::vector<Array>;
-using OpFn = std::function<val(const Args&, const val&)>;
 
 void need(const std::string& op, const Args& x, size_t n) {
   if (x.size() != n) fail(op, "got ", x.size(), " array arguments, expected ", n);
@@ -312,6 +311,7 @@ val call_op(const std::string& name, const val& args, const val& params) {
       return from_array(it->second(x[0], get_axes(params, "axis"), get_bool(params, "keepdims", false)));
     }
     if (auto it = other_ops().find(name); it != other_ops().end()) return it->second(x, params);
+    if (auto it = spectral_ops().find(name); it != spectral_ops().end()) return it->second(x, params);
     fail("kiln", "no operation named '", name, "'");
   } catch (const std::exception& e) {
     return js_error(e.what());

@@ -203,19 +203,25 @@ CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& o) {
     se.emit_loop(start, to);
     ke.emit_scalar_loop(ke.gidx_local(), to);
   };
-  std::optional<Contraction> ct = o.simd && o.tile ? find_contraction(k) : std::nullopt;
+  std::optional<ContractionShape> ct = o.simd && o.tile ? find_contraction(k) : std::nullopt;
+  // A factor holding a weak constant's double value would be rounded once with the product on
+  // the cpu; evaluated into scratch it would be rounded first. Such kernels keep the generic loop.
+  if (ct && (se.info(ct->a.factor.get()).wide || se.info(ct->b.factor.get()).wide)) ct.reset();
+  const ScheduleParams sp = ScheduleParams::wasm();
+  TileShape ts;
+  ts.rows = o.tile_rows ? o.tile_rows : int(sp.reg_rows);
+  ts.vecs = o.tile_vecs ? o.tile_vecs : int(sp.reg_vecs);
+  if (ct && ct->n < 4 * ts.vecs) ct.reset();  // not one whole column tile
   if (ct) {
-    const ScheduleParams sp = ScheduleParams::wasm();
-    TileShape ts;
-    ts.rows = o.tile_rows ? o.tile_rows : int(sp.reg_rows);
-    ts.vecs = o.tile_vecs ? o.tile_vecs : int(sp.reg_vecs);
     // Cache blocks only when asked: without packing B, blocking measured slower (1024^3:
     // 3.5 vs 9.2 GFLOP/s, Intel Xeon 2-core dev machine, 2026-12-03; power-of-2 row strides).
     if (o.tile_panel) ts.panel = o.tile_panel;
     if (o.tile_kblock) ts.kblock = o.tile_kblock;
-    ts.pack = o.tile_pack > 0 || (o.tile_pack == 0 && pack_pays(*ct));
-    if (ts.pack && !o.tile_panel) ts.panel = kPackPanel;
-    if (ts.pack && !o.tile_kblock) ts.kblock = kPackKblock;
+    // A B that is not read in place is always packed; an in-place one when asked or when it pays.
+    ts.pack = !b_in_place(*ct) || o.tile_pack > 0 || (o.tile_pack == 0 && pack_pays(*ct));
+    // A packed A holds MR x KC values, so packing either factor bounds the reduction block.
+    if ((ts.pack || !a_in_place(*ct)) && !o.tile_panel) ts.panel = kPackPanel;
+    if ((ts.pack || !a_in_place(*ct)) && !o.tile_kblock) ts.kblock = kPackKblock;
     ts.fma = o.fma;
     emit_tiled(ke, se, *ct, ts, generic);
     out.tiled = true;

@@ -40,6 +40,12 @@ class SimdEmitter {
   void emit_epilogue_and_store(uint32_t acc_v128);
   const LaneInfo& info(const AluNode* n) const { return info_.at(n); }
 
+  // For packing a factor of a tiled contraction into scratch: computes the nodes of `plan`
+  // (a sub-DAG of the body) at `level` for the block at gidx_local() and ridx_local(), and
+  // pushes a computed node's value as one v128.
+  void compute_sub(const DagPlan& plan, int level) { compute_level(plan, level); }
+  void push_value(const AluNode* n) { push_vector(rep(n), n->dtype); }
+
  private:
   struct Rep {
     explicit Rep(LaneKind k = LaneKind::Lanes) : kind(k) {}

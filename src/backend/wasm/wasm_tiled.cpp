@@ -1,155 +1,63 @@
-// The register-tiled contraction loop: exact linear index analysis over the output grid,
-// then MR rows x NR f32x4 accumulators per tile, summed in ridx order (bit-exact without FMA).
+// The register-tiled contraction loop over batch x rows x columns (ir/contraction.h):
+// MR rows x NR f32x4 accumulators per tile, summed in ridx order (bit-exact without FMA).
+// Factors not read in place are evaluated into scratch per cache block.
 #include "backend/wasm/wasm_tiled.h"
 
 #include <algorithm>
-#include <unordered_map>
-
-#include "ir/schedule.h"
 
 namespace kiln::wasm {
 
-namespace {
-
-struct Box {
-  int64_t mi, mj, mr;  // inclusive maxima of i, j, r (minima are 0)
-};
-
-std::pair<int64_t, int64_t> range_of(const LinearIndex& l, const Box& b) {
-  int64_t lo = l.c0, hi = l.c0;
-  for (auto [c, m] : {std::pair{l.ci, b.mi}, std::pair{l.cj, b.mj}, std::pair{l.cr, b.mr}}) {
-    lo += std::min<int64_t>(0, c * m);
-    hi += std::max<int64_t>(0, c * m);
-  }
-  return {lo, hi};
-}
-
-int64_t floordiv(int64_t a, int64_t c) { return a >= 0 ? a / c : -((-a + c - 1) / c); }
-
-// The linear form of an int32 index over the grid, exactly (floor division and mod by a
-// constant only when the remainder part provably stays in [0, c) over the whole grid).
-struct Linearizer {
-  int64_t n;
-  Box box;
-  std::unordered_map<const AluNode*, std::optional<LinearIndex>> memo;
-  static constexpr int64_t kBig = int64_t(1) << 40;  // coefficients beyond this: give up
-
-  std::optional<LinearIndex> of(const AluExp& e) {
-    auto it = memo.find(e.get());
-    if (it != memo.end()) return it->second;
-    auto r = compute(e);
-    if (r && (std::abs(r->c0) > kBig || std::abs(r->ci) > kBig || std::abs(r->cj) > kBig ||
-              std::abs(r->cr) > kBig))
-      r.reset();
-    return memo[e.get()] = r;
-  }
-
-  std::optional<LinearIndex> compute(const AluExp& e) {
-    const AluNode& nd = e.node();
-    if (nd.dtype != DType::Int32) return std::nullopt;
-    if (nd.op == AluOp::Const) return LinearIndex{int64_t(nd.value), 0, 0, 0};
-    if (nd.op == AluOp::Var) {
-      if (nd.arg == int(VarId::Gidx)) return LinearIndex{0, n, 1, 0};
-      if (nd.arg == int(VarId::Ridx)) return LinearIndex{0, 0, 0, 1};
-      return std::nullopt;
-    }
-    if (nd.src.size() != 2) return std::nullopt;
-    auto a = of(nd.src[0]), b = of(nd.src[1]);
-    if (!a || !b) return std::nullopt;
-    auto is_c = [](const LinearIndex& l) { return l.ci == 0 && l.cj == 0 && l.cr == 0; };
-    switch (nd.op) {
-      case AluOp::Add: return LinearIndex{a->c0 + b->c0, a->ci + b->ci, a->cj + b->cj, a->cr + b->cr};
-      case AluOp::Sub: return LinearIndex{a->c0 - b->c0, a->ci - b->ci, a->cj - b->cj, a->cr - b->cr};
-      case AluOp::Mul: {
-        if (!is_c(*a) && !is_c(*b)) return std::nullopt;
-        const LinearIndex& x = is_c(*a) ? *b : *a;
-        int64_t c = is_c(*a) ? a->c0 : b->c0;
-        return LinearIndex{x.c0 * c, x.ci * c, x.cj * c, x.cr * c};
-      }
-      case AluOp::Idiv:
-      case AluOp::Mod: {
-        if (!is_c(*b) || b->c0 <= 0) return std::nullopt;
-        const int64_t c = b->c0;
-        LinearIndex q, r;
-        q.c0 = floordiv(a->c0, c);
-        r.c0 = a->c0 - q.c0 * c;
-        auto split = [&](int64_t coef, int64_t& qc, int64_t& rc) {
-          if (coef % c == 0) qc = coef / c;
-          else rc = coef;
-        };
-        split(a->ci, q.ci, r.ci);
-        split(a->cj, q.cj, r.cj);
-        split(a->cr, q.cr, r.cr);
-        auto [lo, hi] = range_of(r, box);
-        if (lo < 0 || hi >= c) return std::nullopt;
-        return nd.op == AluOp::Idiv ? q : r;
-      }
-      default: return std::nullopt;
-    }
-  }
-};
-
-}  // namespace
-
-std::optional<Contraction> find_contraction(const Kernel& k) {
-  if (!k.reduction || k.reduction->op != AluOp::Add || k.reduction->size <= 0) return std::nullopt;
+std::optional<ContractionShape> find_contraction(const Kernel& k) {
   if (k.exp.dtype() != DType::Float32 || k.out_dtype() != DType::Float32) return std::nullopt;
-  if (k.exp.op() != AluOp::Mul) return std::nullopt;
-  const AluExp &x = k.exp.src(0), &y = k.exp.src(1);
-  if (x.op() != AluOp::Load || y.op() != AluOp::Load) return std::nullopt;
-  // The scheduler finds (M, N) from how the body indexes gidx.
-  Schedule s = schedule_kernel(k, ScheduleParams::wasm());
-  if (s.out_shape.size() != 2 || s.out_shape[1] % 4 != 0) return std::nullopt;
-  Contraction c;
-  c.m = s.out_shape[0];
-  c.n = s.out_shape[1];
-  c.k = k.reduction->size;
-  Box box{c.m - 1, c.n - 1, c.k - 1};
-  Linearizer lin{c.n, box, {}};
-  auto lx = lin.of(x.src(0)), ly = lin.of(y.src(0));
-  if (!lx || !ly) return std::nullopt;
-  auto is_a = [](const LinearIndex& l) { return l.cj == 0 && l.ci >= 0; };
-  auto is_b = [](const LinearIndex& l) { return l.cj == 1 && l.ci == 0; };
-  if (is_a(*lx) && is_b(*ly)) {
-    c.a_arg = x.node().arg, c.a = *lx, c.b_arg = y.node().arg, c.b = *ly;
-  } else if (is_a(*ly) && is_b(*lx)) {
-    c.a_arg = y.node().arg, c.a = *ly, c.b_arg = x.node().arg, c.b = *lx;
-  } else {
-    return std::nullopt;
-  }
-  std::tie(c.a_lo, c.a_hi) = range_of(c.a, box);
-  std::tie(c.b_lo, c.b_hi) = range_of(c.b, box);
-  if (c.a_lo < 0 || c.b_lo < 0 || c.a_hi >= INT32_MAX / 4 || c.b_hi >= INT32_MAX / 4) return std::nullopt;
+  if (k.size >= INT32_MAX / 4) return std::nullopt;
+  auto c = analyze_contraction(k);
+  if (!c || c->n < 4) return std::nullopt;
+  // In place means unchecked loads at pointer + 4 * index with row offsets as immediates.
+  for (ContractionOperand* op : {&c->a, &c->b})
+    if (op->linear && (op->lo < 0 || op->hi >= INT32_MAX / 4 || op->ci < 0)) op->linear = false;
   return c;
 }
 
-bool pack_pays(const Contraction& c) { return c.m >= 16 && c.k * c.n > 256 * 256; }
+bool pack_pays(const ContractionShape& c) {
+  return !b_in_place(c) || (c.m >= 16 && c.k * c.n > 256 * 256);
+}
 
-void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const TileShape& t,
+void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, const TileShape& t,
                 const std::function<void(uint32_t, uint32_t)>& generic) {
   using V = ValType;
   CodeBuilder& c = ke.code();
   OpEmitter& e = ke.ops();
+  const ContractionOperand &A = ct.a, &Bf = ct.b;
   const int MR = t.rows, NR = t.vecs;
-  const int32_t N = int32_t(ct.n), N4 = int32_t(ct.n - ct.n % (4 * NR));
+  const int32_t N = int32_t(ct.n), MN = int32_t(ct.m * ct.n), K = int32_t(ct.k);
+  const int32_t N4 = int32_t(ct.n - ct.n % (4 * NR));
+  const bool a_pack = !a_in_place(ct), b_expr = !b_in_place(ct), pack = t.pack || b_expr;
+  // A factor evaluated into scratch: its own DAG (nodes shared with the body), computed at
+  // gidx of the element's row (A) or column (B) and row or column 0 of the other.
+  const DagPlan plan_a = a_pack ? DagPlan::of(A.factor) : DagPlan{};
+  const DagPlan plan_b = b_expr ? DagPlan::of(Bf.factor) : DagPlan{};
+  const bool b_simd = N % 4 == 0;  // 4 consecutive columns are 4 consecutive gidx from a multiple of 4
   auto L = [&] { return c.add_local(V::I32); };
-  const uint32_t ra = L(), rb = L(), rt0 = L(), rt1 = L(), i0 = L(), j0 = L(), pa = L(), pb = L(),
-                 r = L(), seg = L(), nseg = L(), sb = L(), sen = L();
-  const uint32_t B = KernelEmitter::kBegin, E = KernelEmitter::kEnd;
-  // Whole rows of [begin, end): [ra, rb); tiled rows [rt0, rt1), a multiple of MR.
-  c.local_get(B), c.i32_const(N - 1), c.op(op::I32Add), c.i32_const(N), c.op(op::I32DivU), c.local_set(ra);
-  c.local_get(E), c.i32_const(N), c.op(op::I32DivU), c.local_set(rb);
-  c.local_get(ra), c.local_set(rt0);
-  // rt1 = ra + MR * ((rb - ra) / MR) when rb > ra and every load is in bounds, else ra.
-  c.local_get(ra);
-  c.local_get(rb), c.local_get(ra), c.op(op::I32Sub), c.i32_const(MR), c.op(op::I32DivS);
-  c.i32_const(MR), c.op(op::I32Mul), c.op(op::I32Add);
-  c.local_get(ra);
-  c.local_get(rb), c.local_get(ra), c.op(op::I32GtS);
-  c.i32_const(int32_t(ct.a_hi)), c.local_get(ke.count_local(ct.a_arg)), c.op(op::I32LtS), c.op(op::I32And);
-  c.i32_const(int32_t(ct.b_hi)), c.local_get(ke.count_local(ct.b_arg)), c.op(op::I32LtS), c.op(op::I32And);
-  c.op(op::Select);
-  c.local_set(rt1);
+  const uint32_t bt = L(), boff = L(), lo = L(), hi = L(), ra = L(), rb = L(), rt0 = L(), rt1 = L(),
+                 i0 = L(), j0 = L(), pa = L(), pb = L(), r = L(), seg = L(), nseg = L(), sb = L(),
+                 sen = L(), ai = L();
+  const uint32_t B = KernelEmitter::kBegin, E = KernelEmitter::kEnd, G = ke.gidx_local(), R = ke.ridx_local();
+  auto get = [&](uint32_t l) { c.local_get(l); };
+  auto add = [&] { c.op(op::I32Add); };
+  auto mul_c = [&](int64_t v) { c.i32_const(int32_t(v)), c.op(op::I32Mul); };
+  auto add_c = [&](int64_t v) { if (v) c.i32_const(int32_t(v)), c.op(op::I32Add); };
+  auto bytes = [&] { c.i32_const(2), c.op(op::I32Shl); };
+  auto min_into = [&](uint32_t dst, uint32_t x, uint32_t y) {  // dst = min(x, y)
+    get(x), get(y), get(x), get(y), c.op(op::I32LtS), c.op(op::Select), c.local_set(dst);
+  };
+  auto min_c = [&](uint32_t l, int32_t v) {  // l = min(l, v)
+    get(l), c.i32_const(v), get(l), c.i32_const(v), c.op(op::I32LtS), c.op(op::Select), c.local_set(l);
+  };
+  auto incr_loop = [&](uint32_t l, int32_t step, const std::function<void()>& push_bound) {
+    get(l), c.i32_const(step), add(), c.local_tee(l);
+    push_bound();
+    c.op(op::I32LtS), c.br_if(0);
+  };
 
   std::vector<uint32_t> acc(static_cast<size_t>(MR * NR)), bv(static_cast<size_t>(NR));
   for (auto& a : acc) a = c.add_local(V::V128);
@@ -161,66 +69,132 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const
   // epilogue runs after the last block.
   const int32_t NC = int32_t(std::max<int64_t>(4 * NR, t.panel / (4 * NR) * (4 * NR)));
   const int32_t KC = int32_t(std::max(1, t.kblock));
-  const int32_t K = int32_t(ct.k);
-  const uint32_t jb = L(), je = L(), kb = L(), kn = L(), po = L(), scratch = L();
+  const int32_t ncb = std::min(NC, N4), kcb = std::min(KC, K);
+  const uint32_t jb = L(), je = L(), kb = L(), kn = L(), po = L(), scratch = L(), sa = L();
+  if (N4 > 0 && (pack || a_pack)) {
+    // B's block at scratch, then A's MR x KC panel.
+    c.i32_const(4 * ((pack ? ncb * kcb : 0) + (a_pack ? MR * kcb : 0)));
+    e.call_builtin(Builtin::Scratch);
+    c.local_tee(scratch);
+    add_c(pack ? 4 * ncb * kcb : 0);
+    c.local_set(sa);
+  }
+
+  // One pass per batch that [begin, end) touches, on batch-local gidx [lo, hi).
+  get(B), c.i32_const(MN), c.op(op::I32DivU), c.local_set(bt);
+  c.loop();  // batches
+  get(bt), mul_c(MN), c.local_set(boff);
+  get(B), get(boff), c.op(op::I32Sub), c.local_set(lo);
+  c.i32_const(0), get(lo), get(lo), c.i32_const(0), c.op(op::I32LtS), c.op(op::Select), c.local_set(lo);
+  get(E), get(boff), c.op(op::I32Sub), c.local_set(hi);
+  c.i32_const(MN), get(hi), get(hi), c.i32_const(MN), c.op(op::I32GtS), c.op(op::Select), c.local_set(hi);
+  // Whole rows of [lo, hi): [ra, rb); tiled rows [rt0, rt1), a multiple of MR.
+  get(lo), add_c(N - 1), c.i32_const(N), c.op(op::I32DivU), c.local_set(ra);
+  get(hi), c.i32_const(N), c.op(op::I32DivU), c.local_set(rb);
+  get(ra), c.local_set(rt0);
+  // rt1 = ra + MR * ((rb - ra) / MR) when rb > ra and every in-place load is in bounds, else ra.
+  get(ra);
+  get(rb), get(ra), c.op(op::I32Sub), c.i32_const(MR), c.op(op::I32DivS), mul_c(MR), add();
+  get(ra);
+  get(rb), get(ra), c.op(op::I32GtS);
+  if (!a_pack) c.i32_const(int32_t(A.hi)), get(ke.count_local(A.arg)), c.op(op::I32LtS), c.op(op::I32And);
+  if (!b_expr) c.i32_const(int32_t(Bf.hi)), get(ke.count_local(Bf.arg)), c.op(op::I32LtS), c.op(op::I32And);
+  c.op(op::Select);
+  c.local_set(rt1);
+
   if (N4 > 0) {
-    if (t.pack) {
-      c.i32_const(4 * std::min(NC, N4) * std::min(KC, K));
-      e.call_builtin(Builtin::Scratch);
-      c.local_set(scratch);
-    }
     c.i32_const(0), c.local_set(jb);
     c.loop();  // jb
-    c.local_get(jb), c.i32_const(NC), c.op(op::I32Add), c.local_tee(je);
-    c.i32_const(N4), c.local_get(je), c.i32_const(N4), c.op(op::I32LtS), c.op(op::Select), c.local_set(je);
+    get(jb), add_c(NC), c.local_set(je);
+    min_c(je, N4);
     c.i32_const(0), c.local_set(kb);
     c.loop();  // kb
-    // kn = min(KC, K - kb)
-    c.i32_const(K), c.local_get(kb), c.op(op::I32Sub), c.local_tee(kn);
-    c.i32_const(KC), c.local_get(kn), c.i32_const(KC), c.op(op::I32LtS), c.op(op::Select), c.local_set(kn);
-    if (t.pack) {
+    c.i32_const(K), get(kb), c.op(op::I32Sub), c.local_set(kn);
+    min_c(kn, KC);
+    if (pack) {
       // Strip s of the block (columns jb + 4 NR s ..) goes to scratch + 4 (4 NR s) kn, row r at
       // 16 NR r: the tile then reads B sequentially. Skipped when no row is tiled (rt1 == rt0:
-      // short operands, or a range with no whole rows), so the loads stay in bounds.
-      c.local_get(rt1), c.local_get(rt0), c.op(op::I32GtS);
+      // short operands, or a range with no whole rows), so in-place loads stay in bounds.
+      get(rt1), get(rt0), c.op(op::I32GtS);
       c.if_();
-      c.local_get(jb), c.local_set(j0);
+      get(jb), c.local_set(j0);
       c.loop();  // strips
-      c.local_get(ke.ptr_local(ct.b_arg));
-      c.local_get(j0), c.local_get(kb), c.i32_const(int32_t(ct.b.cr)), c.op(op::I32Mul), c.op(op::I32Add);
-      c.i32_const(int32_t(ct.b.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl);
-      c.op(op::I32Add), c.local_set(pb);
-      c.local_get(scratch);
-      c.local_get(j0), c.local_get(jb), c.op(op::I32Sub), c.local_get(kn), c.op(op::I32Mul);
-      c.i32_const(2), c.op(op::I32Shl), c.op(op::I32Add), c.local_set(po);
-      c.local_get(kn), c.local_set(r);
-      c.loop();  // rows of the strip
-      for (int b = 0; b < NR; b++) {
-        c.local_get(po), c.local_get(pb), c.simd_mem(simd::V128Load, 2, uint32_t(16 * b));
-        c.simd_mem(simd::V128Store, 2, uint32_t(16 * b));
+      auto strip_base = [&] {  // po = scratch + 4 (j0 - jb) kn
+        get(scratch), get(j0), get(jb), c.op(op::I32Sub), get(kn), c.op(op::I32Mul), bytes(), add();
+      };
+      if (!b_expr) {
+        get(ke.ptr_local(Bf.arg));
+        get(j0), get(kb), mul_c(Bf.cr), add(), get(bt), mul_c(Bf.cb), add(), add_c(Bf.c0), bytes();
+        add(), c.local_set(pb);
+        strip_base(), c.local_set(po);
+        get(kn), c.local_set(r);
+        c.loop();  // rows of the strip
+        for (int b = 0; b < NR; b++) {
+          get(po), get(pb), c.simd_mem(simd::V128Load, 2, uint32_t(16 * b));
+          c.simd_mem(simd::V128Store, 2, uint32_t(16 * b));
+        }
+        get(pb), add_c(4 * Bf.cr), c.local_set(pb);
+        get(po), add_c(16 * NR), c.local_set(po);
+        get(r), c.i32_const(1), c.op(op::I32Sub), c.local_tee(r), c.br_if(0);
+        c.end();
+      } else {
+        // B evaluated at row 0 of the batch (it does not read the row): per column group,
+        // the column-only part once, then each reduction step.
+        const int groups = b_simd ? NR : 4 * NR;
+        for (int v = 0; v < groups; v++) {
+          get(boff), get(j0), add(), add_c(b_simd ? 4 * v : v), c.local_set(G);
+          if (b_simd) se.compute_sub(plan_b, 1);
+          else ke.compute_level(plan_b, 1);
+          strip_base(), add_c(b_simd ? 16 * v : 4 * v), c.local_set(po);
+          c.i32_const(0), c.local_set(r);
+          c.loop();  // reduction steps of the block
+          get(kb), get(r), add(), c.local_set(R);
+          if (b_simd) {
+            se.compute_sub(plan_b, 2);
+            get(po), se.push_value(Bf.factor.get()), c.simd_mem(simd::V128Store, 2);
+          } else {
+            ke.compute_level(plan_b, 2);
+            e.emit_store(DType::Float32, [&] { get(po); }, ke.val(Bf.factor.get()));
+          }
+          get(po), add_c(16 * NR), c.local_set(po);
+          incr_loop(r, 1, [&] { get(kn); });
+          c.end();
+        }
       }
-      c.local_get(pb), c.i32_const(int32_t(4 * ct.b.cr)), c.op(op::I32Add), c.local_set(pb);
-      c.local_get(po), c.i32_const(16 * NR), c.op(op::I32Add), c.local_set(po);
-      c.local_get(r), c.i32_const(1), c.op(op::I32Sub), c.local_tee(r), c.br_if(0);
-      c.end();
-      c.local_get(j0), c.i32_const(4 * NR), c.op(op::I32Add), c.local_tee(j0);
-      c.local_get(je), c.op(op::I32LtS), c.br_if(0);
+      incr_loop(j0, 4 * NR, [&] { get(je); });
       c.end();
       c.end();
     }
-    c.local_get(rt0), c.local_set(i0);
+    get(rt0), c.local_set(i0);
     c.block();
-    c.local_get(i0), c.local_get(rt1), c.op(op::I32GeS), c.br_if(0);
+    get(i0), get(rt1), c.op(op::I32GeS), c.br_if(0);
     c.loop();  // i0
-    c.local_get(jb), c.local_set(j0);
+    if (a_pack) {
+      // A's rows i0 .. i0 + MR - 1 of this reduction block, MR values per step.
+      c.i32_const(0), c.local_set(ai);
+      c.loop();
+      get(boff), get(i0), get(ai), add(), mul_c(N), add(), c.local_set(G);
+      ke.compute_level(plan_a, 1);
+      get(sa), get(ai), bytes(), add(), c.local_set(po);
+      c.i32_const(0), c.local_set(r);
+      c.loop();
+      get(kb), get(r), add(), c.local_set(R);
+      ke.compute_level(plan_a, 2);
+      e.emit_store(DType::Float32, [&] { get(po); }, ke.val(A.factor.get()));
+      get(po), add_c(4 * MR), c.local_set(po);
+      incr_loop(r, 1, [&] { get(kn); });
+      c.end();
+      incr_loop(ai, 1, [&] { c.i32_const(MR); });
+      c.end();
+    }
+    get(jb), c.local_set(j0);
     c.loop();  // j0
-    auto out_row = [&](int a) {  // po = out + 4 ((i0 + a) N + j0)
-      c.local_get(ke.out_ptr_local());
-      c.local_get(i0), c.i32_const(a), c.op(op::I32Add), c.i32_const(N), c.op(op::I32Mul);
-      c.local_get(j0), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl), c.op(op::I32Add);
+    auto out_row = [&](int a) {  // po = out + 4 (boff + (i0 + a) N + j0)
+      get(ke.out_ptr_local());
+      get(i0), add_c(a), mul_c(N), get(j0), add(), get(boff), add(), bytes(), add();
       c.local_set(po);
     };
-    c.local_get(kb), c.op(op::I32Eqz);
+    get(kb), c.op(op::I32Eqz);
     c.if_();
     for (auto x : acc) {
       e.emit_const(DType::Float32, Reduction::identity(AluOp::Add, DType::Float32));
@@ -230,114 +204,112 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& ct, const
     for (int a = 0; a < MR; a++) {
       out_row(a);
       for (int b = 0; b < NR; b++)
-        c.local_get(po), c.simd_mem(simd::V128Load, 2, uint32_t(16 * b)), c.local_set(acc[size_t(a * NR + b)]);
+        get(po), c.simd_mem(simd::V128Load, 2, uint32_t(16 * b)), c.local_set(acc[size_t(a * NR + b)]);
     }
     c.end();
-    // pa = ptr_a + 4 (a.c0 + a.ci i0 + a.cr kb), pb = ptr_b + 4 (b.c0 + j0 + b.cr kb)
-    c.local_get(ke.ptr_local(ct.a_arg));
-    c.local_get(i0), c.i32_const(int32_t(ct.a.ci)), c.op(op::I32Mul);
-    c.local_get(kb), c.i32_const(int32_t(ct.a.cr)), c.op(op::I32Mul), c.op(op::I32Add);
-    c.i32_const(int32_t(ct.a.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl), c.op(op::I32Add);
-    c.local_set(pa);
-    if (t.pack) {  // pb = scratch + 4 (j0 - jb) kn
-      c.local_get(scratch);
-      c.local_get(j0), c.local_get(jb), c.op(op::I32Sub), c.local_get(kn), c.op(op::I32Mul);
-      c.i32_const(2), c.op(op::I32Shl), c.op(op::I32Add), c.local_set(pb);
-    } else {
-      c.local_get(ke.ptr_local(ct.b_arg));
-      c.local_get(j0), c.local_get(kb), c.i32_const(int32_t(ct.b.cr)), c.op(op::I32Mul), c.op(op::I32Add);
-      c.i32_const(int32_t(ct.b.c0)), c.op(op::I32Add), c.i32_const(2), c.op(op::I32Shl);
-      c.op(op::I32Add), c.local_set(pb);
+    if (a_pack) {
+      get(sa), c.local_set(pa);
+    } else {  // pa = ptr_a + 4 (a.c0 + a.cb bt + a.ci i0 + a.cr kb)
+      get(ke.ptr_local(A.arg));
+      get(i0), mul_c(A.ci), get(kb), mul_c(A.cr), add(), get(bt), mul_c(A.cb), add(), add_c(A.c0), bytes();
+      add(), c.local_set(pa);
     }
-    c.local_get(kn), c.local_set(r);
+    if (pack) {  // pb = scratch + 4 (j0 - jb) kn
+      get(scratch), get(j0), get(jb), c.op(op::I32Sub), get(kn), c.op(op::I32Mul), bytes(), add();
+      c.local_set(pb);
+    } else {  // pb = ptr_b + 4 (b.c0 + b.cb bt + j0 + b.cr kb)
+      get(ke.ptr_local(Bf.arg));
+      get(j0), get(kb), mul_c(Bf.cr), add(), get(bt), mul_c(Bf.cb), add(), add_c(Bf.c0), bytes();
+      add(), c.local_set(pb);
+    }
+    const int64_t a_row = a_pack ? 1 : A.ci;  // elements between A's rows, and per step
+    const int64_t a_step = a_pack ? MR : A.cr, b_step = pack ? 4 * NR : Bf.cr;
+    get(kn), c.local_set(r);
     c.loop();  // r
-    for (int b = 0; b < NR; b++) {
-      c.local_get(pb), c.simd_mem(simd::V128Load, 2, uint32_t(16 * b)), c.local_set(bv[size_t(b)]);
-    }
+    for (int b = 0; b < NR; b++) get(pb), c.simd_mem(simd::V128Load, 2, uint32_t(16 * b)), c.local_set(bv[size_t(b)]);
     for (int a = 0; a < MR; a++) {
-      c.local_get(pa), c.simd_mem(simd::V128Load32Splat, 2, uint32_t(4 * a * ct.a.ci)), c.local_set(av);
+      get(pa), c.simd_mem(simd::V128Load32Splat, 2, uint32_t(4 * a * a_row)), c.local_set(av);
       for (int b = 0; b < NR; b++) {
         uint32_t ac = acc[size_t(a * NR + b)];
         if (t.fma) {
-          c.local_get(av), c.local_get(bv[size_t(b)]), c.local_get(ac), c.simd(simd::F32x4RelaxedMadd);
+          get(av), get(bv[size_t(b)]), get(ac), c.simd(simd::F32x4RelaxedMadd);
         } else {
-          c.local_get(ac), c.local_get(av), c.local_get(bv[size_t(b)]), c.simd(simd::F32x4Mul);
+          get(ac), get(av), get(bv[size_t(b)]), c.simd(simd::F32x4Mul);
           c.simd(simd::F32x4Add);
         }
         c.local_set(ac);
       }
     }
-    c.local_get(pa), c.i32_const(int32_t(4 * ct.a.cr)), c.op(op::I32Add), c.local_set(pa);
-    c.local_get(pb), c.i32_const(t.pack ? 16 * NR : int32_t(4 * ct.b.cr)), c.op(op::I32Add), c.local_set(pb);
-    c.local_get(r), c.i32_const(1), c.op(op::I32Sub), c.local_tee(r), c.br_if(0);
+    get(pa), add_c(4 * a_step), c.local_set(pa);
+    get(pb), add_c(4 * b_step), c.local_set(pb);
+    get(r), c.i32_const(1), c.op(op::I32Sub), c.local_tee(r), c.br_if(0);
     c.end();
-    // After the last reduction block: the fused epilogue per block, at gidx = (i0 + a) N + j0 + 4 b.
-    c.local_get(kb), c.local_get(kn), c.op(op::I32Add), c.i32_const(K), c.op(op::I32GeS);
+    // After the last reduction block: the fused epilogue per block, at
+    // gidx = boff + (i0 + a) N + j0 + 4 b.
+    get(kb), get(kn), add(), c.i32_const(K), c.op(op::I32GeS);
     c.if_();
     for (int a = 0; a < MR; a++)
       for (int b = 0; b < NR; b++) {
-        c.local_get(i0), c.i32_const(a), c.op(op::I32Add), c.i32_const(N), c.op(op::I32Mul);
-        c.local_get(j0), c.op(op::I32Add), c.i32_const(4 * b), c.op(op::I32Add);
-        c.local_set(ke.gidx_local());
+        get(i0), add_c(a), mul_c(N), get(j0), add(), get(boff), add(), add_c(4 * b);
+        c.local_set(G);
         se.emit_epilogue_and_store(acc[size_t(a * NR + b)]);
       }
     c.else_();
     for (int a = 0; a < MR; a++) {
       out_row(a);
       for (int b = 0; b < NR; b++)
-        c.local_get(po), c.local_get(acc[size_t(a * NR + b)]), c.simd_mem(simd::V128Store, 2, uint32_t(16 * b));
+        get(po), get(acc[size_t(a * NR + b)]), c.simd_mem(simd::V128Store, 2, uint32_t(16 * b));
     }
     c.end();
-    c.local_get(j0), c.i32_const(4 * NR), c.op(op::I32Add), c.local_tee(j0);
-    c.local_get(je), c.op(op::I32LtS), c.br_if(0);
+    incr_loop(j0, 4 * NR, [&] { get(je); });
     c.end();  // j0
-    c.local_get(i0), c.i32_const(MR), c.op(op::I32Add), c.local_tee(i0);
-    c.local_get(rt1), c.op(op::I32LtS), c.br_if(0);
+    incr_loop(i0, MR, [&] { get(rt1); });
     c.end();  // i0
     c.end();
-    c.local_get(kb), c.i32_const(KC), c.op(op::I32Add), c.local_tee(kb);
-    c.i32_const(K), c.op(op::I32LtS), c.br_if(0);
+    incr_loop(kb, KC, [&] { c.i32_const(K); });
     c.end();  // kb
-    c.local_get(jb), c.i32_const(NC), c.op(op::I32Add), c.local_tee(jb);
-    c.i32_const(N4), c.op(op::I32LtS), c.br_if(0);
+    incr_loop(jb, NC, [&] { c.i32_const(N4); });
     c.end();  // jb
   }
 
-  // What the tiles did not cover: [begin, rt0 N), the column tail of each tiled row, and
-  // [rt1 N, end), as segments 0, 1 .. rt1 - rt0, and the last.
+  // What the tiles did not cover in this batch: [lo, rt0 N), the column tail of each tiled
+  // row, and [rt1 N, hi), as segments 0, 1 .. rt1 - rt0, and the last.
   c.i32_const(2);
-  if (N4 < N) c.local_get(rt1), c.local_get(rt0), c.op(op::I32Sub), c.op(op::I32Add);
+  if (N4 < N) get(rt1), get(rt0), c.op(op::I32Sub), add();
   c.local_set(nseg);
   c.i32_const(0), c.local_set(seg);
   c.loop();
-  c.local_get(seg), c.op(op::I32Eqz);
+  get(seg), c.op(op::I32Eqz);
   c.if_();
-  {  // [begin, min(rt0 N, end))
-    c.local_get(B), c.local_set(sb);
-    c.local_get(rt0), c.i32_const(N), c.op(op::I32Mul), c.local_set(sen);
-    c.local_get(sen), c.local_get(E), c.local_get(sen), c.local_get(E), c.op(op::I32LtS);
-    c.op(op::Select), c.local_set(sen);
+  {  // [lo, min(rt0 N, hi))
+    get(lo), c.local_set(sb);
+    get(rt0), mul_c(N), c.local_set(sen);
+    min_into(sen, sen, hi);
   }
   c.else_();
-  c.local_get(seg), c.i32_const(1), c.op(op::I32Add), c.local_get(nseg), c.op(op::I32Eq);
+  get(seg), add_c(1), get(nseg), c.op(op::I32Eq);
   c.if_();
-  {  // [rt1 N, end)
-    c.local_get(rt1), c.i32_const(N), c.op(op::I32Mul), c.local_set(sb);
-    c.local_get(E), c.local_set(sen);
+  {  // [rt1 N, hi)
+    get(rt1), mul_c(N), c.local_set(sb);
+    get(hi), c.local_set(sen);
   }
   c.else_();
   {  // row rt0 + seg - 1: [row N + N4, row N + N)
-    c.local_get(rt0), c.local_get(seg), c.op(op::I32Add), c.i32_const(1), c.op(op::I32Sub);
-    c.i32_const(N), c.op(op::I32Mul), c.local_tee(sb);
-    c.i32_const(N), c.op(op::I32Add), c.local_set(sen);
-    c.local_get(sb), c.i32_const(N4), c.op(op::I32Add), c.local_set(sb);
+    get(rt0), get(seg), add(), add_c(-1), mul_c(N), c.local_tee(sb);
+    add_c(N), c.local_set(sen);
+    get(sb), add_c(N4), c.local_set(sb);
   }
   c.end();
   c.end();
+  get(sb), get(boff), add(), c.local_set(sb);
+  get(sen), get(boff), add(), c.local_set(sen);
   generic(sb, sen);
-  c.local_get(seg), c.i32_const(1), c.op(op::I32Add), c.local_tee(seg);
-  c.local_get(nseg), c.op(op::I32LtS), c.br_if(0);
+  incr_loop(seg, 1, [&] { get(nseg); });
   c.end();
+
+  get(bt), add_c(1), c.local_tee(bt);
+  mul_c(MN), get(E), c.op(op::I32LtS), c.br_if(0);
+  c.end();  // batches
 }
 
 }  // namespace kiln::wasm

@@ -1,28 +1,25 @@
-// Register-tiled contractions: a float32 sum of products whose operand indices are linear in
-// (row i, column j, ridx r) gets an MR x (NR x f32x4) tile of accumulators over the r loop.
+// Register-tiled contractions: a float32 sum of products split as batch x rows x columns
+// (ir/contraction.h) gets an MR x (NR x f32x4) tile of accumulators over the r loop. A factor
+// that is a plain load with a linear index is read in place; any other factor (a padded
+// convolution window, a strided or gathered operand) is evaluated into per-thread scratch
+// once per cache block, so matmul, batched matmul and convolutions share one loop.
 #pragma once
 #include <cstdint>
 #include <optional>
 
 #include "backend/wasm/wasm_simd_emitter.h"
+#include "ir/contraction.h"
 
 namespace kiln::wasm {
 
-// index = c0 + ci * i + cj * j + cr * r over the output grid (i, j) of the schedule.
-struct LinearIndex {
-  int64_t c0 = 0, ci = 0, cj = 0, cr = 0;
-};
+// The contraction structure of k when the tiled loop can run it: float32, Add, indices in
+// int32 byte range, at least one f32x4 of columns. Linear factors whose index can be
+// negative are demoted to expressions (their loads are then bounds-checked).
+std::optional<ContractionShape> find_contraction(const Kernel& k);
 
-// What the tiled loop needs to know about a contraction kernel.
-struct Contraction {
-  int64_t m = 0, n = 0, k = 0;  // output rows, columns (gidx = i * n + j), reduction length
-  int a_arg = 0, b_arg = 0;     // the input splat per row (cj == 0) and the one loaded as rows (cj == 1)
-  LinearIndex a, b;
-  int64_t a_lo = 0, a_hi = 0, b_lo = 0, b_hi = 0;  // index ranges over the whole grid
-};
-
-// The contraction structure of k, if its body is load * load with such indices.
-std::optional<Contraction> find_contraction(const Kernel& k);
+// Whether the tiled loop reads a factor in place: A as a row splat, B as column vectors.
+inline bool a_in_place(const ContractionShape& c) { return c.a.linear; }
+inline bool b_in_place(const ContractionShape& c) { return c.b.linear && c.b.cj == 1; }
 
 struct TileShape {
   int rows = 4;     // MR
@@ -33,15 +30,17 @@ struct TileShape {
   bool fma = false;  // f32x4.relaxed_madd instead of mul + add (rounding differs)
 };
 
-// Packing B and the cache blocks used with it (tuned in docs/WASM.md). Packing pays when B
-// does not fit the L2 comfortably and there are enough rows to amortize the copy.
+// Packing B and the cache blocks used with it (tuned in docs/WASM.md). Packing an in-place B
+// pays when it does not fit the L2 comfortably and there are enough rows to amortize the
+// copy; a B that is not in place is always packed.
 constexpr int kPackPanel = 512;   // NC: output columns per packed block
 constexpr int kPackKblock = 256;  // KC: reduction steps per packed block
-bool pack_pays(const Contraction& c);
+bool pack_pays(const ContractionShape& c);
 
-// Emits the tiled loop over the rows of [begin, end) that are whole and a multiple of MR,
-// columns [0, n - n % (4 NR)); then every gidx not covered goes through `generic(from, to)`.
-void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const Contraction& c, const TileShape& t,
+// Emits the tiled loop over each batch's rows of [begin, end) that are whole and a multiple
+// of MR, columns [0, n - n % (4 NR)); then every gidx not covered goes through
+// `generic(from, to)`. `se` must have analyzed the kernel (it evaluates packed B factors).
+void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& c, const TileShape& t,
                 const std::function<void(uint32_t, uint32_t)>& generic);
 
 }  // namespace kiln::wasm
