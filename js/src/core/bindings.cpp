@@ -3,6 +3,7 @@
 #include <emscripten/bind.h>
 
 #include "backend/backend.h"
+#include "backend/wasm/wasm_backend.h"
 #include "js_values.h"
 #include "op_table.h"
 
@@ -206,6 +207,24 @@ val make_jaxpr_js(val jsfn, const val& args) {
   }
 }
 
+// The wasm backend's thread count: sets it when n != 0, and returns [threads, max threads,
+// split dispatches, pool-worker chunks] (threads and max are 1 in the single-threaded core),
+// or an Error for a count outside [1, max]. A diagnostic for tests and benchmarks.
+val wasm_threads(int n) {
+  try {
+    auto& be = static_cast<WasmBackend&>(get_backend("wasm"));
+    if (n != 0) be.set_threads(n);
+    val r = val::array();
+    r.call<void>("push", be.threads());
+    r.call<void>("push", be.max_threads());
+    r.call<void>("push", double(be.split_dispatches()));
+    r.call<void>("push", double(be.worker_chunks()));
+    return r;
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
 }  // namespace
 }  // namespace kiln::js
 
@@ -231,4 +250,5 @@ EMSCRIPTEN_BINDINGS(kiln) {
   function("vjp", &vjp_js);
   function("linearize", &linearize_js);
   function("makeJaxpr", &make_jaxpr_js);
+  function("wasmThreads", &wasm_threads);
 }

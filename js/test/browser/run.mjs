@@ -44,7 +44,8 @@ const page = `<!doctype html><meta charset="utf-8"><title>kiln tests</title><scr
 const headers = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
 // Also the repository's examples/web page and the package it loads (js/dist).
 const repo = resolve(here, "../../..");
-const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript" };
+const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".cjs": "text/javascript", ".wasm": "application/wasm" };
+const dist = resolve(here, "../../dist");
 const server = createServer((req, res) => {
   const path = (req.url ?? "").split("?")[0];
   if (/^\/(examples\/web|js\/dist)\/[\w./-]*$/.test(path) && !path.includes("..")) {
@@ -55,6 +56,10 @@ const server = createServer((req, res) => {
     } catch {
       res.writeHead(404).end();
     }
+  } else if (/^\/kiln_core_mt\.(cjs|wasm|worker\.cjs)$/.test(path)) {
+    // The threaded core's files, next to the bundle (js/src/core.ts finds them there).
+    const file = join(dist, path.slice(1));
+    res.writeHead(200, { ...headers, "Content-Type": types[file.slice(file.lastIndexOf("."))] }).end(readFileSync(file));
   } else if (req.url === "/bundle.js") res.writeHead(200, { ...headers, "Content-Type": "text/javascript" }).end(script);
   else if (req.url === "/" || req.url === "/index.html") res.writeHead(200, { ...headers, "Content-Type": "text/html" }).end(page);
   else res.writeHead(404).end();
@@ -79,13 +84,18 @@ try {
   const version = context.browser()?.version() ?? "chromium";
   await tab.goto(url);
   await tab.waitForFunction(() => window.__kiln?.done === true, null, { timeout: 540_000, polling: 500 });
-  const { results, isolated, sab } = await tab.evaluate(() => window.__kiln);
+  const { results, isolated, sab, core } = await tab.evaluate(() => window.__kiln);
   const bad = results.filter((r) => !r.ok);
   failed = bad.length;
   for (const r of bad.slice(0, 30)) console.error(`FAIL ${r.name}\n  ${r.error.split("\n").slice(0, 3).join("\n  ")}`);
   console.log(`[kiln] chromium ${version}: ${results.length - bad.length} passed, ${bad.length} failed (crossOriginIsolated ${isolated}, SharedArrayBuffer ${sab})`);
+  console.log(`[kiln] core: ${core?.threaded ? "threaded (kiln_core_mt)" : "single-threaded (kiln_core)"}, ${core?.maxThreads} threads, ${core?.splitDispatches} split dispatches, ${core?.workerChunks} worker chunks`);
   if (!isolated) {
     console.error("[kiln] the page is not cross-origin isolated");
+    failed++;
+  }
+  if (!core?.threaded || !(core.workerChunks > 0)) {
+    console.error("[kiln] the suite did not run on the threaded core's pool");
     failed++;
   }
   // The example page must compute d/dx sin(x)·x as the formula does.

@@ -1,5 +1,6 @@
 // The wasm backend: malloc'd buffers in the core's memory, kernel modules compiled and
-// instantiated through EM_JS, cached by their exact key, and called through the table.
+// instantiated through EM_JS, cached by their exact key, called through the table, and
+// large dispatches split over a pthread pool in threaded builds.
 #ifdef __EMSCRIPTEN__
 #include "backend/wasm/wasm_backend.h"
 
@@ -10,17 +11,23 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/wasm/wasm_thread_pool.h"
 #include "ir/alu_op.h"
 #include "ir/error.h"
 
 // Compiles and instantiates a kernel module against the core's memory and the builtins
 // (function-table indices); returns its id in Module.kilnKernels, or -1 on failure
 // (the message is kept for kiln_wasm_last_error).
+// Views are made from wasmMemory.buffer each time: under pthreads another thread may have
+// grown the memory, and the bytes are copied (slice) since a module is not compiled from
+// a shared buffer.
 EM_JS(int, kiln_wasm_instantiate, (const uint8_t* bytes, int len, const uint32_t* imports, int nimports), {
   try {
-    var mod = new WebAssembly.Module(HEAPU8.subarray(bytes, bytes + len));
+    var buf = wasmMemory.buffer;
+    var mod = new WebAssembly.Module(new Uint8Array(buf, bytes, len).slice());
+    var imp = new Uint32Array(buf, imports, nimports);
     var env = {memory : wasmMemory};
-    for (var i = 0; i < nimports; i++) env['b' + i] = wasmTable.get(HEAPU32[(imports >> 2) + i]);
+    for (var i = 0; i < nimports; i++) env['b' + i] = wasmTable.get(imp[i]);
     var inst = new WebAssembly.Instance(mod, {env : env});
     var ks = Module['kilnKernels'] || (Module['kilnKernels'] = []);
     ks.push(inst.exports['k']);
@@ -46,6 +53,47 @@ EM_JS(int, kiln_wasm_table_insert, (int id), {
 
 EM_JS(void, kiln_wasm_trampoline, (int id, uint32_t args, int begin, int end), {
   Module['kilnKernels'][id](args, begin, end);
+});
+
+// On a pool worker: every worker has its own JS state and function table, so it compiles
+// and instantiates kernel `id` from the bytes the executable keeps in the shared heap the
+// first time it runs it (against the same shared memory), then calls it. Returns -1 with
+// the worker's kilnLastError set if the module did not compile there.
+EM_JS(int, kiln_wasm_worker_call, (int id, const uint8_t* bytes, int len, const uint32_t* imports, int nimports,
+                                   uint32_t args, int begin, int end), {
+  var ks = Module['kilnKernels'] || (Module['kilnKernels'] = []);
+  var k = ks[id];
+  if (!k) {
+    try {
+      var buf = wasmMemory.buffer;
+      var mod = new WebAssembly.Module(new Uint8Array(buf, bytes, len).slice());
+      var imp = new Uint32Array(buf, imports, nimports);
+      var env = {memory : wasmMemory};
+      for (var i = 0; i < nimports; i++) env['b' + i] = wasmTable.get(imp[i]);
+      k = ks[id] = new WebAssembly.Instance(mod, {env : env}).exports['k'];
+    } catch (e) {
+      Module['kilnLastError'] = String(e);
+      return -1;
+    }
+  }
+  k(args, begin, end);
+  return 0;
+});
+
+// Whether the core runs in a shared memory (a -pthread link in an engine with
+// SharedArrayBuffer), and how many threads it may use: the pool's idle workers plus this one.
+EM_JS(int, kiln_wasm_memory_is_shared, (), {
+  return typeof SharedArrayBuffer != 'undefined' && wasmMemory.buffer instanceof SharedArrayBuffer ? 1 : 0;
+});
+EM_JS(int, kiln_wasm_pool_threads, (), {
+  var idle = typeof PThread != 'undefined' ? PThread.unusedWorkers.length : 0;
+  var want = typeof kilnThreadCount == 'function' ? kilnThreadCount() : 1;
+  return Math.max(1, Math.min(want, idle + 1));
+});
+// $KILN_WASM_PARALLEL_MIN_WORK under Node (Emscripten's getenv does not see process.env); -1 if unset.
+EM_JS(double, kiln_wasm_env_min_work, (), {
+  var v = typeof process == 'object' && process.env ? process.env['KILN_WASM_PARALLEL_MIN_WORK'] : undefined;
+  return v ? Number(v) : -1;
 });
 
 namespace kiln {
@@ -145,9 +193,41 @@ struct WasmExecutable : Executable {
   int64_t size = 0;
   std::vector<DType> inputs;
   DType out_dtype = DType::Float32;
+  // For pool workers, which instantiate the module themselves (kiln_wasm_worker_call).
+  std::vector<uint8_t> bytes;
+  std::vector<uint32_t> imports;
+  int64_t grain = 1;  // split points are multiples of this (CompiledKernel::grain)
+  int64_t work = 0;   // elements x reduction steps x expression nodes
 };
 
+// The default of WasmBackend::parallel_min_work. x + 1 over n float32 (work 4n), 1 vs 2
+// threads (WasmThreads.DISABLED_SplitSweep, 2-core dev machine, Node 20, 2026-12-03):
+// work 2^16 0.9x, 2^18 1.5x, 2^20 1.8x; below 2^16 waking the pool costs more than it saves.
+constexpr int64_t kDefaultParallelMinWork = int64_t(1) << 17;
+
 }  // namespace
+
+WasmBackend::WasmBackend() {
+  opts_.shared_memory = kiln_wasm_memory_is_shared() != 0;
+  if (opts_.shared_memory) max_threads_ = threads_ = kiln_wasm_pool_threads();
+  double w = kiln_wasm_env_min_work();
+  min_work_ = w >= 0 ? int64_t(w) : kDefaultParallelMinWork;
+}
+
+WasmBackend::~WasmBackend() = default;
+
+void WasmBackend::set_options(const wasm::CodegenOptions& o) {
+  bool shared = opts_.shared_memory;
+  opts_ = o;
+  opts_.shared_memory = shared;
+}
+
+void WasmBackend::set_threads(int n) {
+  if (n < 1 || n > max_threads_)
+    fail("wasm.set_threads", "got ", n, " threads, expected 1 to ", max_threads_,
+         max_threads_ == 1 ? " (a single-threaded core)" : " (the worker pool of this core, plus one)");
+  threads_ = n;
+}
 
 const std::string& WasmBackend::name() const {
   static const std::string n = "wasm";
@@ -219,6 +299,13 @@ std::shared_ptr<Executable> WasmBackend::prepare(const Kernel& kernel) {
   exe->size = kernel.size;
   exe->inputs = kernel.inputs;
   exe->out_dtype = kernel.out_dtype();
+  exe->grain = std::max<int64_t>(1, ck.grain);
+  const int64_t nodes = kernel.exp.node_count() + (kernel.reduction ? kernel.reduction->epilogue.node_count() : 0);
+  exe->work = kernel.size * (kernel.reduction ? std::max<int64_t>(1, kernel.reduction->size) : 1) * nodes;
+  if (max_threads_ > 1) {
+    exe->bytes = std::move(ck.bytes);
+    exe->imports = std::move(imports);
+  }
   cache_[key] = exe;
   return exe;
 }
@@ -247,8 +334,30 @@ void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inpu
     args[2 + 2 * i] = uint32_t(bytes / itemsize(exe.inputs[i]));
   }
   uint32_t a = uint32_t(reinterpret_cast<uintptr_t>(args));
-  if (mode_ == CallMode::Table) exe.fn(a, 0, int32_t(exe.size));
-  else kiln_wasm_trampoline(exe.id, a, 0, int32_t(exe.size));
+  auto on_this_thread = [&](int64_t b, int64_t e) {
+    if (mode_ == CallMode::Table) exe.fn(a, int32_t(b), int32_t(e));
+    else kiln_wasm_trampoline(exe.id, a, int32_t(b), int32_t(e));
+  };
+  const int64_t grains = (exe.size + exe.grain - 1) / exe.grain;
+  if (threads_ <= 1 || exe.work < min_work_ || grains < 2 || exe.bytes.empty()) {
+    on_this_thread(0, exe.size);
+    return;
+  }
+  // Chunks of whole grains, about 4 per thread: the shared counter then evens out a thread
+  // that starts late (waking, compiling the module) or runs slowly on a loaded machine.
+  const int64_t chunk = std::max<int64_t>(1, grains / (4 * int64_t(threads_))) * exe.grain;
+  if (!pool_) pool_ = std::make_unique<wasm::ThreadPool>(max_threads_);
+  split_dispatches_++;
+  pool_->parallel_for(exe.size, chunk, threads_, [&](int64_t b, int64_t e, int worker) {
+    if (worker == 0) return on_this_thread(b, e);
+    worker_chunks_.fetch_add(1, std::memory_order_relaxed);
+    if (kiln_wasm_worker_call(exe.id, exe.bytes.data(), int(exe.bytes.size()), exe.imports.data(),
+                              int(exe.imports.size()), a, int32_t(b), int32_t(e)) != 0) {
+      char msg[512];
+      kiln_wasm_last_error(msg, sizeof msg);  // this worker's message
+      fail("wasm.dispatch", "a pool worker could not instantiate the kernel module (", msg, ")");
+    }
+  });
 }
 
 }  // namespace kiln

@@ -2,6 +2,7 @@
 // memory, and each Kernel becomes a Wasm module that imports that memory (no copies).
 #pragma once
 #ifdef __EMSCRIPTEN__
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -12,12 +13,18 @@
 
 namespace kiln {
 
+namespace wasm {
+class ThreadPool;
+}
+
 class WasmBackend : public Backend {
  public:
   // How dispatch enters a kernel: a call_indirect through the core's function table, or a
   // JS trampoline (EM_JS). docs/WASM.md has the measured costs; Table is the default.
   enum class CallMode { Table, Trampoline };
 
+  WasmBackend();
+  ~WasmBackend() override;
   const std::string& name() const override;
   void write(int64_t handle, int64_t offset, const void* data, int64_t bytes) override;
   bool can_read_sync() const override { return true; }
@@ -30,8 +37,24 @@ class WasmBackend : public Backend {
   void set_call_mode(CallMode m) { mode_ = m; }
   CallMode call_mode() const { return mode_; }
   // Codegen options for kernels prepared from now on (cached separately per option set).
-  void set_options(const wasm::CodegenOptions& o) { opts_ = o; }
+  // shared_memory always follows the memory the core runs in.
+  void set_options(const wasm::CodegenOptions& o);
   const wasm::CodegenOptions& options() const { return opts_; }
+  // Threads a large dispatch is split over, the calling thread included: 1 in a
+  // single-threaded core; at most max_threads(), the worker pool of a threaded core plus
+  // one (its size is fixed at load: $KILN_NUM_THREADS or Module.kilnThreads, docs/WASM.md).
+  int threads() const { return threads_; }
+  int max_threads() const { return max_threads_; }
+  void set_threads(int n);
+  // Dispatches with less work (elements x reduction steps x expression nodes) run on the
+  // calling thread only ($KILN_WASM_PARALLEL_MIN_WORK overrides the measured default).
+  int64_t parallel_min_work() const { return min_work_; }
+  void set_parallel_min_work(int64_t w) { min_work_ = w; }
+  bool shared_memory() const { return opts_.shared_memory; }
+  // Counters for tests and benchmarks: dispatches split over the pool, and chunks that pool
+  // workers (not the calling thread) ran.
+  int64_t split_dispatches() const { return split_dispatches_; }
+  int64_t worker_chunks() const { return worker_chunks_.load(); }
   int64_t live_buffers() const { return int64_t(buffers_.size()); }
   int64_t cached_kernels() const { return int64_t(cache_.size()); }
   // The address of a buffer in linear memory (for tests and the JS layer).
@@ -47,6 +70,11 @@ class WasmBackend : public Backend {
   std::unordered_map<std::string, std::shared_ptr<Executable>> cache_;
   CallMode mode_ = CallMode::Table;
   wasm::CodegenOptions opts_;
+  int threads_ = 1, max_threads_ = 1;
+  int64_t min_work_ = 0;
+  std::unique_ptr<wasm::ThreadPool> pool_;  // started by the first split dispatch
+  int64_t split_dispatches_ = 0;
+  std::atomic<int64_t> worker_chunks_{0};
 };
 
 }  // namespace kiln

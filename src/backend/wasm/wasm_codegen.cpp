@@ -225,15 +225,20 @@ CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& o) {
     ts.fma = o.fma;
     emit_tiled(ke, se, *ct, ts, generic);
     out.tiled = true;
+    out.grain = ct->n * ts.rows;
   } else {
     generic(KernelEmitter::kBegin, KernelEmitter::kEnd);
+    out.grain = simd ? 4 : 1;
   }
 
   ModuleBuilder mb;
   out.imports = ke.ops().imports();
   for (size_t i = 0; i < out.imports.size(); i++)
     mb.import_function("env", "b" + std::to_string(i), builtin_type(out.imports[i]));
-  mb.import_memory("env", "memory", 0);
+  // A shared import needs a maximum, and links when the memory's own maximum is at most
+  // that: 65536 pages (4 GiB, all of wasm32) fits every core.
+  if (o.shared_memory) mb.import_memory("env", "memory", 0, true, 65536);
+  else mb.import_memory("env", "memory", 0);
   uint32_t f = mb.add_function({{V::I32, V::I32, V::I32}, {}}, c);
   mb.export_function("k", f);
   out.bytes = mb.build();
@@ -265,7 +270,8 @@ void key_dag(std::string& out, const AluExp& e) {
 
 std::string kernel_key(const Kernel& k, const CodegenOptions& o) {
   std::string out;
-  const int32_t opts[] = {o.simd, o.tile, o.fma, o.tile_rows, o.tile_vecs, o.tile_panel, o.tile_kblock, o.tile_pack};
+  const int32_t opts[] = {o.simd,      o.tile,        o.fma,         o.tile_rows, o.tile_vecs,
+                          o.tile_panel, o.tile_kblock, o.tile_pack,   o.shared_memory};
   out.append(reinterpret_cast<const char*>(opts), sizeof opts);
   for (DType d : k.inputs) out.push_back(char('0' + int(d)));
   out.push_back('|');

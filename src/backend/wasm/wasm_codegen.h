@@ -37,6 +37,10 @@ struct CompiledKernel {
   std::vector<Builtin> imports;  // imported as env.b0, env.b1, ... in this order
   bool simd_loop = false;        // has the SIMD128 main loop
   bool tiled = false;            // has the register-tiled contraction loop
+  // Splits of [0, size) at multiples of this keep every piece on the fast loops (whole
+  // MR-row blocks of a tiled contraction, 4-blocks of the SIMD loop), so a dispatch split
+  // across threads runs the same code per element as one that is not.
+  int64_t grain = 1;
 };
 
 // How kernels are generated. Every combination computes the same bits as alu_eval, except
@@ -49,6 +53,9 @@ struct CodegenOptions {
   int tile_vecs = 0;
   int tile_panel = 0;   // cache blocks: output columns, reduction steps; 0: ScheduleParams
   int tile_kblock = 0;
+  // Import the core's memory as shared (pthreads builds: the core's memory is shared, and
+  // an import must match it). The backend sets this from the memory it runs in.
+  bool shared_memory = false;
   int tile_pack = 0;    // pack B's panels into scratch: 0 when large enough, 1 always, -1 never
   bool operator==(const CodegenOptions&) const = default;
 };
