@@ -52,8 +52,10 @@ build: setup data
 	cmake --build --preset native
 
 # Each stage prints its wall time so CI logs show where the time goes.
+# A failing command fails the target (the echo must not hide its status).
 define timed
-	@start=$$(date +%s); $(1); echo "[kiln] $(2): $$(( $$(date +%s) - start ))s"
+	@start=$$(date +%s); ( $(1) ) || { echo "[kiln] $(2): FAILED after $$(( $$(date +%s) - start ))s"; exit 1; }; \
+	echo "[kiln] $(2): $$(( $$(date +%s) - start ))s"
 endef
 
 # ctest runs every suite twice: on the default device (cpu) and with KILN_DEVICE=native,
@@ -93,14 +95,14 @@ test-js: setup data
 NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py tools/gen_gzip_fixtures.py \
   tools/gen_js_fixtures.py
 test-fixtures:
-	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check; done,fixture generators reproduce the fixtures)
+	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check || exit 1; done,fixture generators reproduce the fixtures)
 
 JAX_GENERATORS := tools/gen_jax_fixtures.py tools/gen_random_fixtures.py tools/gen_nn_fixtures.py \
   tools/gen_optax_fixtures.py tools/gen_sort_linalg_fixtures.py tools/gen_random_samplers_fixtures.py \
   tools/gen_spectral_fixtures.py tools/gen_api_gaps_fixtures.py
 check-jax-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-jax.txt
-	for g in $(JAX_GENERATORS); do python3 "$$g" --check; done
+	for g in $(JAX_GENERATORS); do python3 "$$g" --check || exit 1; done
 
 test: setup
 	$(MAKE) --no-print-directory test-fixtures

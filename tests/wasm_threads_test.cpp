@@ -186,8 +186,8 @@ TEST(WasmThreads, SmallKernelsStayOnTheCallingThread) {
 }
 
 // Not a timed test (speed lives in benchmarks): run it by hand with
-//   KILN_NUM_THREADS=2 node build/wasm/kiln_tests.js --gtest_also_run_disabled_tests \
-//     --gtest_filter='WasmThreads.DISABLED_*'
+//   KILN_NUM_THREADS=2 node build/wasm/kiln_tests.js --gtest_also_run_disabled_tests
+//     --gtest_filter='WasmThreads.DISABLED_*'   (one command line)
 // It prints the cost of a dispatch that stays on the calling thread (compare kiln_tests_st's
 // WasmDispatch.DISABLED_Overhead), and one thread vs all of them for kernels of growing
 // work, which is where parallel_min_work's default comes from (docs/WASM.md, Threads).
