@@ -127,9 +127,11 @@ export class WebGpuRuntime {
     // when they use this buffer.
     if (rec.epoch === this.#epoch && this.#encoder) this.flush();
     // writeBuffer copies `data` now, so a view of the core's memory is safe; sizes must be
-    // multiples of 4.
+    // multiples of 4. The threaded core's memory is a SharedArrayBuffer, which writeBuffer
+    // does not take: such data is copied to an unshared buffer first.
     const n = data.byteLength;
-    const src = n % 4 === 0 ? data : (() => {
+    const shared = typeof SharedArrayBuffer !== "undefined" && data.buffer instanceof SharedArrayBuffer;
+    const src = n % 4 === 0 && !shared ? data : (() => {
       const p = new Uint8Array(Math.ceil(n / 4) * 4);
       p.set(data);
       return p;
