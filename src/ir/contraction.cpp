@@ -29,6 +29,15 @@ struct Info {
 
 int64_t floordiv(int64_t a, int64_t c) { return a >= 0 ? a / c : -((-a + c - 1) / c); }
 
+// The digits a value depends on: those with a coefficient, or the recorded set.
+Mask support_of(const Info& r) {
+  if (!r.exact) return r.support;
+  Mask m = 0;
+  for (size_t d = 0; d < r.co.size(); d++)
+    if (r.co[d]) m |= Mask(1) << d;
+  return m;
+}
+
 constexpr int64_t kBig = int64_t(1) << 40;  // coefficients beyond this: not exact
 
 class DigitAnalysis {
@@ -58,13 +67,6 @@ class DigitAnalysis {
     r.c0 = c0;
     r.co.assign(digits.size(), 0);
     return r;
-  }
-  static Mask support_of(const Info& r) {
-    if (!r.exact) return r.support;
-    Mask m = 0;
-    for (size_t d = 0; d < r.co.size(); d++)
-      if (r.co[d]) m |= Mask(1) << d;
-    return m;
   }
   Info opaque(Mask m) const {
     Info r;
@@ -218,15 +220,7 @@ std::optional<ContractionShape> analyze_contraction(const Kernel& k) {
     da.digits[d].radix = low;
     da.digits.push_back(hi);
   }
-  auto support = [&](const AluExp& e) {
-    const Info& i = da.of(e);
-    if (!i.exact) return i.support;
-    Mask m = 0;
-    for (size_t d = 0; d < i.co.size(); d++)
-      if (i.co[d]) m |= Mask(1) << d;
-    return m;
-  };
-  const Mask sx = support(x), sy = support(y);
+  const Mask sx = support_of(da.of(x)), sy = support_of(da.of(y));
   std::optional<ContractionShape> best;
   for (int swap = 0; swap < 2; swap++) {
     const AluExp& fa = swap ? y : x;

@@ -71,6 +71,9 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
   const int32_t KC = int32_t(std::max(1, t.kblock));
   const int32_t ncb = std::min(NC, N4), kcb = std::min(KC, K);
   const uint32_t jb = L(), je = L(), kb = L(), kn = L(), po = L(), scratch = L(), sa = L();
+  auto strip_base = [&] {  // pushes scratch + 4 (j0 - jb) kn: the packed strip at column j0
+    get(scratch), get(j0), get(jb), c.op(op::I32Sub), get(kn), c.op(op::I32Mul), bytes(), add();
+  };
   if (N4 > 0 && (pack || a_pack)) {
     // B's block at scratch, then A's MR x KC panel.
     c.i32_const(4 * ((pack ? ncb * kcb : 0) + (a_pack ? MR * kcb : 0)));
@@ -119,9 +122,6 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
       c.if_();
       get(jb), c.local_set(j0);
       c.loop();  // strips
-      auto strip_base = [&] {  // po = scratch + 4 (j0 - jb) kn
-        get(scratch), get(j0), get(jb), c.op(op::I32Sub), get(kn), c.op(op::I32Mul), bytes(), add();
-      };
       if (!b_expr) {
         get(ke.ptr_local(Bf.arg));
         get(j0), get(kb), mul_c(Bf.cr), add(), get(bt), mul_c(Bf.cb), add(), add_c(Bf.c0), bytes();
@@ -214,9 +214,8 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
       get(i0), mul_c(A.ci), get(kb), mul_c(A.cr), add(), get(bt), mul_c(A.cb), add(), add_c(A.c0), bytes();
       add(), c.local_set(pa);
     }
-    if (pack) {  // pb = scratch + 4 (j0 - jb) kn
-      get(scratch), get(j0), get(jb), c.op(op::I32Sub), get(kn), c.op(op::I32Mul), bytes(), add();
-      c.local_set(pb);
+    if (pack) {
+      strip_base(), c.local_set(pb);
     } else {  // pb = ptr_b + 4 (b.c0 + b.cb bt + j0 + b.cr kb)
       get(ke.ptr_local(Bf.arg));
       get(j0), get(kb), mul_c(Bf.cr), add(), get(bt), mul_c(Bf.cb), add(), add_c(Bf.c0), bytes();
