@@ -68,9 +68,10 @@ Bytes run_cpu(const Kernel& k, const std::vector<Bytes>& ins) {
 
 // rtol for float results: 0 for ops WGSL rounds correctly (+, -, *, casts, compares),
 // else a bound for WebGPU's builtins (exp/log/sin... are not correctly rounded there).
-void emit(const std::string& name, const Kernel& k, const std::vector<Bytes>& ins, double rtol, double atol) {
-  webgpu::WgslKernel w = webgpu::generate_wgsl(k);
-  webgpu::Grid g = webgpu::dispatch_grid(w, k.size);
+void emit(const std::string& name, const Kernel& k, const std::vector<Bytes>& ins, double rtol, double atol,
+          const webgpu::WgslParams& p = {}) {
+  webgpu::WgslKernel w = webgpu::generate_wgsl(k, p);
+  webgpu::Grid g = webgpu::dispatch_grid(w, k.size, p);
   std::string ws;
   for (char c : w.wgsl) {
     if (c == '\n') ws += "\\n";
@@ -173,6 +174,41 @@ int main() {
     emit(std::string("reduce_") + alu_info(r.op).name + "_" + dtype_name(r.d) + "_" + std::to_string(r.rows) + "x" +
              std::to_string(r.cols),
          k, {random_input(r.d, r.rows * r.cols, false)}, rtol, rtol > 0 ? 1e-5 : 0);
+  }
+  // Contractions (the tiled path): ragged sizes, a batch, an A stored transposed, and an
+  // epilogue; sums in ridx order but with fma, so a bound of K ulps.
+  struct C {
+    int64_t batch, m, n, k;
+    bool a_transposed;
+  };
+  // The last four with other generator parameters: a tile whose quads do not divide among
+  // the invocations (and an odd BK), single staging, and double staging (twice).
+  webgpu::WgslParams odd_tile, single, twice;
+  odd_tile.tiles = {{32, 32, 12, 4, 4}};
+  single.staging = webgpu::WgslStaging::Single;
+  twice.staging = webgpu::WgslStaging::Double;
+  twice.workgroup_storage = 32768;
+  const C cons[] = {{1, 70, 50, 40, false}, {3, 96, 64, 64, false}, {1, 256, 256, 256, false}, {1, 33, 130, 17, true},
+                    {2, 70, 50, 40, false}, {1, 256, 256, 256, false}, {2, 70, 50, 40, false}, {1, 96, 64, 80, true}};
+  for (size_t ci = 0; ci < std::size(cons); ci++) {
+    const C& c = cons[ci];
+    const webgpu::WgslParams& params = ci == 4 ? odd_tile : ci == 5 ? single : ci >= 6 ? twice : webgpu::WgslParams{};
+    Kernel k;
+    k.inputs = {DType::Float32, DType::Float32};
+    k.size = c.batch * c.m * c.n;
+    AluExp g = gidx(k.size), r = AluExp::var(VarId::Ridx, DType::Int32, c.k - 1);
+    AluExp bi = g / (c.m * c.n), i = (g / c.n) % c.m, j = g % c.n;
+    AluExp a = c.a_transposed ? AluExp::load(DType::Float32, 0, bi * (c.m * c.k) + r * c.m + i)
+                              : AluExp::load(DType::Float32, 0, (g / c.n) * c.k + r);
+    AluExp b = AluExp::load(DType::Float32, 1, bi * (c.k * c.n) + r * c.n + j);
+    k.exp = a * b;
+    AluExp acc = AluExp::var(VarId::Acc, DType::Float32, 0);
+    k.reduction = Reduction{AluOp::Add, c.k, AluExp::binary(AluOp::Mul, acc, AluExp::constant(DType::Float32, 0.5))};
+    double rtol = double(c.k) * 6e-8;
+    emit("contraction_" + std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+             std::to_string(c.k) + (c.a_transposed ? "_at" : "") + (ci == 4 ? "_odd_tile" : ci == 5 ? "_single" : ci >= 6 ? "_double" : ""),
+         k, {random_input(DType::Float32, c.batch * c.m * c.k, false), random_input(DType::Float32, c.batch * c.k * c.n, false)},
+         rtol, 1e-5, params);
   }
   return 0;
 }

@@ -19,6 +19,24 @@ val enable_webgpu(const val& limits) {
     webgpu::WgslParams p;
     p.workgroup = get_int(limits, "workgroup", p.workgroup);
     p.max_groups_x = get_int(limits, "maxGroupsX", p.max_groups_x);
+    p.workgroup_storage = get_int(limits, "workgroupStorage", p.workgroup_storage);
+    p.max_invocations = get_int(limits, "maxInvocations", p.max_invocations);
+    p.tree_max_outputs = get_int(limits, "treeMaxOutputs", int(p.tree_max_outputs));
+    // staging: 0 single, 1 prefetch, 2 double (webgpu::WgslStaging).
+    const int staging = get_int(limits, "staging", int(p.staging));
+    if (staging < 0 || staging > 2) fail("webgpu", "staging ", staging, " is invalid, expected 0, 1 or 2");
+    p.staging = webgpu::WgslStaging(staging);
+    // tiles: [[bm, bn, bk, tm, tn], ...], largest first (a per-device override of the defaults).
+    if (limits["tiles"].isArray()) {
+      p.tiles.clear();
+      const int count = limits["tiles"]["length"].as<int>();
+      for (int i = 0; i < count; i++) {
+        val t = limits["tiles"][i];
+        webgpu::WgslTile tile{t[0].as<int>(), t[1].as<int>(), t[2].as<int>(), t[3].as<int>(), t[4].as<int>()};
+        webgpu::check_tile(tile);
+        p.tiles.push_back(tile);
+      }
+    }
     register_backend("webgpu", std::make_unique<WebGpuBackend>(p));
     return val(true);
   } catch (const std::exception& e) {

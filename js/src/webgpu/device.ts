@@ -45,7 +45,10 @@ export async function requestWebGpuDevice(): Promise<GPUDevice | null> {
   }
   const info: any = (adapter as any).info ?? {};
   adapterDescription = [info.vendor, info.architecture, info.description].filter(Boolean).join(" ");
-  const want = ["maxBufferSize", "maxStorageBufferBindingSize", "maxStorageBuffersPerShaderStage", "maxComputeWorkgroupsPerDimension"];
+  const want = [
+    "maxBufferSize", "maxStorageBufferBindingSize", "maxStorageBuffersPerShaderStage", "maxComputeWorkgroupsPerDimension",
+    "maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
+  ];
   const requiredLimits: Record<string, number> = {};
   for (const k of want) requiredLimits[k] = (adapter.limits as any)[k];
   return adapter.requestDevice({ requiredLimits });

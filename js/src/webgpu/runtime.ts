@@ -73,8 +73,20 @@ export class WebGpuRuntime {
   }
 
   /** The limits the WGSL generator needs (see webgpu::WgslParams). */
-  codegenLimits(): { workgroup: number; maxGroupsX: number } {
-    return { workgroup: 256, maxGroupsX: this.device.limits.maxComputeWorkgroupsPerDimension };
+  codegenLimits(): {
+    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number;
+  } {
+    const l = this.device.limits;
+    // SwiftShader runs workgroups on CPU threads, where a 256-invocation tree reduction with
+    // 8 barriers per output costs far more than a serial loop; GPUs want the tree for
+    // reductions with up to many thousands of outputs (a matvec 4096, softmax rows).
+    const cpuAdapter = /swiftshader/i.test(this.adapter);
+    return {
+      workgroup: 256, maxGroupsX: l.maxComputeWorkgroupsPerDimension, treeMaxOutputs: cpuAdapter ? 1024 : 1 << 16,
+      workgroupStorage: l.maxComputeWorkgroupStorageSize,
+      maxInvocations: Math.min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX),
+      tiles: tilesFromEnv(), ...stagingFromEnv(),
+    };
   }
 
   stats(): RuntimeStats {
@@ -302,4 +314,27 @@ export class WebGpuRuntime {
     this.#staging.clear();
     this.device.destroy();
   }
+}
+
+/**
+ * KILN_WEBGPU_TILES (Node.js): contraction tiles to use instead of the generator's defaults,
+ * largest first, as "BMxBNxBK/TMxTN,..." (e.g. "128x128x16/8x8,64x64x16/4x4"); for tuning.
+ */
+/** KILN_WEBGPU_STAGING=single|prefetch|double (Node.js): how tiles stage slices; for tuning. */
+function stagingFromEnv(): { staging?: number } {
+  const v = (globalThis as any).process?.env?.KILN_WEBGPU_STAGING as string | undefined;
+  if (v === undefined) return {};
+  const i = ["single", "prefetch", "double"].indexOf(v);
+  if (i < 0) throw new Error(`KILN_WEBGPU_STAGING: "${v}" is not single, prefetch or double`);
+  return { staging: i };
+}
+
+function tilesFromEnv(): number[][] | undefined {
+  const spec = (globalThis as any).process?.env?.KILN_WEBGPU_TILES as string | undefined;
+  if (!spec) return undefined;
+  return spec.split(",").map((t) => {
+    const m = /^(\d+)x(\d+)x(\d+)\/(\d+)x(\d+)$/.exec(t.trim());
+    if (!m) throw new Error(`KILN_WEBGPU_TILES: "${t}" is not BMxBNxBK/TMxTN`);
+    return m.slice(1).map(Number);
+  });
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "backend/webgpu/wgsl_expr.h"
+#include "backend/webgpu/wgsl_tiled.h"
 #include "ir/error.h"
 
 namespace kiln::webgpu {
@@ -68,6 +69,7 @@ WgslKernel generate_wgsl(const Kernel& k, const WgslParams& p) {
   w.strategy = !k.reduction ? WgslStrategy::Elementwise : tree ? WgslStrategy::TreeReduce : WgslStrategy::SerialReduce;
   std::string s = wgsl_prelude();
   s += bindings(k) + functions(k);
+  if (auto tiled = generate_tiled(k, p, s)) return *tiled;
   const std::string wg = std::to_string(p.workgroup);
   if (w.strategy == WgslStrategy::TreeReduce) {
     const DType d = k.exp.dtype();
@@ -108,9 +110,9 @@ WgslKernel generate_wgsl(const Kernel& k, const WgslParams& p) {
 }
 
 Grid dispatch_grid(const WgslKernel& w, int64_t size, const WgslParams& p) {
-  int64_t groups = w.strategy == WgslStrategy::TreeReduce
-                       ? size
-                       : ((size + w.per_word - 1) / w.per_word + w.workgroup - 1) / w.workgroup;
+  int64_t groups = w.strategy == WgslStrategy::Tiled        ? w.groups
+                   : w.strategy == WgslStrategy::TreeReduce ? size
+                                                            : ((size + w.per_word - 1) / w.per_word + w.workgroup - 1) / w.workgroup;
   groups = std::max<int64_t>(groups, 1);
   Grid g;
   g.x = std::min<int64_t>(groups, p.max_groups_x);

@@ -4,10 +4,23 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/kernel.h"
 
 namespace kiln::webgpu {
+
+// A workgroup tile of a contraction (wgsl_tiled.h): BM x BN outputs, BK steps of ridx
+// staged at a time, TM x TN outputs per invocation (multiples of 4: they are read as vec4).
+struct WgslTile {
+  int bm = 128, bn = 128, bk = 16, tm = 8, tn = 8;
+  int invocations() const { return (bm / tm) * (bn / tn); }
+};
+
+// How a tiled kernel stages factor slices in workgroup memory: load, barrier, compute,
+// barrier (Single); with the next slice's global loads issued before the arithmetic
+// (Prefetch); or into a second copy of workgroup memory, one barrier per slice (Double).
+enum class WgslStaging { Single, Prefetch, Double };
 
 // Per-device choices of the generator (the JS runtime can read them from the adapter).
 struct WgslParams {
@@ -19,9 +32,21 @@ struct WgslParams {
   // well under a second.
   int64_t tree_max_outputs = 1024;
   int max_groups_x = 65535;    // WebGPU's default maxComputeWorkgroupsPerDimension
+  // Contraction tiles, largest first: a kernel takes the first that gives at least
+  // `fill_groups` workgroups (enough to occupy the GPU), else the last. 128x128 tiles of
+  // 8x8 sums per invocation keep the inner loop at 64 FMAs per 4 vec4 workgroup loads.
+  std::vector<WgslTile> tiles = {{128, 128, 16, 8, 8}, {64, 64, 16, 4, 4}};
+  int64_t fill_groups = 128;
+  WgslStaging staging = WgslStaging::Prefetch;
+  int64_t tile_min = 16;       // rows, columns and ridx of the smallest tiled contraction
+  int workgroup_storage = 16384;  // bytes of workgroup memory (WebGPU's default limit)
+  int max_invocations = 256;      // per workgroup (WebGPU's default limit)
 };
 
-enum class WgslStrategy { Elementwise, SerialReduce, TreeReduce };
+// Throws a kiln::Error naming the tile when it breaks WgslTile's rules.
+void check_tile(const WgslTile& t);
+
+enum class WgslStrategy { Elementwise, SerialReduce, TreeReduce, Tiled };
 
 // A generated shader. Bindings: 0 = uniform {size: u32}, 1 = out (array<u32>), 2 + i = input i.
 struct WgslKernel {
@@ -29,6 +54,7 @@ struct WgslKernel {
   WgslStrategy strategy = WgslStrategy::Elementwise;
   int workgroup = 256;
   int per_word = 1;  // outputs packed per u32 word (4 for bool, 2 for float16), one invocation each word
+  int64_t groups = 0;  // Tiled: workgroups to dispatch (the others derive it from the size)
 };
 
 WgslKernel generate_wgsl(const Kernel& k, const WgslParams& p = {});
