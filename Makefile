@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench bench-native bench-wasm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: bench bench-native bench-wasm bench-webgpu jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 setup:
 	@missing=""; \
@@ -159,6 +159,13 @@ bench-wasm: setup
 	em++ -std=c++20 -O3 -pthread -fexceptions -Wall -Wextra -Werror -Isrc -Iinclude bench/wasm/kiln_bench_entry.cpp \
 	  build/wasm/libkiln_mt.a $(KILN_BENCH_LINK) -o build/wasm/kiln_bench.cjs
 	cd bench/wasm && npm ci --no-audit --no-fund && node bench.mjs
+
+# kiln's webgpu device against @jax-js/jax's on this machine's GPU (bench/webgpu/bench.mjs);
+# needs a WebGPU adapter (on the GPU machine: pack.sh, then `node bench/webgpu/bench.mjs`).
+bench-webgpu: setup
+	cmake --preset wasm && cmake --build --preset js
+	cd js && npm ci --no-audit --no-fund && npm run --silent build
+	cd bench/webgpu && npm ci --no-audit --no-fund && node bench.mjs
 
 jit-docs: setup
 	cmake --preset native && cmake --build --preset native --target kiln

@@ -182,17 +182,21 @@ int main() {
     bool a_transposed;
   };
   // The last four with other generator parameters: a tile whose quads do not divide among
-  // the invocations (and an odd BK), single staging, and double staging (twice).
-  webgpu::WgslParams odd_tile, single, twice;
+  // the invocations (and an odd BK), single and prefetch staging (the default is double),
+  // and a 128x256 tile of 8x16 sums per invocation (more workgroup memory than the default).
+  webgpu::WgslParams odd_tile, single, prefetch, big;
   odd_tile.tiles = {{32, 32, 12, 4, 4}};
   single.staging = webgpu::WgslStaging::Single;
-  twice.staging = webgpu::WgslStaging::Double;
-  twice.workgroup_storage = 32768;
+  prefetch.staging = webgpu::WgslStaging::Prefetch;
+  big.tiles = {{128, 256, 8, 8, 16}};  // 256 invocations, as SwiftShader allows at most
+  big.workgroup_storage = 32768;        // room for two copies of the slices
+  big.fill_groups = 1;
   const C cons[] = {{1, 70, 50, 40, false}, {3, 96, 64, 64, false}, {1, 256, 256, 256, false}, {1, 33, 130, 17, true},
-                    {2, 70, 50, 40, false}, {1, 256, 256, 256, false}, {2, 70, 50, 40, false}, {1, 96, 64, 80, true}};
+                    {2, 70, 50, 40, false}, {1, 256, 256, 256, false}, {2, 70, 50, 40, false}, {1, 256, 512, 64, true}};
   for (size_t ci = 0; ci < std::size(cons); ci++) {
     const C& c = cons[ci];
-    const webgpu::WgslParams& params = ci == 4 ? odd_tile : ci == 5 ? single : ci >= 6 ? twice : webgpu::WgslParams{};
+    const webgpu::WgslParams& params =
+        ci == 4 ? odd_tile : ci == 5 ? single : ci == 6 ? prefetch : ci == 7 ? big : webgpu::WgslParams{};
     Kernel k;
     k.inputs = {DType::Float32, DType::Float32};
     k.size = c.batch * c.m * c.n;
@@ -206,7 +210,11 @@ int main() {
     k.reduction = Reduction{AluOp::Add, c.k, AluExp::binary(AluOp::Mul, acc, AluExp::constant(DType::Float32, 0.5))};
     double rtol = double(c.k) * 6e-8;
     emit("contraction_" + std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
-             std::to_string(c.k) + (c.a_transposed ? "_at" : "") + (ci == 4 ? "_odd_tile" : ci == 5 ? "_single" : ci >= 6 ? "_double" : ""),
+             std::to_string(c.k) + (c.a_transposed ? "_at" : "") + (ci == 4   ? "_odd_tile"
+                                                : ci == 5 ? "_single"
+                                                : ci == 6 ? "_prefetch"
+                                                : ci == 7 ? "_big_tile"
+                                                          : ""),
          k, {random_input(DType::Float32, c.batch * c.m * c.k, false), random_input(DType::Float32, c.batch * c.k * c.n, false)},
          rtol, 1e-5, params);
   }

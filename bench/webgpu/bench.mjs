@@ -58,17 +58,17 @@ function setup(lib, c) {
   }
 }
 
-// ms per call: `reps` calls with one in flight while the previous one is awaited and freed
+// ms per call: calls with one in flight while the previous one is awaited and freed
 // (buffers recycle as in a loop; a lazy library computes every result, since each is
-// awaited), best of `rounds`.
+// awaited), best of `rounds` after a warm-up round. A round runs at least `c.reps` calls and
+// at least ~250 ms, so short kernels are timed with the GPU at its clocks.
 async function timeCase(lib, c) {
   const { f, args } = setup(lib, c);
   const call = () => f(...args.map((a) => a.ref));
-  let best = Infinity;
-  for (let r = 0; r <= rounds; r++) {
+  const round = async (reps) => {
     const t = performance.now();
     let prev = null;
-    for (let i = 0; i < c.reps; i++) {
+    for (let i = 0; i < reps; i++) {
       const y = call();
       const ready = lib.blockUntilReady(y);
       if (prev) { await prev.ready; prev.y.dispose(); }
@@ -76,29 +76,56 @@ async function timeCase(lib, c) {
     }
     await prev.ready;
     prev.y.dispose();
-    if (r > 0) best = Math.min(best, (performance.now() - t) / c.reps);  // round 0 warms up
-  }
+    return (performance.now() - t) / reps;
+  };
+  const warm = await round(c.reps);
+  c.timedReps = Math.min(5000, Math.max(c.reps, Math.ceil(250 / warm)));
+  let best = Infinity;
+  for (let r = 0; r < rounds; r++) best = Math.min(best, await round(c.timedReps));
+  if (c.kind === "matmul" && c.dtype === "float32") await checkMatmul(lib, call(), args, c.n);
   for (const a of args) a.dispose();
   return best;
 }
 
+// A timed result is only reported when it is right: 64 sampled outputs of the product
+// against float64 dot products of the inputs, within 1e-5 of the sum of |a_ik b_kj|.
+async function checkMatmul(lib, y, [a, b], n) {
+  const [got, A, B] = [await y.data(), await a.ref.data(), await b.ref.data()];
+  for (let s = 0; s < 64; s++) {
+    const i = (s * 2654435761) % n, j = (s * 40503 + 17) % n;
+    let dot = 0, mag = 0;
+    for (let k = 0; k < n; k++) dot += A[i * n + k] * B[k * n + j], mag += Math.abs(A[i * n + k] * B[k * n + j]);
+    if (!(Math.abs(got[i * n + j] - dot) <= 1e-5 * mag))
+      throw new Error(`wrong result at [${i}, ${j}]: ${got[i * n + j]}, expected ${dot}`);
+  }
+}
+
 // The device's copy bandwidth for 4n bytes (bytes read + written per ms), the better of
-// copyBufferToBuffer and a vec4 copy shader, best of rounds.
+// copyBufferToBuffer and a vec4 copy shader, best of rounds (and a one-f32-per-invocation
+// shader's, for comparison with kernels that do that).
 async function copyBandwidth(device, n) {
   const bytes = 4 * n;
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const src = device.createBuffer({ size: bytes, usage }), dst = device.createBuffer({ size: bytes, usage });
-  const module = device.createShaderModule({ code: `
-    @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
-    @group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
-    @compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
-      let i = g.x + g.y * nw.x * 256u;
-      if (i < arrayLength(&src)) { dst[i] = src[i]; }
-    }` });
-  const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
-  const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [
-    { binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
-  const groups = Math.ceil(n / 4 / 256), gx = Math.min(groups, 65535), gy = Math.ceil(groups / gx);
+  // A shader copying `lanes` floats per invocation (4: vec4, 1: one f32 as kernels do).
+  const copyShader = (lanes) => {
+    const T = lanes === 4 ? "vec4<f32>" : "f32";
+    const module = device.createShaderModule({ code: `
+      @group(0) @binding(0) var<storage, read> src: array<${T}>;
+      @group(0) @binding(1) var<storage, read_write> dst: array<${T}>;
+      @compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+        let i = g.x + g.y * nw.x * 256u;
+        if (i < arrayLength(&src)) { dst[i] = src[i]; }
+      }` });
+    const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+    const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [
+      { binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
+    const groups = Math.ceil(n / lanes / 256), gx = Math.min(groups, 65535), gy = Math.ceil(groups / gx);
+    return (enc) => {
+      const pass = enc.beginComputePass();
+      pass.setPipeline(pipeline), pass.setBindGroup(0, group), pass.dispatchWorkgroups(gx, gy), pass.end();
+    };
+  };
   const time = async (encode) => {
     let best = Infinity;
     for (let r = 0; r <= rounds; r++) {
@@ -112,12 +139,9 @@ async function copyBandwidth(device, n) {
     return (2 * bytes) / best / 1e6;
   };
   const copy = await time((enc) => enc.copyBufferToBuffer(src, 0, dst, 0, bytes));
-  const shader = await time((enc) => {
-    const pass = enc.beginComputePass();
-    pass.setPipeline(pipeline), pass.setBindGroup(0, group), pass.dispatchWorkgroups(gx, gy), pass.end();
-  });
+  const shader = await time(copyShader(4)), scalar = await time(copyShader(1));
   src.destroy(), dst.destroy();
-  return { copy, shader, best: Math.max(copy, shader) };
+  return { copy, shader, scalar, best: Math.max(copy, shader) };
 }
 
 async function load(name) {
@@ -154,7 +178,8 @@ for (const name of libs) {
       const before = runtime?.stats();
       results[`${name}/${c.name}`] = rate(c, await timeCase(lib, c));
       if (before) {
-        const after = runtime.stats(), calls = (rounds + 1) * c.reps;
+        // The timed calls and, for checked matmuls, the one whose result is checked.
+        const after = runtime.stats(), calls = c.reps + rounds * c.timedReps + (c.kind === "matmul" && c.dtype === "float32" ? 1 : 0);
         notes[c.name] = `${((after.dispatches - before.dispatches) / calls).toFixed(1)} dispatches, ${((after.submits - before.submits) / calls).toFixed(1)} submits per call`;
       }
     } catch (e) {
@@ -174,7 +199,7 @@ for (const c of cases) {
 const chainCase = cases.findLast((c) => c.kind === "chain"), chainName = chainCase?.name, chainMiB = chainCase ? (4 * chainCase.n) >> 20 : 0;
 if (copyGBs) {
   const k = results[`kiln/${chainName}`], j = results[`jax/${chainName}`], frac = (v) => (typeof v === "number" ? (v / copyGBs.best).toFixed(2) : "-");
-  console.log(`\ncopy bandwidth (${chainMiB} MiB): copyBufferToBuffer ${copyGBs.copy.toFixed(0)} GB/s, vec4 shader ${copyGBs.shader.toFixed(0)} GB/s;` +
+  console.log(`\ncopy bandwidth (${chainMiB} MiB): copyBufferToBuffer ${copyGBs.copy.toFixed(0)} GB/s, vec4 shader ${copyGBs.shader.toFixed(0)} GB/s, f32 shader ${copyGBs.scalar.toFixed(0)} GB/s;` +
     ` the ${chainName} chain as a fraction of the better: kiln ${frac(k)}, jax-js ${frac(j)}`);
 }
 process.exit(0);

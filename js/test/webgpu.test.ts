@@ -4,7 +4,7 @@
 // readback and the runtime's errors. Skipped, with a message, only when there is no adapter.
 import { beforeEach, describe, expect, test } from "vitest";
 import {
-  blockUntilReady, defaultDevice, devicePut, getWebGPUDevice, grad, init, jit, nn, numpy as np, valueAndGrad, webgpuDebug,
+  blockUntilReady, defaultDevice, devicePut, getWebGPUDevice, grad, init, jit, lax, nn, numpy as np, valueAndGrad, webgpuDebug,
 } from "../dist/index.js";
 import { webGpuRuntime, webGpuUnavailableReason } from "../dist/webgpu/attach.js";
 import { compareAsync } from "./fixtures.js";
@@ -183,13 +183,23 @@ if (!gpu) {
       await sameAsCpu((x, y) => np.einsum("bij,bjk->bik", x, y), [c, d], 5 * 6e-8, 1e-6, "einsum");
     });
 
-    test("matmul 256x256 @ 256x256 equals wasm (and runs serially: as 65 536 tree groups it took minutes on SwiftShader)", async () => {
+    test("matmul 256x256 @ 256x256 equals wasm (a tiled contraction with exact tiles)", async () => {
       const a = values(256 * 256, 19, "float"), b = values(256 * 256, 20, "float");
       const onGpu = np.matmul(make(a, "float32", [256, 256], "webgpu"), make(b, "float32", [256, 256], "webgpu"));
       const onWasm = np.matmul(make(a, "float32", [256, 256], "wasm"), make(b, "float32", [256, 256], "wasm"));
       const g = await onGpu.data(), w = await onWasm.data();
       for (let i = 0; i < w.length; i++)
         if (!(Math.abs(g[i] - w[i]) <= 1e-5 + 256 * 6e-8 * Math.abs(w[i]))) throw new Error(`element ${i}: webgpu ${g[i]}, wasm ${w[i]}`);
+    });
+
+    test("a strided, padded convolution and both of its gradients equal cpu (tiled contractions over windows)", async () => {
+      const x: [number[], string, number[]] = [values(2 * 5 * 11 * 9, 31, "float"), "float32", [2, 5, 11, 9]];
+      const w: [number[], string, number[]] = [values(24 * 5 * 3 * 3, 32, "float"), "float32", [24, 5, 3, 3]];
+      const conv = (a: np.Array, b: np.Array) => lax.conv(a, b, [2, 1], "SAME");
+      await sameAsCpu(conv, [x, w], 45 * 6e-8, 1e-5, "conv");
+      const loss = (a: np.Array, b: np.Array) => np.sum(np.sin(conv(a, b)));
+      await sameAsCpu((a, b) => grad(loss)(a, b), [x, w], 1e-5, 1e-4, "conv input gradient");
+      await sameAsCpu((a, b) => grad((q: np.Array, p: np.Array) => loss(p, q))(b, a), [x, w], 1e-5, 1e-4, "conv weight gradient");
     });
 
     test("a jit'd MLP: forward and valueAndGrad equal cpu, and jit runs on its inputs' device", async () => {

@@ -11,7 +11,9 @@ Object.assign(globalThis, globals);
 globalThis.kilnGpuInstance = create([]);
 const adapter = await globalThis.kilnGpuInstance.requestAdapter();
 if (!adapter) throw new Error("run_wgsl: no WebGPU adapter (for SwiftShader set VK_ICD_FILENAMES)");
-const device = await adapter.requestDevice();
+// The adapter's workgroup limits (cases with large tiles need more than the defaults).
+const want = ["maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX", "maxComputeWorkgroupStorageSize"];
+const device = await adapter.requestDevice({ requiredLimits: Object.fromEntries(want.map((k) => [k, adapter.limits[k]])) });
 
 const hexToBytes = (h) => Uint8Array.from(h.match(/../g) ?? [], (x) => parseInt(x, 16));
 const pad4 = (n) => Math.max(4, Math.ceil(n / 4) * 4);

@@ -26,6 +26,7 @@ val enable_webgpu(const val& limits) {
     const int staging = get_int(limits, "staging", int(p.staging));
     if (staging < 0 || staging > 2) fail("webgpu", "staging ", staging, " is invalid, expected 0, 1 or 2");
     p.staging = webgpu::WgslStaging(staging);
+    p.band_rows = get_int(limits, "bandRows", p.band_rows);
     // tiles: [[bm, bn, bk, tm, tn], ...], largest first (a per-device override of the defaults).
     if (limits["tiles"].isArray()) {
       p.tiles.clear();

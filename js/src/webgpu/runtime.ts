@@ -74,7 +74,7 @@ export class WebGpuRuntime {
 
   /** The limits the WGSL generator needs (see webgpu::WgslParams). */
   codegenLimits(): {
-    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number;
+    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number; bandRows?: number;
   } {
     const l = this.device.limits;
     // SwiftShader runs workgroups on CPU threads, where a 256-invocation tree reduction with
@@ -85,7 +85,7 @@ export class WebGpuRuntime {
       workgroup: 256, maxGroupsX: l.maxComputeWorkgroupsPerDimension, treeMaxOutputs: cpuAdapter ? 1024 : 1 << 16,
       workgroupStorage: l.maxComputeWorkgroupStorageSize,
       maxInvocations: Math.min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX),
-      tiles: tilesFromEnv(), ...stagingFromEnv(),
+      tiles: tilesFromEnv(), ...stagingFromEnv(), ...bandFromEnv(),
     };
   }
 
@@ -327,6 +327,14 @@ function stagingFromEnv(): { staging?: number } {
   const i = ["single", "prefetch", "double"].indexOf(v);
   if (i < 0) throw new Error(`KILN_WEBGPU_STAGING: "${v}" is not single, prefetch or double`);
   return { staging: i };
+}
+
+/** KILN_WEBGPU_BAND=rows (Node.js): tile rows per band of a tiled kernel's launch order; for tuning. */
+function bandFromEnv(): { bandRows?: number } {
+  const v = (globalThis as any).process?.env?.KILN_WEBGPU_BAND as string | undefined;
+  if (v === undefined) return {};
+  if (!/^[1-9]\d*$/.test(v)) throw new Error(`KILN_WEBGPU_BAND: "${v}" is not a positive integer`);
+  return { bandRows: Number(v) };
 }
 
 function tilesFromEnv(): number[][] | undefined {

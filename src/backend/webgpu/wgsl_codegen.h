@@ -32,12 +32,14 @@ struct WgslParams {
   // well under a second.
   int64_t tree_max_outputs = 1024;
   int max_groups_x = 65535;    // WebGPU's default maxComputeWorkgroupsPerDimension
-  // Contraction tiles, largest first: a kernel takes the first that gives at least
-  // `fill_groups` workgroups (enough to occupy the GPU), else the last. 128x128 tiles of
-  // 8x8 sums per invocation keep the inner loop at 64 FMAs per 4 vec4 workgroup loads.
-  std::vector<WgslTile> tiles = {{128, 128, 16, 8, 8}, {64, 64, 16, 4, 4}};
+  // Contraction tiles, largest first: a kernel takes the first that fits the device and
+  // gives at least `fill_groups` workgroups (enough to occupy the GPU), else the last that
+  // fits. 8x8 sums per invocation keep the inner loop at 64 FMAs per 4 vec4 workgroup loads;
+  // the order comes from bench/webgpu/tune.sh on an H200 (bench/results/webgpu.md).
+  std::vector<WgslTile> tiles = {{128, 256, 8, 8, 8}, {128, 128, 8, 8, 8}, {64, 64, 16, 4, 4}};
   int64_t fill_groups = 128;
-  WgslStaging staging = WgslStaging::Prefetch;
+  WgslStaging staging = WgslStaging::Double;
+  int band_rows = 8;           // tile rows per band of the launch order (wgsl_tiled.cpp)
   int64_t tile_min = 16;       // rows, columns and ridx of the smallest tiled contraction
   int workgroup_storage = 16384;  // bytes of workgroup memory (WebGPU's default limit)
   int max_invocations = 256;      // per workgroup (WebGPU's default limit)

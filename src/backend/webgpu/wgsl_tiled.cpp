@@ -9,6 +9,7 @@
 // neighbouring addresses.
 #include "backend/webgpu/wgsl_tiled.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 
@@ -95,6 +96,7 @@ std::optional<WgslKernel> generate_tiled(const Kernel& k, const WgslParams& p, c
   const WgslTile& t = *tp;
   const int hm = t.tm / 4, hn = t.tn / 4, tx_n = t.bn / t.tn;
   const int64_t tiles_m = (c->m + t.bm - 1) / t.bm, tiles_n = (c->n + t.bn - 1) / t.bn;
+  const int64_t g = std::max<int64_t>(1, std::min<int64_t>(p.band_rows, tiles_m));
 
   WgslKernel w;
   w.strategy = WgslStrategy::Tiled;
@@ -122,8 +124,12 @@ std::optional<WgslKernel> generate_tiled(const Kernel& k, const WgslParams& p, c
        "  if (id >= " + u(w.groups) + ") { return; }\n"
        "  let b = i32(id / " + u(tiles_m * tiles_n) + ");\n"
        "  let rest = id % " + u(tiles_m * tiles_n) + ";\n"
-       "  let i0 = i32(rest / " + u(tiles_n) + ") * " + n(t.bm) + ";\n"
-       "  let j0 = i32(rest % " + u(tiles_n) + ") * " + n(t.bn) + ";\n"
+       // Workgroups in bands of G tile rows, column by column within a band: neighbours in
+       // launch order share A's rows or B's columns, so they read them from L2.
+       "  let band = rest / " + u(g * tiles_n) + "; let within = rest % " + u(g * tiles_n) + ";\n"
+       "  let rows = min(" + u(tiles_m) + " - band * " + u(g) + ", " + u(g) + ");\n"
+       "  let i0 = i32(band * " + u(g) + " + within % rows) * " + n(t.bm) + ";\n"
+       "  let j0 = i32(within / rows) * " + n(t.bn) + ";\n"
        "  bm0 = b * " + n(c->m) + ";\n"
        "  let tx = lid % " + u(tx_n) + "; let ty = lid / " + u(tx_n) + ";\n";
   for (int q = 0; q < hm; q++)
