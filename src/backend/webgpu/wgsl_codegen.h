@@ -26,10 +26,11 @@ enum class WgslStaging { Single, Prefetch, Double };
 struct WgslParams {
   int workgroup = 256;         // invocations per workgroup (a power of two)
   int64_t tree_min_reduce = 256;   // reductions at least this long ...
-  // ... with at most this many outputs use the tree. Above ~1k outputs the serial form has
-  // enough invocations to fill a GPU, and 256-thread groups with barriers are costly: a
-  // 256x256x256 matmul as 65 536 tree groups took 151 s on SwiftShader (2026-12-03), serially
-  // well under a second.
+  // ... with at most this many outputs use the tree. On SwiftShader, 256-thread groups with
+  // barriers are costly (65 536 tree groups of a 256^3 matmul took 151 s there, 2026-12-03),
+  // so this default stays low; the JS runtime raises it to 65 536 on GPUs, whose barriers are
+  // cheap and whose loads want the tree's coalesced order (a serial row per invocation reads
+  // with a stride of the row length).
   int64_t tree_max_outputs = 1024;
   int max_groups_x = 65535;    // WebGPU's default maxComputeWorkgroupsPerDimension
   // Contraction tiles, largest first: a kernel takes the first that fits the device and
