@@ -63,6 +63,8 @@ function wasmRunner(name, { lib, optax, around }, init) {
       const loss = await trainer.step(train, order(e), s * BATCH, (s + 1) * BATCH);
       r.trainMs += performance.now() - t;
       r.step++;
+      // A step's promises settle as microtasks; yielding a turn lets a SIGINT/SIGTERM through.
+      await new Promise(setImmediate);
       if (!evalAt.has(r.step)) continue;
       const t2 = performance.now();
       const acc = await trainer.accuracy(test);
