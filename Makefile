@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench bench-native bench-wasm bench-webgpu jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: bench bench-native bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 setup:
 	@missing=""; \
@@ -166,6 +166,14 @@ bench-webgpu: setup
 	cmake --preset wasm && cmake --build --preset js
 	cd js && npm ci --no-audit --no-fund && npm run --silent build
 	cd bench/webgpu && npm ci --no-audit --no-fund && node bench.mjs
+
+# Time to 99% MNIST test accuracy: kiln native (kiln_mnist), kiln wasm and @jax-js/jax wasm
+# taking turns in one run (bench/wasm/mnist_time_to_99.mjs; its header lists the env knobs,
+# e.g. MNIST_STEPS_PER_EPOCH=8 MNIST_TEST_LIMIT=500 MNIST_EPOCHS=1 for a smoke run). About two
+# hours on 2 cores, most of it jax-js. Not part of `make test`; results in bench/results/mnist.md.
+bench-mnist: setup data js-build
+	cmake --preset native && cmake --build --preset native --target kiln_mnist
+	cd bench/wasm && npm ci --no-audit --no-fund && node mnist_time_to_99.mjs
 
 jit-docs: setup
 	cmake --preset native && cmake --build --preset native --target kiln
