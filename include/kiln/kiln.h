@@ -1,6 +1,7 @@
 // Public umbrella header: everything a C++ user of kiln needs.
 #pragma once
 #include "kiln/array.h"
+#include "kiln/debug.h"
 #include "kiln/fft.h"
 #include "kiln/io.h"
 #include "kiln/jit.h"

@@ -46,6 +46,46 @@ export function webgpuDebug(on: boolean): void {
   if (rt) rt.debug = on;
 }
 
+/**
+ * Sets the debug level of the logs kiln prints to the console (stderr in Node.js):
+ * 0 off, 1 compilations (jit programs, backend kernels), 2 generated code (WGSL; Wasm module
+ * sizes), 3 kernel expressions, 4 jit programs as jaxprs, 5 every dispatch. As jax-js's
+ * setDebug, an experimental API. KILN_DEBUG sets the starting level in Node.js.
+ */
+export function setDebug(level: number): void {
+  if (!Number.isInteger(level)) throw new Error(`setDebug: got ${level}, expected an integer level 0 to 5`);
+  check(core.setDebug(level));
+}
+
+// The core's getenv does not see Node's environment, so KILN_DEBUG is applied here.
+const debugFromEnv = (globalThis as any).process?.env?.KILN_DEBUG;
+if (debugFromEnv) setDebug(Number(debugFromEnv));
+
+/** A kernel dispatch the profiler saw: milliseconds on performance.now()'s clock. */
+export interface TraceEvent {
+  name: string;
+  start: number;
+  duration: number;
+}
+
+/**
+ * Kernel traces, as jax-js's profiler: between startTrace() and stopTrace() every kernel
+ * dispatch is timed on the host (its run on cpu/wasm; its encoding on webgpu, whose GPU runs
+ * it later) and becomes a `performance.measure` entry ("Performance" tab of the developer
+ * tools; perf_hooks in Node.js). stopTrace() also returns the events.
+ */
+export const profiler = {
+  startTrace(): void {
+    core.startTrace();
+  },
+  stopTrace(): TraceEvent[] {
+    const events = core.stopTrace() as TraceEvent[];
+    const perf = (globalThis as any).performance;
+    if (perf?.measure) for (const e of events) perf.measure(e.name, { start: e.start, duration: e.duration });
+    return events;
+  },
+};
+
 /** Returns the default device, after setting it when one is given. */
 export function defaultDevice(device?: Device): Device {
   if (device !== undefined) {

@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "backend/dispatch.h"
+#include "ir/debug.h"
+
 namespace kiln::frontend {
 
 std::string Aval::str() const {
@@ -43,10 +46,6 @@ AluExp expr_at(const ArrayImpl& a, const std::vector<AluExp>& idxs, KernelInputs
 
 namespace {
 thread_local KernelRecorder* current_recorder = nullptr;
-const bool log_kernels = [] {
-  const char* v = std::getenv("KILN_LOG_KERNELS");
-  return v && *v && std::string(v) != "0";
-}();
 }  // namespace
 
 KernelRecorder::KernelRecorder() : prev_(current_recorder) { current_recorder = this; }
@@ -58,11 +57,11 @@ BufferRef run_kernel(const std::string& device, const Kernel& k, const std::vect
   BufferRef out = be.allocate(std::max<int64_t>(k.size, 1) * itemsize(k.out_dtype()));
   if (k.size == 0) return out;
   if (current_recorder) current_recorder->record(k);
-  if (log_kernels) std::fprintf(stderr, "[kiln] %s: %s", device.c_str(), k.to_string().c_str());
+  if (debug_level() >= 3) debug_print(device + ": " + k.to_string());
   std::vector<int64_t> handles;
   for (auto& b : ins) handles.push_back(b->handle());
   auto exe = be.prepare(k);
-  be.dispatch(*exe, handles, out->handle());
+  dispatch_kernel(be, *exe, k, handles, out->handle());
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "frontend/linearize.h"
 #include "frontend/rule_ops.h"
 #include "frontend/vmap.h"
+#include "ir/debug.h"
 
 namespace kiln::frontend {
 
@@ -138,6 +139,11 @@ std::vector<Array> run_call(const CallJaxpr& c, const std::vector<Array>& args) 
     for (size_t i = 0; i < args.size(); i++) offsets.push_back(bind_arg(args[i]).second);
     auto p = std::make_shared<Program>(compile_program(*simple, device, offsets));
     compiles++;
+    if (debug_level() >= 1)
+      debug_print("jit: compiled " + std::to_string(simple->eqns.size()) + " equations into " +
+                  std::to_string(p->steps.size()) + " kernel(s) for " + device);
+    if (debug_level() >= 4) debug_print("jit program: " + jaxpr_text(*simple));
+    if (debug_level() >= 3) debug_print("jit kernels:\n" + p->str());
     std::lock_guard<std::mutex> lock(c.mu);
     if (!c.simplified) c.simplified = simple;
     prog = c.programs.emplace(key, p).first->second;

@@ -5,6 +5,8 @@
 #include <mutex>
 
 #include "frontend/jit_program.h"
+#include "backend/dispatch.h"
+#include "ir/debug.h"
 
 namespace kiln::frontend {
 
@@ -74,7 +76,7 @@ std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& a
       handles.clear();
       for (int s : st.ins) handles.push_back(bufs[size_t(s)]->handle());
       if (rec) rec->record(st.kernel);
-      be.dispatch(*st.exe, handles, out->handle());
+      dispatch_kernel(be, *st.exe, st.kernel, handles, out->handle());
     }
     for (int s : st.free_after) pool().give(std::move(bufs[size_t(s)]));
   }

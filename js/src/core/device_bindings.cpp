@@ -1,5 +1,6 @@
 // Embind entry points for devices that appear at run time and for asynchronous reads:
-// enableWebGpu (registers the webgpu backend once JS holds a GPUDevice), readAsync, realize.
+// enableWebGpu (registers the webgpu backend once JS holds a GPUDevice), readAsync, realize;
+// and the debug level and profiler (setDebug, startTrace, stopTrace).
 #include <emscripten/bind.h>
 
 #include "backend/backend.h"
@@ -74,8 +75,38 @@ val realize(const Handle& h) {
   }
 }
 
+// setDebug(level): an Error for levels outside 0..5.
+val set_debug(int level) {
+  try {
+    kiln::set_debug(level);
+    return val::undefined();
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+// The profiler's events since startTrace: [{name, start, duration}] in milliseconds of
+// performance.now().
+val stop_trace() {
+  val out = val::array();
+  for (const TraceEvent& e : kiln::stop_trace()) {
+    val ev = val::object();
+    ev.set("name", e.name);
+    ev.set("start", e.start_ms);
+    ev.set("duration", e.duration_ms);
+    out.call<void>("push", ev);
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace kiln::js
+
+EMSCRIPTEN_BINDINGS(kiln_debug) {
+  emscripten::function("setDebug", &kiln::js::set_debug);
+  emscripten::function("startTrace", &kiln::start_trace);
+  emscripten::function("stopTrace", &kiln::js::stop_trace);
+}
 
 EMSCRIPTEN_BINDINGS(kiln_devices) {
   emscripten::function("enableWebGpu", &kiln::js::enable_webgpu);

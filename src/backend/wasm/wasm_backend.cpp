@@ -13,6 +13,7 @@
 
 #include "backend/wasm/wasm_thread_pool.h"
 #include "ir/alu_op.h"
+#include "ir/debug.h"
 #include "ir/error.h"
 
 // Compiles and instantiates a kernel module against the core's memory and the builtins
@@ -286,6 +287,10 @@ std::shared_ptr<Executable> WasmBackend::prepare(const Kernel& kernel) {
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   wasm::CompiledKernel ck = wasm::compile_kernel(kernel, opts_);
+  if (debug_level() >= 1)
+    debug_print("wasm: compiled a kernel of " + std::to_string(kernel.size) + " outputs (" +
+                (ck.tiled ? "tiled" : ck.simd_loop ? "simd" : "scalar") + " loop" +
+                (debug_level() >= 2 ? ", " + std::to_string(ck.bytes.size()) + " bytes of Wasm" : "") + ")");
   std::vector<uint32_t> imports;
   for (wasm::Builtin b : ck.imports) imports.push_back(builtin_table_index(b));
   auto exe = std::make_shared<WasmExecutable>();

@@ -8,6 +8,7 @@
 #include <emscripten/emscripten.h>
 
 #include "backend/wasm/wasm_codegen.h"
+#include "ir/debug.h"
 #include "ir/error.h"
 
 // Sizes travel as doubles: exact up to 2^53, and EM_JS takes no int64 without WASM_BIGINT.
@@ -141,6 +142,11 @@ std::shared_ptr<Executable> WebGpuBackend::prepare(const Kernel& kernel) {
   if (it != cache_.end()) return it->second;
   auto exe = std::make_shared<WebGpuExecutable>();
   exe->wgsl = webgpu::generate_wgsl(kernel, params_);
+  if (debug_level() >= 1) {
+    static const char* names[] = {"elementwise", "serial reduction", "tree reduction", "tiled contraction"};
+    debug_print("webgpu: compiled a kernel of " + std::to_string(kernel.size) + " outputs (" +
+                names[int(exe->wgsl.strategy)] + ")" + (debug_level() >= 2 ? ":\n" + exe->wgsl.wgsl : ""));
+  }
   exe->size = kernel.size;
   exe->ninputs = kernel.inputs.size();
   exe->pipeline = kiln_gpu_pipeline(exe->wgsl.wgsl.data(), int(exe->wgsl.wgsl.size()), int(exe->ninputs));

@@ -1,0 +1,69 @@
+#include "ir/debug.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "ir/error.h"
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+#endif
+
+namespace kiln {
+
+namespace {
+
+int initial_level() {
+  if (const char* v = std::getenv("KILN_DEBUG"); v && *v) return std::atoi(v);
+  const char* k = std::getenv("KILN_LOG_KERNELS");
+  return k && *k && std::string(k) != "0" ? 3 : 0;
+}
+
+std::atomic<int> level{initial_level()};
+std::atomic<bool> trace_on{false};
+std::mutex trace_mu;
+std::vector<TraceEvent> events;
+
+}  // namespace
+
+void set_debug(int l) {
+  if (l < 0 || l > 5) fail("set_debug", "got level ", l, ", expected 0 (off) to 5");
+  level = l;
+}
+
+int debug_level() { return level.load(std::memory_order_relaxed); }
+
+void debug_print(const std::string& what) {
+  std::fprintf(stderr, "[kiln] %s%s", what.c_str(), !what.empty() && what.back() == '\n' ? "" : "\n");
+}
+
+void start_trace() {
+  std::lock_guard<std::mutex> lock(trace_mu);
+  events.clear();
+  trace_on = true;
+}
+
+std::vector<TraceEvent> stop_trace() {
+  std::lock_guard<std::mutex> lock(trace_mu);
+  trace_on = false;
+  return std::move(events);
+}
+
+bool tracing() { return trace_on.load(std::memory_order_relaxed); }
+
+double trace_clock_ms() {
+#ifdef __EMSCRIPTEN__
+  return emscripten_get_now();
+#else
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+#endif
+}
+
+void add_trace_event(TraceEvent e) {
+  std::lock_guard<std::mutex> lock(trace_mu);
+  if (trace_on) events.push_back(std::move(e));
+}
+
+}  // namespace kiln
