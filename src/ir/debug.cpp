@@ -25,6 +25,8 @@ std::atomic<int> level{initial_level()};
 std::atomic<bool> trace_on{false};
 std::mutex trace_mu;
 std::vector<TraceEvent> events;
+std::mutex sink_mu;
+std::function<void(const std::string&)> sink;
 
 }  // namespace
 
@@ -36,7 +38,17 @@ void set_debug(int l) {
 int debug_level() { return level.load(std::memory_order_relaxed); }
 
 void debug_print(const std::string& what) {
-  std::fprintf(stderr, "[kiln] %s%s", what.c_str(), !what.empty() && what.back() == '\n' ? "" : "\n");
+  std::string line = "[kiln] " + what + (!what.empty() && what.back() == '\n' ? "" : "\n");
+  std::lock_guard<std::mutex> lock(sink_mu);
+  if (sink)
+    sink(line);
+  else
+    std::fputs(line.c_str(), stderr);
+}
+
+void set_debug_sink(std::function<void(const std::string&)> s) {
+  std::lock_guard<std::mutex> lock(sink_mu);
+  sink = std::move(s);
 }
 
 void start_trace() {

@@ -6,6 +6,7 @@
 // The starting level is KILN_DEBUG (a number), or 3 when KILN_LOG_KERNELS is set (the JS
 // package reads KILN_DEBUG itself: a Wasm core's getenv does not see Node's environment).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ int debug_level();
 // Prints "[kiln] <what>" when the level is at least `level`; build `what` only when
 // debug_level() >= level (the callers check, so quiet runs format nothing).
 void debug_print(const std::string& what);
+// Where debug_print's lines go (each with its "[kiln] " and newline); empty = stderr. For
+// embedders and tests (a Wasm build cannot redirect its stderr).
+void set_debug_sink(std::function<void(const std::string&)> sink);
 
 // A kernel dispatch timed on the host: the kernel's run on cpu/native/wasm, the time to
 // encode it on webgpu (the GPU runs it later). Milliseconds on the steady clock of the
