@@ -60,7 +60,9 @@ void start_trace() {
 std::vector<TraceEvent> stop_trace() {
   std::lock_guard<std::mutex> lock(trace_mu);
   trace_on = false;
-  return std::move(events);
+  std::vector<TraceEvent> out;
+  out.swap(events);  // leaves the list empty, not moved-from
+  return out;
 }
 
 bool tracing() { return trace_on.load(std::memory_order_relaxed); }

@@ -38,11 +38,13 @@ bool ridx_fastest(const ContractionOperand& op, int64_t other_stride) {
   return op.linear && std::llabs(op.cr) < std::llabs(other_stride);
 }
 
+// Copies of the staged slices in workgroup memory (two for double staging).
+int staging_copies(const WgslParams& p) { return p.staging == WgslStaging::Double ? 2 : 1; }
+
 const WgslTile* pick_tile(const ContractionShape& c, const WgslParams& p) {
   const WgslTile* pick = nullptr;
   for (const WgslTile& t : p.tiles) {
-    const int copies = p.staging == WgslStaging::Double ? 2 : 1;
-    if (copies * (t.bm + t.bn) * t.bk * 4 > p.workgroup_storage || t.invocations() > p.max_invocations) continue;
+    if (staging_copies(p) * (t.bm + t.bn) * t.bk * 4 > p.workgroup_storage || t.invocations() > p.max_invocations) continue;
     pick = &t;
     int64_t groups = c.batch * ((c.m + t.bm - 1) / t.bm) * ((c.n + t.bn - 1) / t.bn);
     if (groups >= p.fill_groups) break;
@@ -113,7 +115,7 @@ std::optional<WgslKernel> generate_tiled(const Kernel& k, const WgslParams& p, c
   s += stage_fns("a", "f_a", t, t.bm, ridx_fastest(c->a, c->a.ci), c->m, c->k, "a_gidx", exact);
   s += stage_fns("b", "f_b", t, t.bn, ridx_fastest(c->b, c->b.cj), c->n, c->k, "b_gidx", exact);
   // Double staging keeps two slices of workgroup memory: [0, size) and [size, 2 size).
-  const int copies = p.staging == WgslStaging::Double ? 2 : 1;
+  const int copies = staging_copies(p);
   s += "var<workgroup> As: array<vec4<f32>, " + n(copies * t.bm * t.bk / 4) + ">;\n";
   s += "var<workgroup> Bs: array<vec4<f32>, " + n(copies * t.bn * t.bk / 4) + ">;\n";
   s += "@compute @workgroup_size(" + n(w.workgroup) + ")\n"
