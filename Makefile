@@ -72,7 +72,7 @@ test-debug: setup data
 
 test-wasm: setup data
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
-	$(call timed,KILN_NUM_THREADS=2 node build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node (threaded core: 2 threads))
+	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node (threaded core: 2 threads; Relaxed SIMD on so FMA kernels run))
 
 # The npm package (js/): npm ci from the committed lock file, the em++ cores with embind
 # (kiln_core on the single-threaded library, kiln_core_mt reusing test-wasm's kiln_mt), tsc,

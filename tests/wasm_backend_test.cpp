@@ -160,6 +160,7 @@ TEST(WasmBackend, RandomReductions) {
 
 // A matmul-shaped reduction: out[i, j] = sum_r a[i, r] * b[r, j].
 TEST(WasmBackend, MatmulReduction) {
+  Unfused unfused;
   std::mt19937 rng(7);
   for (auto [m, kk, nn] : {std::tuple{5, 7, 9}, std::tuple{16, 33, 20}, std::tuple{1, 1, 1}}) {
     for (DType dt : {DType::Float32, DType::Float64, DType::Int32, DType::Float16}) {

@@ -105,6 +105,7 @@ TEST(WasmConvTiled, ConvolutionKernelsAreTiledAndBitExact) {
 }
 
 TEST(WasmConvTiled, BatchedMatmulIsTiledAndBitExact) {
+  Unfused unfused;
   std::mt19937 rng(22);
   set_default_device("cpu");
   std::vector<Tree> args{Tree(rnd({3, 9, 12}, 3)), Tree(rnd({3, 12, 16}, 4))};

@@ -104,10 +104,49 @@ inline Bytes special_values(DType dt, size_t n, std::mt19937& rng) {
 
 inline AluExp gidx(int64_t n) { return AluExp::var(VarId::Gidx, DType::Int32, n - 1); }
 
+// Bit-for-bit comparisons with the cpu need unfused contractions: fma off for a scope
+// (it is on by default where the engine has Relaxed SIMD; wasm_fma_test.cpp covers it).
+struct Unfused {
+  WasmBackend& be = wasm_be();
+  wasm::CodegenOptions saved = be.options();
+  Unfused() {
+    wasm::CodegenOptions o = saved;
+    o.fma = false;
+    be.set_options(o);
+  }
+  ~Unfused() { be.set_options(saved); }
+};
+
 inline void expect_same(const Kernel& k, const std::vector<Bytes>& ins) {
+  Unfused unfused;
   Bytes want = run_on(get_backend("cpu"), k, ins);
   Bytes got = run_on(wasm_be(), k, ins);
   EXPECT_TRUE(same_bits(k, want, got));
+}
+
+// out[i, j] = epi(sum_r a[i, r] * b[r, j]) with a bias row and relu or tanh fused.
+inline Kernel matmul(int64_t m, int64_t kk, int64_t n, int epilogue, bool swap = false) {
+  AluExp g = gidx(m * n), r = AluExp::var(VarId::Ridx, DType::Int32, kk - 1);
+  AluExp i = g / n, j = g % n;
+  Kernel k;
+  k.size = m * n;
+  k.inputs = {DType::Float32, DType::Float32, DType::Float32};
+  AluExp a = AluExp::load(DType::Float32, 0, i * kk + r), b = AluExp::load(DType::Float32, 1, r * n + j);
+  k.exp = swap ? AluExp::binary(AluOp::Mul, b, a) : AluExp::binary(AluOp::Mul, a, b);
+  AluExp acc = AluExp::var(VarId::Acc, DType::Float32, 0);
+  AluExp bias = AluExp::load(DType::Float32, 2, j);
+  AluExp epi = acc;
+  if (epilogue >= 1) epi = AluExp::binary(AluOp::Add, acc, bias);
+  if (epilogue == 2) epi = AluExp::binary(AluOp::Max, epi, AluExp::constant(DType::Float32, 0));
+  if (epilogue == 3) epi = AluExp::unary(AluOp::Tanh, epi);
+  k.reduction = Reduction{AluOp::Add, kk, epi};
+  return k;
+}
+
+inline std::vector<Bytes> matmul_inputs(int64_t m, int64_t kk, int64_t n, std::mt19937& rng, int64_t short_b = 0) {
+  return {special_values(DType::Float32, size_t(m * kk), rng),
+          special_values(DType::Float32, size_t(kk * n - short_b), rng),
+          special_values(DType::Float32, size_t(n), rng)};
 }
 
 inline const DType kAll[] = {DType::Bool, DType::Int32, DType::Uint32, DType::Float16, DType::Float32, DType::Float64};

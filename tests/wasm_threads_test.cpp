@@ -105,6 +105,7 @@ TEST(WasmThreads, LargeKernelsAboveTheThresholdSplitBitExactly) {
   WasmBackend& be = wasm_be();
   if (be.max_threads() < 2) GTEST_SKIP() << "single-threaded core";
   KeepThreadSettings keep;
+  Unfused unfused;
   std::mt19937 rng(51);
   // Tiled (n % 8 == 0), partly tiled (odd n: SIMD/scalar columns), and a tanh epilogue.
   for (auto [m, kk, n, epi] : {std::tuple{192, 96, 160, 0}, std::tuple{131, 67, 45, 1}, std::tuple{64, 200, 64, 1}}) {
@@ -141,6 +142,7 @@ TEST(WasmThreads, ManySmallSplitsMatchTheCpu) {
   WasmBackend& be = wasm_be();
   if (be.max_threads() < 2) GTEST_SKIP() << "single-threaded core";
   KeepThreadSettings keep;
+  Unfused unfused;
   be.set_parallel_min_work(0);  // split everything: chunk edges fall everywhere
   std::mt19937 rng(52);
   for (int t = 0; t < 60; t++) {

@@ -8,13 +8,15 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const CONV_BATCH = Number(process.env.BENCH_CONV_BATCH || 32);
+// BENCH_CASES=matmul,chain keeps the cases of those kinds (default: all).
+const KINDS = (process.env.BENCH_CASES || 'matmul,chain,conv').split(',');
 const CASES = [
   { name: 'matmul 256', kind: 'matmul', n: 256, reps: 20 },
   { name: 'matmul 1024', kind: 'matmul', n: 1024, reps: 5 },
   { name: 'matmul 2048', kind: 'matmul', n: 2048, reps: 2 },
   { name: 'chain 4M', kind: 'chain', n: 1 << 22, reps: 10 },
   { name: `conv2d b${CONV_BATCH} 64->64 3x3 56x56`, kind: 'conv', n: CONV_BATCH, reps: 1 },
-];
+].filter((c) => KINDS.includes(c.kind));
 const work = (c) => c.kind === 'matmul' ? 2 * c.n ** 3 : c.kind === 'chain' ? 8 * c.n : 2 * c.n * 64 * 64 * 9 * 56 * 56;
 const unit = (c) => (c.kind === 'chain' ? 'GB/s' : 'GFLOP/s');
 const rand = (len) => { const a = new Float32Array(len); for (let i = 0; i < len; i++) a[i] = Math.random() - 0.5; return a; };

@@ -78,11 +78,12 @@ export const core: any = loaded.core;
 /**
  * Which core is loaded (a diagnostic, not part of the public API): `threaded` for
  * kiln_core_mt, the wasm backend's thread count and its maximum (1 and 1 in kiln_core), and
- * its counters: dispatches split across threads, and chunks that pool workers ran.
+ * its counters: dispatches split across threads, and chunks that pool workers ran; `fma` when
+ * tiled contractions use Relaxed-SIMD FMA (the engine has it and KILN_WASM_FMA is not "0").
  */
-export function coreInfo(): { threaded: boolean; threads: number; maxThreads: number; splitDispatches: number; workerChunks: number } {
-  const [threads, maxThreads, splitDispatches, workerChunks] = check(core.wasmThreads(0)) as number[];
-  return { threaded: loaded.threaded, threads, maxThreads, splitDispatches, workerChunks };
+export function coreInfo(): { threaded: boolean; threads: number; maxThreads: number; splitDispatches: number; workerChunks: number; fma: boolean } {
+  const [threads, maxThreads, splitDispatches, workerChunks, fma] = check(core.wasmThreads(0)) as number[];
+  return { threaded: loaded.threaded, threads, maxThreads, splitDispatches, workerChunks, fma: fma === 1 };
 }
 
 /** Sets the wasm backend's thread count (1 to coreInfo().maxThreads; a diagnostic). */

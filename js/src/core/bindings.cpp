@@ -208,8 +208,8 @@ val make_jaxpr_js(val jsfn, const val& args) {
 }
 
 // The wasm backend's thread count: sets it when n != 0, and returns [threads, max threads,
-// split dispatches, pool-worker chunks] (threads and max are 1 in the single-threaded core),
-// or an Error for a count outside [1, max]. A diagnostic for tests and benchmarks.
+// split dispatches, pool-worker chunks, 1 when tiled contractions use Relaxed-SIMD FMA]
+// (threads and max are 1 in the single-threaded core), or an Error for a count outside [1, max]. A diagnostic for tests and benchmarks.
 val wasm_threads(int n) {
   try {
     auto& be = static_cast<WasmBackend&>(get_backend("wasm"));
@@ -219,6 +219,7 @@ val wasm_threads(int n) {
     r.call<void>("push", be.max_threads());
     r.call<void>("push", double(be.split_dispatches()));
     r.call<void>("push", double(be.worker_chunks()));
+    r.call<void>("push", be.options().fma ? 1 : 0);
     return r;
   } catch (const std::exception& e) {
     return js_error(e.what());

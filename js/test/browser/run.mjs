@@ -89,9 +89,15 @@ try {
   failed = bad.length;
   for (const r of bad.slice(0, 30)) console.error(`FAIL ${r.name}\n  ${r.error.split("\n").slice(0, 3).join("\n  ")}`);
   console.log(`[kiln] chromium ${version}: ${results.length - bad.length} passed, ${bad.length} failed (crossOriginIsolated ${isolated}, SharedArrayBuffer ${sab})`);
-  console.log(`[kiln] core: ${core?.threaded ? "threaded (kiln_core_mt)" : "single-threaded (kiln_core)"}, ${core?.maxThreads} threads, ${core?.splitDispatches} split dispatches, ${core?.workerChunks} worker chunks`);
+  console.log(`[kiln] core: ${core?.threaded ? "threaded (kiln_core_mt)" : "single-threaded (kiln_core)"}, ${core?.maxThreads} threads, ${core?.splitDispatches} split dispatches, ${core?.workerChunks} worker chunks, fma ${core?.fma ? "on" : "off"}`);
   if (!isolated) {
     console.error("[kiln] the page is not cross-origin isolated");
+    failed++;
+  }
+  // Chromium has Relaxed SIMD (since 114), so the probe must find it and the suite must have
+  // run the fused contraction kernels.
+  if (!core?.fma) {
+    console.error("[kiln] the page's wasm backend did not turn on Relaxed-SIMD FMA");
     failed++;
   }
   if (!core?.threaded || !(core.workerChunks > 0)) {

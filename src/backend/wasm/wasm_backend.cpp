@@ -97,6 +97,28 @@ EM_JS(double, kiln_wasm_env_min_work, (), {
   return v ? Number(v) : -1;
 });
 
+// Whether the engine validates Relaxed SIMD: a module whose one function is
+// f32x4.relaxed_madd(v128.const 0, v128.const 0, v128.const 0). Chrome ships it from 114;
+// Node 20 (V8 11.3) only under --experimental-wasm-relaxed-simd, Node 22 by default.
+EM_JS(int, kiln_wasm_relaxed_simd, (), {
+  var z = [0xfd, 0x0c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+  var body = [0x00].concat(z, z, z, [0xfd, 0x85, 0x02, 0x0b]);
+  var bytes = [0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b, 3, 2, 1, 0,
+               10, body.length + 2, 1, body.length].concat(body);
+  try {
+    return WebAssembly.validate(new Uint8Array(bytes)) ? 1 : 0;
+  } catch (e) {
+    return 0;
+  }
+});
+// $KILN_WASM_FMA (Node's environment, or globalThis.KILN_WASM_FMA in a page): "0" keeps
+// kernels off FMA even where the engine has it.
+EM_JS(int, kiln_wasm_env_fma_off, (), {
+  var v = typeof process == 'object' && process.env ? process.env['KILN_WASM_FMA'] : undefined;
+  if (v === undefined && typeof globalThis != 'undefined') v = globalThis['KILN_WASM_FMA'];
+  return v !== undefined && String(v) === '0' ? 1 : 0;
+});
+
 namespace kiln {
 
 namespace {
@@ -210,6 +232,8 @@ constexpr int64_t kDefaultParallelMinWork = int64_t(1) << 17;
 
 WasmBackend::WasmBackend() {
   opts_.shared_memory = kiln_wasm_memory_is_shared() != 0;
+  relaxed_simd_ = kiln_wasm_relaxed_simd() != 0;
+  opts_.fma = relaxed_simd_ && !kiln_wasm_env_fma_off();
   if (opts_.shared_memory) max_threads_ = threads_ = kiln_wasm_pool_threads();
   double w = kiln_wasm_env_min_work();
   min_work_ = w >= 0 ? int64_t(w) : kDefaultParallelMinWork;
@@ -221,6 +245,7 @@ void WasmBackend::set_options(const wasm::CodegenOptions& o) {
   bool shared = opts_.shared_memory;
   opts_ = o;
   opts_.shared_memory = shared;
+  opts_.fma = o.fma && relaxed_simd_;  // a module with relaxed_madd would not compile here
 }
 
 void WasmBackend::set_threads(int n) {

@@ -37,7 +37,8 @@ class WasmBackend : public Backend {
   void set_call_mode(CallMode m) { mode_ = m; }
   CallMode call_mode() const { return mode_; }
   // Codegen options for kernels prepared from now on (cached separately per option set).
-  // shared_memory always follows the memory the core runs in.
+  // shared_memory always follows the memory the core runs in, and fma is dropped where the
+  // engine lacks Relaxed SIMD. By default fma is on where it has it ($KILN_WASM_FMA=0: off).
   void set_options(const wasm::CodegenOptions& o);
   const wasm::CodegenOptions& options() const { return opts_; }
   // Threads a large dispatch is split over, the calling thread included: 1 in a
@@ -51,6 +52,8 @@ class WasmBackend : public Backend {
   int64_t parallel_min_work() const { return min_work_; }
   void set_parallel_min_work(int64_t w) { min_work_ = w; }
   bool shared_memory() const { return opts_.shared_memory; }
+  // Whether this engine validates Relaxed SIMD (f32x4.relaxed_madd), probed at startup.
+  bool relaxed_simd() const { return relaxed_simd_; }
   // Counters for tests and benchmarks: dispatches split over the pool, and chunks that pool
   // workers (not the calling thread) ran.
   int64_t split_dispatches() const { return split_dispatches_; }
@@ -71,6 +74,7 @@ class WasmBackend : public Backend {
   CallMode mode_ = CallMode::Table;
   wasm::CodegenOptions opts_;
   int threads_ = 1, max_threads_ = 1;
+  bool relaxed_simd_ = false;
   int64_t min_work_ = 0;
   std::unique_ptr<wasm::ThreadPool> pool_;  // started by the first split dispatch
   int64_t split_dispatches_ = 0;
