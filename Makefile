@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench bench-native bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: bench bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 setup:
 	@missing=""; \
@@ -153,12 +153,20 @@ KILN_BENCH_LINK := -fexceptions -sALLOW_TABLE_GROWTH=1 -sALLOW_MEMORY_GROWTH=1 -
   -sEXPORT_NAME=createKiln -sSINGLE_FILE=1 -sENVIRONMENT=node -pthread -Wno-pthreads-mem-growth \
   "-sPTHREAD_POOL_SIZE=kilnPoolSize()" --pre-js=src/backend/wasm/wasm_threads_pre.js
 # The kiln entry is the threaded link (kiln_mt); bench.mjs loads it once per thread count
-# (kilnThreads), so kiln runs at 1 and 2 threads like the peers.
+# (kilnThreads), so kiln runs at 1 and 2 threads like the peers. Two runs: Node 20's engine as
+# it is, then with Relaxed SIMD, which Node 20 has only behind a flag but Chrome (114+) and
+# Node 22 ship on; kiln and @jax-js/jax both use its FMA where they find it.
 bench-wasm: setup
 	cmake --preset wasm && cmake --build --preset wasm --target kiln_mt
 	em++ -std=c++20 -O3 -pthread -fexceptions -Wall -Wextra -Werror -Isrc -Iinclude bench/wasm/kiln_bench_entry.cpp \
 	  build/wasm/libkiln_mt.a $(KILN_BENCH_LINK) -o build/wasm/kiln_bench.cjs
-	cd bench/wasm && npm ci --no-audit --no-fund && node bench.mjs
+	cd bench/wasm && npm ci --no-audit --no-fund
+	cd bench/wasm && node bench.mjs && node --experimental-wasm-relaxed-simd bench.mjs
+
+# One core's float32 rate with 128-bit vectors (FMA, and mul + add): the ceiling for Wasm SIMD
+# kernels on this machine, against which bench/results/wasm.md reads the matmul rates.
+bench-peak:
+	mkdir -p build && cc -std=c11 -O2 -Wall -Wextra -Werror bench/fp_peak.c -o build/fp_peak && ./build/fp_peak
 
 # kiln's webgpu device against @jax-js/jax's on this machine's GPU (bench/webgpu/bench.mjs);
 # needs a WebGPU adapter (on the GPU machine: pack.sh, then `node bench/webgpu/bench.mjs`).

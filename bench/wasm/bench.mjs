@@ -39,7 +39,7 @@ const runners = {
       const id = c.kind === 'matmul' ? M._kb_matmul(c.n) : c.kind === 'chain' ? M._kb_chain(c.n) : M._kb_conv(c.n, 64, 64, 56, 3);
       const split = M._kb_split_dispatches();
       const ms = await best(() => M._kb_run(id), c.reps);
-      return { ms, note: `${M._kb_kernels(id)} kernel(s), ${M._kb_tiled(id)} tiled, ${M._kb_simd(id)} simd, ${M._kb_split_dispatches() - split} split` };
+      return { ms, note: `${M._kb_kernels(id)} kernel(s), ${M._kb_tiled(id)} tiled, ${M._kb_simd(id)} simd, ${M._kb_split_dispatches() - split} split, fma ${M._kb_fma() ? 'on' : 'off'}` };
     };
   },
   async jax(threads) {

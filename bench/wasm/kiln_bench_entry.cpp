@@ -60,6 +60,8 @@ extern "C" {
 EMSCRIPTEN_KEEPALIVE void kb_init() { set_default_device("wasm"); }
 // The wasm backend's thread count (the pool plus the calling thread), and its split dispatches.
 EMSCRIPTEN_KEEPALIVE int kb_threads() { return static_cast<WasmBackend&>(get_backend("wasm")).threads(); }
+// 1 when tiled contractions use Relaxed-SIMD FMA (the engine has it).
+EMSCRIPTEN_KEEPALIVE int kb_fma() { return static_cast<WasmBackend&>(get_backend("wasm")).options().fma; }
 EMSCRIPTEN_KEEPALIVE double kb_split_dispatches() {
   return double(static_cast<WasmBackend&>(get_backend("wasm")).split_dispatches());
 }

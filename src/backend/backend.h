@@ -43,6 +43,8 @@ class Backend {
   virtual ~Backend() = default;
   virtual const std::string& name() const = 0;
 
+  // A new buffer's contents are unspecified until written (the jit's pool reuses buffers, and
+  // the wasm device does not clear them): callers write it whole before anything reads it.
   BufferRef allocate(int64_t bytes) {
     return std::make_shared<Buffer>(this, alloc(bytes), bytes);
   }
