@@ -33,13 +33,6 @@ bool has_relaxed_madd(const std::vector<uint8_t>& b) {
   return std::search(b.begin(), b.end(), std::begin(op), std::end(op)) != b.end();
 }
 
-// Puts the backend's codegen options back when a test ends.
-struct KeepOptions {
-  WasmBackend& be = wasm_be();
-  wasm::CodegenOptions saved = be.options();
-  ~KeepOptions() { be.set_options(saved); }
-};
-
 std::vector<float> floats(const Bytes& b) {
   std::vector<float> v(b.size() / 4);
   std::memcpy(v.data(), b.data(), b.size());

@@ -104,17 +104,21 @@ inline Bytes special_values(DType dt, size_t n, std::mt19937& rng) {
 
 inline AluExp gidx(int64_t n) { return AluExp::var(VarId::Gidx, DType::Int32, n - 1); }
 
-// Bit-for-bit comparisons with the cpu need unfused contractions: fma off for a scope
-// (it is on by default where the engine has Relaxed SIMD; wasm_fma_test.cpp covers it).
-struct Unfused {
+// Puts the wasm backend's codegen options back when a scope ends.
+struct KeepOptions {
   WasmBackend& be = wasm_be();
   wasm::CodegenOptions saved = be.options();
+  ~KeepOptions() { be.set_options(saved); }
+};
+
+// Bit-for-bit comparisons with the cpu need unfused contractions: fma off for a scope
+// (it is on by default where the engine has Relaxed SIMD; wasm_fma_test.cpp covers it).
+struct Unfused : KeepOptions {
   Unfused() {
     wasm::CodegenOptions o = saved;
     o.fma = false;
     be.set_options(o);
   }
-  ~Unfused() { be.set_options(saved); }
 };
 
 inline void expect_same(const Kernel& k, const std::vector<Bytes>& ins) {

@@ -209,7 +209,8 @@ val make_jaxpr_js(val jsfn, const val& args) {
 
 // The wasm backend's thread count: sets it when n != 0, and returns [threads, max threads,
 // split dispatches, pool-worker chunks, 1 when tiled contractions use Relaxed-SIMD FMA]
-// (threads and max are 1 in the single-threaded core), or an Error for a count outside [1, max]. A diagnostic for tests and benchmarks.
+// (threads and max are 1 in the single-threaded core), or an Error for a count outside
+// [1, max]. A diagnostic for tests and benchmarks.
 val wasm_threads(int n) {
   try {
     auto& be = static_cast<WasmBackend&>(get_backend("wasm"));
