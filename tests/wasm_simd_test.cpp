@@ -57,6 +57,24 @@ TEST(WasmSimd, ViewPatternsOnEveryVectorDtype) {
   EXPECT_GT(vectorized, total / 3);
 }
 
+// Contiguous loads skip their per-block bounds check when the dispatch's buffers cover the
+// loads' whole index range; a buffer shorter than that must still read 0 past its end.
+TEST(WasmSimd, ContiguousLoadsFromShortBuffersReadZero) {
+  std::mt19937 rng(13);
+  const int64_t n = 203;
+  AluExp g = gidx(n);
+  Kernel k;
+  k.size = n;
+  k.inputs = {DType::Float32, DType::Float32};
+  AluExp a = AluExp::load(DType::Float32, 0, g), b = AluExp::load(DType::Float32, 1, g + AluExp::idx(5));
+  k.exp = AluExp::binary(AluOp::Add, AluExp::binary(AluOp::Mul, a, a), b);
+  ASSERT_TRUE(wasm::compile_kernel(k).simd_loop);
+  for (int64_t short_a : {int64_t(0), int64_t(1), int64_t(100)})
+    for (int64_t short_b : {int64_t(0), int64_t(6), int64_t(150)})
+      expect_same(k, {special_values(DType::Float32, size_t(n - short_a), rng),
+                      special_values(DType::Float32, size_t(n + 5 - short_b), rng)});
+}
+
 // Larger random pointwise kernels than the scalar test, so that blocks and tails both run.
 TEST(WasmSimd, RandomPointwiseKernels) {
   std::mt19937 rng(12);

@@ -2,6 +2,8 @@
 // then f32x4/i32x4 code where the vector op equals alu_eval, scalar lanes everywhere else.
 #include "backend/wasm/wasm_simd_emitter.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 
@@ -403,7 +405,15 @@ void SimdEmitter::emit_load(const AluNode& n) {
       else c_.simd_lane(fl ? simd::F32x4ReplaceLane : simd::I32x4ReplaceLane, uint8_t(l));
     }
   };
-  if (ix.kind == LaneKind::Affine && ix.stride == 1) {
+  const bool known_in_bounds = std::find(in_bounds_.begin(), in_bounds_.end(), &n) != in_bounds_.end();
+  if (known_in_bounds) {
+    c_.local_get(ptr);
+    ix.scalar.push();
+    c_.i32_const(2);
+    c_.op(op::I32Shl);
+    c_.op(op::I32Add);
+    c_.simd_mem(simd::V128Load, 2);
+  } else if (ix.kind == LaneKind::Affine && ix.stride == 1) {
     // A contiguous run: one v128.load when all 4 are in bounds, else the lane-by-lane loads
     // (which read 0 outside [0, count)).
     const uint32_t b = e_.temp(V::I32, 12);
@@ -565,7 +575,45 @@ void SimdEmitter::store_result(const AluNode* result) {
   }
 }
 
+std::vector<const AluNode*> SimdEmitter::bounded_loads() const {
+  std::vector<const AluNode*> out;
+  auto scan = [&](const DagPlan& plan) {
+    for (const AluNode* n : plan.nodes) {
+      if (n->op != AluOp::Load || info_.at(n).kind != LaneKind::Vector) continue;
+      const AluNode* ix = n->src[0].get();
+      const LaneInfo& li = info_.at(ix);
+      if (li.kind == LaneKind::Affine && li.stride == 1 && ix->vmin >= 0 && ix->vmax < INT32_MAX)
+        out.push_back(n);
+    }
+  };
+  scan(ke_.body());
+  if (ke_.epilogue()) scan(*ke_.epilogue());
+  return out;
+}
+
+// Two versions of the block loop when some contiguous loads have a known index range: one
+// without their per-block bounds checks, taken when every such range ends below its buffer's
+// count (checked once per dispatch), and the checked one otherwise (short buffers read 0).
 void SimdEmitter::emit_loop(uint32_t from, uint32_t to) {
+  std::vector<const AluNode*> bounded = bounded_loads();
+  if (bounded.empty()) return emit_blocks(from, to);
+  c_.i32_const(1);
+  for (const AluNode* n : bounded) {
+    c_.i32_const(int32_t(n->src[0].vmax()));
+    c_.local_get(ke_.count_local(n->arg));
+    c_.op(op::I32LtU);
+    c_.op(op::I32And);
+  }
+  c_.if_();
+  in_bounds_ = std::move(bounded);
+  emit_blocks(from, to);
+  in_bounds_.clear();
+  c_.else_();
+  emit_blocks(from, to);
+  c_.end();
+}
+
+void SimdEmitter::emit_blocks(uint32_t from, uint32_t to) {
   const uint32_t g = ke_.gidx_local();
   c_.local_get(from);
   c_.local_set(g);

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "backend/wasm/wasm_kernel_emitter.h"
 
@@ -72,6 +73,9 @@ class SimdEmitter {
                       const std::vector<DType>& sdt);
   void emit_load(const AluNode& n);
   const Rep& rep(const AluNode* n);
+  // Contiguous vector loads whose index range over the whole kernel is known and non-negative.
+  std::vector<const AluNode*> bounded_loads() const;
+  void emit_blocks(uint32_t from, uint32_t to);
 
   KernelEmitter& ke_;
   CodeBuilder& c_;
@@ -82,6 +86,9 @@ class SimdEmitter {
   Rep acc_;
   LaneInfo acc_info_;
   bool worthwhile_ = false;
+  // While emitting the loop version for dispatches where these loads are all in bounds:
+  // they are plain v128.loads, without the per-block check.
+  std::vector<const AluNode*> in_bounds_;
 };
 
 // Whether a vector form of op on dt (with source dtypes sdt) exists that equals alu_eval.
