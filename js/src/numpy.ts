@@ -96,7 +96,16 @@ export function array(
   const target = dtype ?? inferred;
   const storage = target === DType.Float16 ? DType.Float32 : target;
   const Ctor = typedCtor[storage];
-  const data = storage === DType.Bool ? Uint8Array.from(flat as any, (x: any) => (x ? 1 : 0)) : Ctor.from(flat as any, (x: any) => Number(x));
+  // Typed arrays convert through the constructor: TypedArray.from(typed, fn) first collects
+  // every value into a list (out of JS heap for 64M float32 under a 1.5 GB heap).
+  let data: ArrayBufferView;
+  if (storage === DType.Bool) {
+    const d = new Uint8Array(flat.length);
+    for (let i = 0; i < flat.length; i++) d[i] = flat[i] ? 1 : 0;
+    data = d;
+  } else {
+    data = ArrayBuffer.isView(flat) ? new Ctor(flat as any) : Ctor.from(flat as any, (x: any) => Number(x));
+  }
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const finalShape = shape ?? inferredShape;
   let a = new Array(check(core.fromBytes(bytes, finalShape, storage, deviceOr(device))));
