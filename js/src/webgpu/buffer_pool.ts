@@ -49,7 +49,7 @@ export class BufferPool {
     // Room is made by evicting the oldest buffers, not by refusing this one: a loop that moves
     // on to larger arrays would otherwise find the pool full of sizes it no longer uses and
     // create (and clear) its buffers on every call. On the H200 that held a 64M-element
-    // elementwise kernel at 36 GB/s instead of 400+ (bench/webgpu/large_elementwise.mjs).
+    // elementwise kernel at 36 GB/s instead of 400-1900 (bench/results/webgpu.md).
     for (const old of this.#order) {
       if (this.#pooled + b.size <= this.limit) break;
       this.#evict(old);
