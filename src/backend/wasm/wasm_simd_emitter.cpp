@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "ir/alu_op.h"
@@ -405,14 +406,18 @@ void SimdEmitter::emit_load(const AluNode& n) {
       else c_.simd_lane(fl ? simd::F32x4ReplaceLane : simd::I32x4ReplaceLane, uint8_t(l));
     }
   };
-  const bool known_in_bounds = std::find(in_bounds_.begin(), in_bounds_.end(), &n) != in_bounds_.end();
-  if (known_in_bounds) {
+  // One v128.load of the 4 elements from the index that push_index leaves on the stack.
+  auto load_run = [&](const std::function<void()>& push_index) {
     c_.local_get(ptr);
-    ix.scalar.push();
+    push_index();
     c_.i32_const(2);
     c_.op(op::I32Shl);
     c_.op(op::I32Add);
     c_.simd_mem(simd::V128Load, 2);
+  };
+  const bool known_in_bounds = std::find(in_bounds_.begin(), in_bounds_.end(), &n) != in_bounds_.end();
+  if (known_in_bounds) {
+    load_run(ix.scalar.push);
   } else if (ix.kind == LaneKind::Affine && ix.stride == 1) {
     // A contiguous run: one v128.load when all 4 are in bounds, else the lane-by-lane loads
     // (which read 0 outside [0, count)).
@@ -428,12 +433,7 @@ void SimdEmitter::emit_load(const AluNode& n) {
     c_.op(op::I32LtU);
     c_.op(op::I32And);
     c_.if_result(V::V128);
-    c_.local_get(ptr);
-    c_.local_get(b);
-    c_.i32_const(2);
-    c_.op(op::I32Shl);
-    c_.op(op::I32Add);
-    c_.simd_mem(simd::V128Load, 2);
+    load_run([&] { c_.local_get(b); });
     c_.else_();
     gather();
     c_.end();
