@@ -1,5 +1,6 @@
 // The ceiling for Wasm SIMD kernels on this machine: one core's float32 rate with 128-bit
-// vectors (what f32x4 lowers to on x86-64), as independent FMA and mul/add chains, no memory.
+// vectors (what f32x4 lowers to on x86-64), as independent FMA and mul/add chains, no memory;
+// then kiln's matmul tile step as V8 compiles it, the ceiling of that loop.
 // x86-64 with FMA3 only. `make bench-peak`; results in bench/results/wasm.md.
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
