@@ -108,6 +108,12 @@ void KernelEmitter::compute(const AluNode& n) {
     for (auto& s : n.src) srcs.push_back(val(s.get()));
     wide = e_.emit(n.op, n.dtype, srcs);
   }
+  set_slot(n, wide);
+}
+
+void KernelEmitter::assign(const AluNode* n) { set_slot(*n, false); }
+
+void KernelEmitter::set_slot(const AluNode& n, bool wide) {
   // A node's local keeps its value for the rest of the function (loop iterations
   // recompute it), so locals are per node rather than reused.
   auto it = slots_.find(&n);

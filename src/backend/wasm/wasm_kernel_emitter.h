@@ -33,6 +33,8 @@ class KernelEmitter {
   void emit_prologue();
   // Computes (into locals) every node of `plan` at `level`.
   void compute_level(const DagPlan& plan, int level);
+  // Pops n's (non-wide) value from the stack into its local instead of computing it.
+  void assign(const AluNode* n);
   // The scalar loop over gidx in [from_local, to_local): computes and stores each element.
   void emit_scalar_loop(uint32_t from_local, uint32_t to_local = kEnd);
 
@@ -50,6 +52,7 @@ class KernelEmitter {
     bool wide;
   };
   void compute(const AluNode& n);
+  void set_slot(const AluNode& n, bool wide);  // pops the stack into n's local
 
   const Kernel& k_;
   const bool red_;

@@ -508,6 +508,12 @@ void SimdEmitter::compute(const AluNode& n) {
   reps_[&n] = r;
 }
 
+void SimdEmitter::bind_uniform(const AluNode* n, std::function<void()> push) {
+  Rep r{LaneKind::Uniform};
+  r.scalar = {n->dtype, false, std::move(push)};
+  reps_[n] = r;
+}
+
 void SimdEmitter::compute_level(const DagPlan& plan, int level) {
   for (const AluNode* n : plan.nodes)
     if (plan.level.at(n) == level) compute(*n);

@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -46,6 +47,9 @@ class SimdEmitter {
   // pushes a computed node's value as one v128.
   void compute_sub(const DagPlan& plan, int level) { compute_level(plan, level); }
   void push_value(const AluNode* n) { push_vector(rep(n), n->dtype); }
+  // For packing: n, uniform over the lanes, takes the scalar that `push` leaves instead of
+  // being computed (compute_sub must then be given a plan without n).
+  void bind_uniform(const AluNode* n, std::function<void()> push);
 
  private:
   struct Rep {

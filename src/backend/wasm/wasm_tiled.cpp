@@ -4,8 +4,59 @@
 #include "backend/wasm/wasm_tiled.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace kiln::wasm {
+
+namespace {
+// A packed B factor's nodes that read ridx but not gidx (for a convolution's window: the
+// divisions of ridx into channel and kernel offsets) have one value per reduction step for
+// every column. The int32 ones are computed once per cache block into a table, a row of
+// `saved` per step, which each column group's loop then reads instead of recomputing them.
+struct StepTable {
+  DagPlan fill;                       // the ridx-only nodes, computed per step to fill it
+  std::vector<const AluNode*> saved;  // those the rest of the factor reads: the columns
+  DagPlan rest;                       // level-2 nodes still computed per group and step
+};
+
+StepTable plan_step_table(const DagPlan& plan, const AluNode* root, const SimdEmitter& se) {
+  std::unordered_set<const AluNode*> reads_gidx;
+  for (const AluNode* n : plan.nodes) {
+    bool g = n->op == AluOp::Var && n->arg != int(VarId::Ridx);
+    for (auto& src : n->src) g = g || reads_gidx.count(src.get());
+    if (g) reads_gidx.insert(n);
+  }
+  auto step_only = [&](const AluNode* n) { return plan.level.at(n) == 2 && !reads_gidx.count(n); };
+  auto tabled = [&](const AluNode* n) {  // an int32 scalar (index arithmetic, bools)
+    return step_only(n) && n->op != AluOp::Var && se.info(n).kind == LaneKind::Uniform &&
+           storage(n->dtype) == ValType::I32;
+  };
+  std::unordered_set<const AluNode*> saved;
+  for (const AluNode* n : plan.nodes)
+    if (!step_only(n))
+      for (auto& src : n->src)
+        if (tabled(src.get())) saved.insert(src.get());
+  if (tabled(root)) saved.insert(root);
+  // What each part needs: the fill computes the saved nodes' step-only sources, the rest
+  // what the root reads through nodes that are not saved.
+  std::unordered_set<const AluNode*> fill, rest;
+  std::function<void(const AluNode*, std::unordered_set<const AluNode*>&, bool)> mark =
+      [&](const AluNode* n, std::unordered_set<const AluNode*>& set, bool stop_at_saved) {
+        if ((stop_at_saved && saved.count(n)) || !set.insert(n).second) return;
+        for (auto& src : n->src) mark(src.get(), set, stop_at_saved);
+      };
+  for (const AluNode* n : saved) mark(n, fill, false);
+  mark(root, rest, true);
+  StepTable t;
+  t.fill.level = t.rest.level = plan.level;
+  for (const AluNode* n : plan.nodes) {  // plan order: sources first
+    if (saved.count(n)) t.saved.push_back(n);
+    if (fill.count(n) && plan.level.at(n) == 2) t.fill.nodes.push_back(n);
+    if (rest.count(n) && plan.level.at(n) == 2) t.rest.nodes.push_back(n);
+  }
+  return t;
+}
+}  // namespace
 
 std::optional<ContractionShape> find_contraction(const Kernel& k) {
   if (k.exp.dtype() != DType::Float32 || k.out_dtype() != DType::Float32) return std::nullopt;
@@ -37,10 +88,12 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
   const DagPlan plan_a = a_pack ? DagPlan::of(A.factor) : DagPlan{};
   const DagPlan plan_b = b_expr ? DagPlan::of(Bf.factor) : DagPlan{};
   const bool b_simd = N % 4 == 0;  // 4 consecutive columns are 4 consecutive gidx from a multiple of 4
+  const StepTable table = b_expr ? plan_step_table(plan_b, Bf.factor.get(), se) : StepTable{};
+  const int32_t nt = int32_t(table.saved.size());
   auto L = [&] { return c.add_local(V::I32); };
   const uint32_t bt = L(), boff = L(), lo = L(), hi = L(), ra = L(), rb = L(), rt0 = L(), rt1 = L(),
                  i0 = L(), j0 = L(), pa = L(), pb = L(), r = L(), seg = L(), nseg = L(), sb = L(),
-                 sen = L(), ai = L();
+                 sen = L(), ai = L(), st = L(), pt = L();
   const uint32_t B = KernelEmitter::kBegin, E = KernelEmitter::kEnd, G = ke.gidx_local(), R = ke.ridx_local();
   auto get = [&](uint32_t l) { c.local_get(l); };
   auto add = [&] { c.op(op::I32Add); };
@@ -75,13 +128,18 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
     get(scratch), get(j0), get(jb), c.op(op::I32Sub), get(kn), c.op(op::I32Mul), bytes(), add();
   };
   if (N4 > 0 && (pack || a_pack)) {
-    // B's block at scratch, then A's MR x KC panel.
-    c.i32_const(4 * ((pack ? ncb * kcb : 0) + (a_pack ? MR * kcb : 0)));
+    // B's block at scratch, then A's MR x KC panel, then B's step table.
+    c.i32_const(4 * ((pack ? ncb * kcb : 0) + (a_pack ? MR * kcb : 0) + nt * kcb));
     e.call_builtin(Builtin::Scratch);
     c.local_tee(scratch);
     add_c(pack ? 4 * ncb * kcb : 0);
-    c.local_set(sa);
+    c.local_tee(sa);
+    add_c(a_pack ? 4 * MR * kcb : 0);
+    c.local_set(st);
   }
+  // Each saved node reads its column of the step table's row at pt.
+  for (int32_t i = 0; i < nt; i++)
+    se.bind_uniform(table.saved[size_t(i)], [&c, pt, i] { c.local_get(pt), c.mem(op::I32Load, 2, uint32_t(4 * i)); });
 
   // One pass per batch that [begin, end) touches, on batch-local gidx [lo, hi).
   get(B), c.i32_const(MN), c.op(op::I32DivU), c.local_set(bt);
@@ -120,6 +178,17 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
       // short operands, or a range with no whole rows), so in-place loads stay in bounds.
       get(rt1), get(rt0), c.op(op::I32GtS);
       c.if_();
+      if (nt > 0) {  // the step table of this reduction block
+        get(st), c.local_set(pt);
+        c.i32_const(0), c.local_set(r);
+        c.loop();
+        get(kb), get(r), add(), c.local_set(R);
+        ke.compute_level(table.fill, 2);
+        for (int32_t i = 0; i < nt; i++) get(pt), ke.val(table.saved[size_t(i)]).push(), c.mem(op::I32Store, 2, uint32_t(4 * i));
+        get(pt), add_c(4 * nt), c.local_set(pt);
+        incr_loop(r, 1, [&] { get(kn); });
+        c.end();
+      }
       get(jb), c.local_set(j0);
       c.loop();  // strips
       if (!b_expr) {
@@ -146,16 +215,20 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
           if (b_simd) se.compute_sub(plan_b, 1);
           else ke.compute_level(plan_b, 1);
           strip_base(), add_c(b_simd ? 16 * v : 4 * v), c.local_set(po);
+          if (nt > 0) get(st), c.local_set(pt);
           c.i32_const(0), c.local_set(r);
           c.loop();  // reduction steps of the block
           get(kb), get(r), add(), c.local_set(R);
           if (b_simd) {
-            se.compute_sub(plan_b, 2);
+            se.compute_sub(table.rest, 2);
             get(po), se.push_value(Bf.factor.get()), c.simd_mem(simd::V128Store, 2);
           } else {
-            ke.compute_level(plan_b, 2);
+            for (int32_t i = 0; i < nt; i++)
+              get(pt), c.mem(op::I32Load, 2, uint32_t(4 * i)), ke.assign(table.saved[size_t(i)]);
+            ke.compute_level(table.rest, 2);
             e.emit_store(DType::Float32, [&] { get(po); }, ke.val(Bf.factor.get()));
           }
+          if (nt > 0) get(pt), add_c(4 * nt), c.local_set(pt);
           get(po), add_c(16 * NR), c.local_set(po);
           incr_loop(r, 1, [&] { get(kn); });
           c.end();
