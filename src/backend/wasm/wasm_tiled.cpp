@@ -9,10 +9,11 @@
 namespace kiln::wasm {
 
 namespace {
-// A packed B factor's nodes that read ridx but not gidx (for a convolution's window: the
-// divisions of ridx into channel and kernel offsets) have one value per reduction step for
-// every column. The int32 ones are computed once per cache block into a table, a row of
-// `saved` per step, which each column group's loop then reads instead of recomputing them.
+// A packed factor's nodes that read ridx but not gidx (a convolution window's channel and
+// kernel offsets, a filter gradient's image and pixel) have one value per reduction step for
+// every row or column. The int32 ones are computed once per cache block into a table, a row
+// of `saved` per step, which each row's or column group's loop then reads instead of
+// recomputing them.
 struct StepTable {
   DagPlan fill;                       // the ridx-only nodes, computed per step to fill it
   std::vector<const AluNode*> saved;  // those the rest of the factor reads: the columns
@@ -88,12 +89,13 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
   const DagPlan plan_a = a_pack ? DagPlan::of(A.factor) : DagPlan{};
   const DagPlan plan_b = b_expr ? DagPlan::of(Bf.factor) : DagPlan{};
   const bool b_simd = N % 4 == 0;  // 4 consecutive columns are 4 consecutive gidx from a multiple of 4
-  const StepTable table = b_expr ? plan_step_table(plan_b, Bf.factor.get(), se) : StepTable{};
-  const int32_t nt = int32_t(table.saved.size());
+  const StepTable tab_a = a_pack ? plan_step_table(plan_a, A.factor.get(), se) : StepTable{};
+  const StepTable tab_b = b_expr ? plan_step_table(plan_b, Bf.factor.get(), se) : StepTable{};
+  const int32_t nta = int32_t(tab_a.saved.size()), ntb = int32_t(tab_b.saved.size());
   auto L = [&] { return c.add_local(V::I32); };
   const uint32_t bt = L(), boff = L(), lo = L(), hi = L(), ra = L(), rb = L(), rt0 = L(), rt1 = L(),
                  i0 = L(), j0 = L(), pa = L(), pb = L(), r = L(), seg = L(), nseg = L(), sb = L(),
-                 sen = L(), ai = L(), st = L(), pt = L();
+                 sen = L(), ai = L(), sta = L(), stb = L(), pt = L();
   const uint32_t B = KernelEmitter::kBegin, E = KernelEmitter::kEnd, G = ke.gidx_local(), R = ke.ridx_local();
   auto get = [&](uint32_t l) { c.local_get(l); };
   auto add = [&] { c.op(op::I32Add); };
@@ -110,6 +112,16 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
     get(l), c.i32_const(step), add(), c.local_tee(l);
     push_bound();
     c.op(op::I32LtS), c.br_if(0);
+  };
+  // Step tables: pt walks one table's rows, from `base` for the block's first step.
+  auto table_start = [&](const StepTable& t, uint32_t base) {
+    if (!t.saved.empty()) get(base), c.local_set(pt);
+  };
+  auto table_next = [&](const StepTable& t) {
+    if (!t.saved.empty()) get(pt), add_c(4 * int64_t(t.saved.size())), c.local_set(pt);
+  };
+  auto table_read = [&](const StepTable& t) {  // into the scalar emitter's locals
+    for (size_t i = 0; i < t.saved.size(); i++) get(pt), c.mem(op::I32Load, 2, uint32_t(4 * i)), ke.assign(t.saved[i]);
   };
 
   std::vector<uint32_t> acc(static_cast<size_t>(MR * NR)), bv(static_cast<size_t>(NR));
@@ -128,18 +140,32 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
     get(scratch), get(j0), get(jb), c.op(op::I32Sub), get(kn), c.op(op::I32Mul), bytes(), add();
   };
   if (N4 > 0 && (pack || a_pack)) {
-    // B's block at scratch, then A's MR x KC panel, then B's step table.
-    c.i32_const(4 * ((pack ? ncb * kcb : 0) + (a_pack ? MR * kcb : 0) + nt * kcb));
+    // B's block at scratch, then A's MR x KC panel, then B's and A's step tables.
+    c.i32_const(4 * ((pack ? ncb * kcb : 0) + (a_pack ? MR * kcb : 0) + (ntb + nta) * kcb));
     e.call_builtin(Builtin::Scratch);
     c.local_tee(scratch);
     add_c(pack ? 4 * ncb * kcb : 0);
     c.local_tee(sa);
     add_c(a_pack ? 4 * MR * kcb : 0);
-    c.local_set(st);
+    c.local_tee(stb);
+    add_c(4 * ntb * kcb);
+    c.local_set(sta);
   }
-  // Each saved node reads its column of the step table's row at pt.
-  for (int32_t i = 0; i < nt; i++)
-    se.bind_uniform(table.saved[size_t(i)], [&c, pt, i] { c.local_get(pt), c.mem(op::I32Load, 2, uint32_t(4 * i)); });
+  // In the SIMD evaluation of B, each saved node reads its column of the row at pt.
+  for (int32_t i = 0; i < ntb; i++)
+    se.bind_uniform(tab_b.saved[size_t(i)], [&c, pt, i] { c.local_get(pt), c.mem(op::I32Load, 2, uint32_t(4 * i)); });
+  auto table_fill = [&](const StepTable& t, uint32_t base) {  // rows for steps kb .. kb + kn
+    if (t.saved.empty()) return;
+    table_start(t, base);
+    c.i32_const(0), c.local_set(r);
+    c.loop();
+    get(kb), get(r), add(), c.local_set(R);
+    ke.compute_level(t.fill, 2);
+    for (size_t i = 0; i < t.saved.size(); i++) get(pt), ke.val(t.saved[i]).push(), c.mem(op::I32Store, 2, uint32_t(4 * i));
+    table_next(t);
+    incr_loop(r, 1, [&] { get(kn); });
+    c.end();
+  };
 
   // One pass per batch that [begin, end) touches, on batch-local gidx [lo, hi).
   get(B), c.i32_const(MN), c.op(op::I32DivU), c.local_set(bt);
@@ -178,17 +204,7 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
       // short operands, or a range with no whole rows), so in-place loads stay in bounds.
       get(rt1), get(rt0), c.op(op::I32GtS);
       c.if_();
-      if (nt > 0) {  // the step table of this reduction block
-        get(st), c.local_set(pt);
-        c.i32_const(0), c.local_set(r);
-        c.loop();
-        get(kb), get(r), add(), c.local_set(R);
-        ke.compute_level(table.fill, 2);
-        for (int32_t i = 0; i < nt; i++) get(pt), ke.val(table.saved[size_t(i)]).push(), c.mem(op::I32Store, 2, uint32_t(4 * i));
-        get(pt), add_c(4 * nt), c.local_set(pt);
-        incr_loop(r, 1, [&] { get(kn); });
-        c.end();
-      }
+      table_fill(tab_b, stb);
       get(jb), c.local_set(j0);
       c.loop();  // strips
       if (!b_expr) {
@@ -215,20 +231,19 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
           if (b_simd) se.compute_sub(plan_b, 1);
           else ke.compute_level(plan_b, 1);
           strip_base(), add_c(b_simd ? 16 * v : 4 * v), c.local_set(po);
-          if (nt > 0) get(st), c.local_set(pt);
+          table_start(tab_b, stb);
           c.i32_const(0), c.local_set(r);
           c.loop();  // reduction steps of the block
           get(kb), get(r), add(), c.local_set(R);
           if (b_simd) {
-            se.compute_sub(table.rest, 2);
+            se.compute_sub(tab_b.rest, 2);
             get(po), se.push_value(Bf.factor.get()), c.simd_mem(simd::V128Store, 2);
           } else {
-            for (int32_t i = 0; i < nt; i++)
-              get(pt), c.mem(op::I32Load, 2, uint32_t(4 * i)), ke.assign(table.saved[size_t(i)]);
-            ke.compute_level(table.rest, 2);
+            table_read(tab_b);
+            ke.compute_level(tab_b.rest, 2);
             e.emit_store(DType::Float32, [&] { get(po); }, ke.val(Bf.factor.get()));
           }
-          if (nt > 0) get(pt), add_c(4 * nt), c.local_set(pt);
+          table_next(tab_b);
           get(po), add_c(16 * NR), c.local_set(po);
           incr_loop(r, 1, [&] { get(kn); });
           c.end();
@@ -241,6 +256,7 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
     get(rt0), c.local_set(i0);
     c.block();
     get(i0), get(rt1), c.op(op::I32GeS), c.br_if(0);
+    table_fill(tab_a, sta);
     c.loop();  // i0
     if (a_pack) {
       // A's rows i0 .. i0 + MR - 1 of this reduction block, MR values per step.
@@ -249,11 +265,14 @@ void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, 
       get(boff), get(i0), get(ai), add(), mul_c(N), add(), c.local_set(G);
       ke.compute_level(plan_a, 1);
       get(sa), get(ai), bytes(), add(), c.local_set(po);
+      table_start(tab_a, sta);
       c.i32_const(0), c.local_set(r);
       c.loop();
       get(kb), get(r), add(), c.local_set(R);
-      ke.compute_level(plan_a, 2);
+      table_read(tab_a);
+      ke.compute_level(tab_a.rest, 2);
       e.emit_store(DType::Float32, [&] { get(po); }, ke.val(A.factor.get()));
+      table_next(tab_a);
       get(po), add_c(4 * MR), c.local_set(po);
       incr_loop(r, 1, [&] { get(kn); });
       c.end();
