@@ -38,22 +38,21 @@ StepTable plan_step_table(const DagPlan& plan, const AluNode* root, const SimdEm
       for (auto& src : n->src)
         if (tabled(src.get())) saved.insert(src.get());
   if (tabled(root)) saved.insert(root);
-  // What each part needs: the fill computes the saved nodes' step-only sources, the rest
-  // what the root reads through nodes that are not saved.
-  std::unordered_set<const AluNode*> fill, rest;
-  std::function<void(const AluNode*, std::unordered_set<const AluNode*>&, bool)> mark =
-      [&](const AluNode* n, std::unordered_set<const AluNode*>& set, bool stop_at_saved) {
-        if ((stop_at_saved && saved.count(n)) || !set.insert(n).second) return;
-        for (auto& src : n->src) mark(src.get(), set, stop_at_saved);
-      };
-  for (const AluNode* n : saved) mark(n, fill, false);
-  mark(root, rest, true);
+  // What each part needs, walking uses before sources: the fill computes the saved nodes and
+  // their sources, the rest what the root reads through nodes that are not saved.
+  std::unordered_set<const AluNode*> fill(saved.begin(), saved.end()), rest{root};
+  for (auto it = plan.nodes.rbegin(); it != plan.nodes.rend(); ++it)
+    for (auto& src : (*it)->src) {
+      if (fill.count(*it)) fill.insert(src.get());
+      if (rest.count(*it) && !saved.count(*it)) rest.insert(src.get());
+    }
   StepTable t;
   t.fill.level = t.rest.level = plan.level;
   for (const AluNode* n : plan.nodes) {  // plan order: sources first
+    if (plan.level.at(n) != 2) continue;
     if (saved.count(n)) t.saved.push_back(n);
-    if (fill.count(n) && plan.level.at(n) == 2) t.fill.nodes.push_back(n);
-    if (rest.count(n) && plan.level.at(n) == 2) t.rest.nodes.push_back(n);
+    if (fill.count(n)) t.fill.nodes.push_back(n);
+    if (rest.count(n) && !saved.count(n)) t.rest.nodes.push_back(n);
   }
   return t;
 }
