@@ -1,11 +1,14 @@
 """Shared writer for kiln's case/param/input/expect fixture files (the format is documented
 in tools/gen_numpy_fixtures.py and read by tests/fixture_reader.cpp), with the --check mode
-every generator supports: rewrite the file, or exit 1 if it would change."""
+every generator supports: rewrite the file, or exit 1 if it would change beyond a few ulp
+(tools/fixture_check.py)."""
 
 import argparse
 import sys
 
 import numpy as np
+
+from fixture_check import check_file
 
 
 def fmt_values(a):
@@ -56,14 +59,8 @@ class Writer:
         args = ap.parse_args()
         text = "\n".join(self.lines) + "\n"
         if args.check:
-            try:
-                old = open(path).read()
-            except FileNotFoundError:
-                old = None
-            if old != text:
-                print(f"{path} is stale: rerun without --check", file=sys.stderr)
+            if not check_file(path, text, "rerun the generator without --check"):
                 sys.exit(1)
-            print(f"{path} is up to date")
             return
         with open(path, "w") as f:
             f.write(text)

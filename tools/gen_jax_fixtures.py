@@ -27,6 +27,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
+from fixture_check import check_file  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
@@ -167,13 +168,7 @@ def main():
     args = ap.parse_args()
     text = generate()
     if args.check:
-        old = open(OUT).read() if os.path.exists(OUT) else ""
-        strip = lambda s: "\n".join(s.splitlines()[1:])  # noqa: E731
-        if strip(old) != strip(text):
-            print(f"{OUT} is stale: rerun tools/gen_jax_fixtures.py", file=sys.stderr)
-            return 1
-        print("fixtures reproduce")
-        return 0
+        return 0 if check_file(OUT, text, "rerun tools/gen_jax_fixtures.py", skip_lines=1) else 1
     with open(OUT, "w") as f:
         f.write(text)
     print(f"wrote {OUT}")

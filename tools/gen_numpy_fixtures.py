@@ -62,6 +62,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from npfix import elementwise, errors, large, lax_ops, linalg, movement, reductions  # noqa: E402
+from fixture_check import check_file  # noqa: E402
 from npfix.core import Family, check_promotion_table  # noqa: E402
 
 FAMILIES = [
@@ -112,26 +113,7 @@ def main():
     args = ap.parse_args()
     text, counts = generate()
     if args.check:
-        try:
-            with open(args.out, encoding="utf-8") as f:
-                old = f.read()
-        except FileNotFoundError:
-            old = None
-        if old != text:
-            print(f"{args.out} is stale: run tools/gen_numpy_fixtures.py", file=sys.stderr)
-            if old is not None:
-                # float64 libm results can differ by an ulp across numpy versions or CPUs
-                # (numpy is pinned in tools/requirements.txt); show where
-                new_lines, old_lines = text.split("\n"), old.split("\n")
-                diffs = [i for i in range(max(len(new_lines), len(old_lines)))
-                         if i >= len(new_lines) or i >= len(old_lines) or new_lines[i] != old_lines[i]]
-                for i in diffs[:5]:
-                    print(f"  line {i + 1}:\n    committed: {old_lines[i][:160] if i < len(old_lines) else '<none>'}"
-                          f"\n    generated: {new_lines[i][:160] if i < len(new_lines) else '<none>'}", file=sys.stderr)
-                print(f"  {len(diffs)} differing lines", file=sys.stderr)
-            return 1
-        print(f"{args.out} is up to date ({sum(n for _, n in counts)} cases)")
-        return 0
+        return 0 if check_file(args.out, text, "run tools/gen_numpy_fixtures.py") else 1
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)

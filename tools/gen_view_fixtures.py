@@ -50,6 +50,8 @@ import sys
 
 import numpy as np
 
+from fixture_check import check_file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "tests", "fixtures", "views.txt")
 MAX_SIZE = 360  # elements of any intermediate array
@@ -476,16 +478,7 @@ def main():
     text = generate()
     path = os.path.normpath(OUT)
     if args.check:
-        try:
-            with open(path, encoding="utf-8") as f:
-                old = f.read()
-        except FileNotFoundError:
-            old = None
-        if old != text:
-            print(f"{path} is stale: rerun tools/gen_view_fixtures.py", file=sys.stderr)
-            return 1
-        print(f"{path} is up to date")
-        return 0
+        return 0 if check_file(path, text, "rerun tools/gen_view_fixtures.py") else 1
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     print(f"wrote {path}: {text.count(chr(10) + 'case ') + text.startswith('case ')} cases, {len(text)} bytes")
