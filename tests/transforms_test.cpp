@@ -340,15 +340,32 @@ TEST(Transforms, NonDifferentiablePrimitivesVmapAndZeroTangents) {
 
 TEST(Transforms, EveryPrimitiveHasRules) {
   using kiln::frontend::Prim;
-  for (int i = 0; i <= int(Prim::Gather); i++) {
+  for (size_t i = 0; i < kiln::frontend::kNumPrims; i++) {
     Prim p = Prim(i);
-    EXPECT_TRUE(kiln::frontend::has_jvp_rule(p)) << kiln::frontend::prim_name(p);
-    EXPECT_TRUE(kiln::frontend::has_vmap_rule(p)) << kiln::frontend::prim_name(p);
+    const auto& info = kiln::frontend::prim_info(p);
+    EXPECT_EQ(info.prim, p) << info.name;
+    EXPECT_TRUE(kiln::frontend::has_jvp_rule(p)) << info.name;
+    EXPECT_TRUE(kiln::frontend::has_vmap_rule(p)) << info.name;
+    EXPECT_EQ(kiln::frontend::has_transpose_rule(p), info.linear) << info.name;
   }
-  for (Prim p : {Prim::Neg, Prim::Add, Prim::Sub, Prim::Mul, Prim::Div, Prim::Where, Prim::Cast,
-                 Prim::ReduceSum, Prim::Reshape, Prim::Transpose, Prim::Expand, Prim::Pad,
-                 Prim::Shrink, Prim::Flip, Prim::Stride, Prim::Window, Prim::Gather})
-    EXPECT_TRUE(kiln::frontend::has_transpose_rule(p)) << kiln::frontend::prim_name(p);
+}
+
+// A primitive appended to the enum without its rules (simulated: a table one rule short, or
+// one slot short) is an error naming it, not a read past the table.
+TEST(Transforms, AMissingRuleIsAnErrorNamingThePrimitive) {
+  using kiln::frontend::Prim;
+  std::vector<std::function<void()>> rules(kiln::frontend::kNumPrims, [] {});
+  auto all = [](Prim) { return true; };
+  EXPECT_NO_THROW(kiln::frontend::check_rule_table("test", rules, all));
+  rules.back() = nullptr;
+  try {
+    kiln::frontend::check_rule_table("test", rules, all);
+    FAIL() << "expected an error";
+  } catch (const kiln::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gather has no rule"), std::string::npos) << e.what();
+  }
+  rules.pop_back();
+  EXPECT_THROW(kiln::frontend::check_rule_table("test", rules, all), kiln::Error);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The webgpu device through the JS API (Dawn from npm `webgpu` in Node.js; SwiftShader on
 // machines without a GPU): elementwise ops of each dtype, reductions, matmul and a jit'd MLP
 // against the cpu device, the NumPy fixtures, devicePut round trips, ownership, async-only
-// readback and the runtime's errors. Skipped, with a message, only when there is no adapter.
+// readback and the runtime's errors. Without an adapter it is skipped with a message, or fails
+// when KILN_REQUIRE_WEBGPU=1 (as `make test` sets it: a broken WebGPU path must not pass as
+// "skipped" in CI).
 import { beforeEach, describe, expect, test } from "vitest";
 import {
   blockUntilReady, defaultDevice, devicePut, getWebGPUDevice, grad, init, jit, lax, nn, numpy as np, valueAndGrad, webgpuDebug,
@@ -68,7 +70,12 @@ async function sameAsCpu(f: (...xs: np.Array[]) => np.Array, inputs: [number[], 
   await expectClose(onGpu, onCpu, rtol, atol, what);
 }
 
-if (!gpu) {
+const requireGpu = globalThis.process?.env?.KILN_REQUIRE_WEBGPU === "1";
+if (!gpu && requireGpu) {
+  test("webgpu: an adapter is required (KILN_REQUIRE_WEBGPU=1)", () => {
+    throw new Error(`no WebGPU adapter: ${webGpuUnavailableReason()}`);
+  });
+} else if (!gpu) {
   test("webgpu: SKIPPED, no WebGPU adapter", () => {
     console.warn(`[kiln] webgpu tests SKIPPED: ${webGpuUnavailableReason()}`);
   });

@@ -7,7 +7,6 @@
 
 #include "frontend/array_impl.h"
 #include "ir/alu_op.h"
-#include "library/numpy.h"
 
 namespace kiln {
 
@@ -127,28 +126,5 @@ std::string Array::to_string() const {
   rec(0, 0);
   return os.str();
 }
-
-Array Array::astype(DType dt) const { return numpy::asarray(*this, dt); }
-Array Array::reshape(const Shape& s) const { return numpy::reshape(*this, s); }
-Array Array::transpose() const { return numpy::transpose(*this); }
-Array Array::operator[](const std::vector<Index>& index) const { return numpy::index(*this, index); }
-
-Array operator+(const Array& a, const Array& b) { return numpy::add(a, b); }
-Array operator-(const Array& a, const Array& b) { return numpy::subtract(a, b); }
-Array operator*(const Array& a, const Array& b) { return numpy::multiply(a, b); }
-Array operator/(const Array& a, const Array& b) { return numpy::divide(a, b); }
-Array operator%(const Array& a, const Array& b) { return numpy::mod(a, b); }
-Array operator-(const Array& a) { return numpy::negative(a); }
-Array operator<(const Array& a, const Array& b) { return numpy::less(a, b); }
-Array operator<=(const Array& a, const Array& b) { return numpy::less_equal(a, b); }
-Array operator>(const Array& a, const Array& b) { return numpy::greater(a, b); }
-Array operator>=(const Array& a, const Array& b) { return numpy::greater_equal(a, b); }
-Array operator==(const Array& a, const Array& b) { return numpy::equal(a, b); }
-Array operator!=(const Array& a, const Array& b) { return numpy::not_equal(a, b); }
-Array operator&(const Array& a, const Array& b) { return numpy::bitwise_and(a, b); }
-Array operator|(const Array& a, const Array& b) { return numpy::bitwise_or(a, b); }
-Array operator^(const Array& a, const Array& b) { return numpy::bitwise_xor(a, b); }
-Array operator~(const Array& a) { return numpy::bitwise_not(a); }
-Array operator!(const Array& a) { return numpy::logical_not(a); }
 
 }  // namespace kiln

@@ -63,6 +63,8 @@ class Array {
   double item() const;  // the value of a size-1 array
   std::string to_string() const;  // NumPy-like text
 
+  // These four and the operators below are numpy functions, defined in the library
+  // (library/array_operators.cpp), so the frontend does not depend on the library.
   Array astype(DType dtype) const;
   Array reshape(const Shape& shape) const;
   Array transpose() const;  // reverses the axes

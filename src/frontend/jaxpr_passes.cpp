@@ -67,9 +67,9 @@ std::string params_text(Prim p, const Params& pr) {
     field(p == Prim::Transpose ? "permutation" : "axes", [&](auto& f) { put_list(f, pr.axes); });
   if (p == Prim::Pad) field("padding", [&](auto& f) { put_ranges(f, pr.ranges); });
   if (p == Prim::Shrink) field("ranges", [&](auto& f) { put_ranges(f, pr.ranges); });
-  if (p == Prim::Stride) field("strides", [&](auto& f) { put_list(f, pr.dims); });
+  if (p == Prim::Stride) field("strides", [&](auto& f) { put_list(f, pr.strides); });
   if (p == Prim::Window) {
-    field("window", [&](auto& f) { put_list(f, pr.dims); });
+    field("window", [&](auto& f) { put_list(f, pr.window); });
     field("strides", [&](auto& f) { put_list(f, pr.strides); });
     field("dilation", [&](auto& f) { put_list(f, pr.dilation); });
   }
@@ -87,7 +87,7 @@ std::string params_key(const Params& pr) {
   put_list(os, pr.shape);
   put_list(os, pr.axes);
   put_ranges(os, pr.ranges);
-  put_list(os, pr.dims);
+  put_list(os, pr.window);
   put_list(os, pr.strides);
   put_list(os, pr.dilation);
   return os.str();

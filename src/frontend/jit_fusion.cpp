@@ -5,14 +5,14 @@
 #include <map>
 
 #include "frontend/jit_program.h"
+#include "frontend/lowering_rules.h"
 
 namespace kiln::frontend {
 
 namespace {
 
-// Past these a value is materialized first, so kernels stay small (as in eager lowering).
-constexpr int kMaxFusedNodes = 400;
-constexpr size_t kMaxFusedInputs = 12;
+using namespace lowering;
+
 // A non-trivial value broadcast to a larger shape is recomputed per element unless it is
 // materialized; expressions up to this size are recomputed when no reduction reads them
 // (so layer norm's rstd is recomputed per element instead of costing a kernel).
@@ -56,11 +56,7 @@ AluExp val_at(const Val& v, const std::vector<AluExp>& idxs, Srcs& ins) {
   return AluExp::where(valid, e, AluExp::constant(e.dtype(), 0));
 }
 
-bool is_cheap(const Val& v) {
-  if (v.red) return false;
-  AluOp op = v.exp.op();
-  return op == AluOp::Const || (op == AluOp::Load && v.exp.src(0).op() == AluOp::Var);
-}
+bool is_cheap(const Val& v) { return !v.red && lowering::is_cheap(v.exp); }
 
 // A plain load of one slot through a view: nothing to compute.
 bool is_view(const Val& v) {
@@ -299,14 +295,7 @@ class Fuser {
       std::vector<AluExp> idxs = unravel(gidx_var(out.size()), out.shape);
       std::vector<AluExp> x;
       for (auto& v : in) x.push_back(val_at(*v, idxs, ins));
-      if (e.prim == Prim::Cast) return AluExp::cast(e.params.dtype, x[0]);
-      if (e.prim == Prim::Bitcast) return AluExp::bitcast(e.params.dtype, x[0]);
-      AluOp op = prim_alu_op(e.prim);
-      switch (alu_info(op).arity) {
-        case 1: return AluExp::unary(op, x[0]);
-        case 2: return AluExp::binary(op, x[0], x[1]);
-        default: return AluExp::where(x[0], x[1], x[2]);
-      }
+      return pointwise_exp(e.prim, e.params, x);
     };
     Srcs ins;
     AluExp ex = build(ins);
@@ -334,25 +323,13 @@ class Fuser {
     if (!is_cheap(*a) && e.in[0].is_var() && uses_[size_t(e.in[0].var)] > 1 &&
         a->exp.node_count() > kMaxRecomputedNodes)
       materialize({a}, false);
-    const Shape& shape = a->aval.shape;
-    std::vector<int> kept, red;
-    for (int i = 0; i < int(shape.size()); i++)
-      (std::find(e.params.axes.begin(), e.params.axes.end(), i) == e.params.axes.end() ? kept : red).push_back(i);
-    Dims ks, rs;
-    for (int i : kept) ks.push_back(shape[size_t(i)]);
-    for (int i : red) rs.push_back(shape[size_t(i)]);
-    int64_t n = prod(ks), r = prod(rs);
     AluOp op = prim_alu_op(e.prim);
-    if (r == 0)
+    ReduceIndex ri = reduce_index(a->aval.shape, e.params.axes);
+    if (ri.reduced_size == 0)
       return std::make_shared<Val>(Val{out, AluExp::constant(out.dtype, Reduction::identity(op, a->aval.dtype)), {},
                                        ShapeTracker::contiguous(out.shape), nullptr});
-    std::vector<AluExp> idxs(shape.size());
-    auto gi = unravel(gidx_var(n), ks);
-    auto ri = unravel(ridx_var(r), rs);
-    for (size_t i = 0; i < kept.size(); i++) idxs[size_t(kept[i])] = gi[i];
-    for (size_t i = 0; i < red.size(); i++) idxs[size_t(red[i])] = ri[i];
     Srcs ins;
-    auto pend = std::make_shared<Pending>(Pending{op, r, val_at(*a, idxs, ins), {}});
+    auto pend = std::make_shared<Pending>(Pending{op, ri.reduced_size, val_at(*a, ri.idxs, ins), {}});
     pend->srcs = ins.slots;
     return std::make_shared<Val>(Val{out, AluExp::var(VarId::Acc, a->aval.dtype, 0), {},
                                      ShapeTracker::contiguous(out.shape), pend});
@@ -363,64 +340,29 @@ class Fuser {
   }
 
   ValPtr movement(const Eqn& e, const ValPtr& a, const Aval& out) {
-    const Params& pr = e.params;
     if (a->red) {
       // A reshape keeps the row-major order, so the epilogue can still grow after it.
       if (e.prim == Prim::Reshape)
         return std::make_shared<Val>(Val{out, a->exp, a->srcs, ShapeTracker::contiguous(out.shape), a->red});
       materialize_pending(a);
     }
-    switch (e.prim) {
-      case Prim::Reshape: return view(a, out, a->st.reshape(out.shape));
-      case Prim::Transpose: return view(a, out, a->st.permute(pr.axes));
-      case Prim::Expand:
-        if (out.size() > a->aval.size() && !is_cheap(*a) &&
-            (a->exp.node_count() > kMaxRecomputedNodes || reaches_reduction(e.out[0])))
-          materialize({a}, false);
-        return view(a, out, a->st.expand(out.shape));
-      case Prim::Pad: return view(a, out, a->st.pad(pr.ranges));
-      case Prim::Shrink: return view(a, out, a->st.shrink(pr.ranges));
-      case Prim::Flip: {
-        std::vector<bool> axes(a->aval.shape.size(), false);
-        for (int ax : pr.axes) axes[size_t(ax)] = true;
-        return view(a, out, a->st.flip(axes));
-      }
-      case Prim::Stride: return view(a, out, a->st.stride(pr.dims));
-      case Prim::Window: {
-        if (!is_cheap(*a)) materialize({a}, false);
-        size_t nd = a->aval.shape.size();
-        Dims rm(nd);
-        int64_t acc = 1;  // row-major strides, size-1 axes included
-        for (size_t i = nd; i-- > 0;) {
-          rm[i] = acc;
-          acc *= a->aval.shape[i];
-        }
-        View v;
-        v.shape = out.shape;
-        for (size_t i = 0; i < nd; i++) v.strides.push_back(pr.strides[i] * rm[i]);
-        for (size_t i = 0; i < nd; i++) v.strides.push_back(pr.dilation[i] * rm[i]);
-        return view(a, out, a->st.compose(ShapeTracker(v)));
-      }
-      default: break;
-    }
-    fail(prim_name(e.prim), "has no jit lowering");
+    // A growing broadcast of a non-trivial value is recomputed per element unless it is
+    // materialized: worth it when large or when a reduction reads it. Overlapping windows
+    // always materialize their operand.
+    bool grows = e.prim == Prim::Expand && out.size() > a->aval.size();
+    if ((grows && !is_cheap(*a) && (a->exp.node_count() > kMaxRecomputedNodes || reaches_reduction(e.out[0]))) ||
+        (e.prim == Prim::Window && !is_cheap(*a)))
+      materialize({a}, false);
+    return view(a, out, view_rule(e.prim, a->st, a->aval.shape, e.params, out.shape));
   }
 
   ValPtr gather(const Eqn& e, std::vector<ValPtr>& in, const Aval& out) {
     for (auto& v : in)
       if (v->red) materialize_pending(v);
     const Val &x = *in[0], &idx = *in[1];
-    size_t ax = size_t(e.params.axes[0]), ni = idx.aval.shape.size();
-    int64_t n = x.aval.shape[ax];
-    auto oidx = unravel(gidx_var(out.size()), out.shape);
     Srcs ins;
-    std::vector<AluExp> mid(oidx.begin() + long(ax), oidx.begin() + long(ax + ni));
-    AluExp i = AluExp::cast(DType::Int32, val_at(idx, mid, ins));
-    i = AluExp::where(i < AluExp::idx(0), i + n, i);
-    i = AluExp::binary(AluOp::Max, AluExp::binary(AluOp::Min, i, AluExp::idx(n - 1)), AluExp::idx(0));
-    std::vector<AluExp> xi(oidx.begin(), oidx.begin() + long(ax));
-    xi.push_back(i);
-    xi.insert(xi.end(), oidx.begin() + long(ax + ni), oidx.end());
+    auto index_at = [&](const std::vector<AluExp>& at) { return val_at(idx, at, ins); };
+    std::vector<AluExp> xi = gather_source_index(x.aval.shape, e.params, idx.aval.shape, out, index_at);
     AluExp ex = val_at(x, xi, ins);
     return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), nullptr});
   }
@@ -433,10 +375,11 @@ class Fuser {
     for (auto& a : e.in) in.push_back(read(a));
     const Aval& out = j_.vars[size_t(e.out[0])];
     ValPtr r;
-    if (is_elementwise(e.prim) || e.prim == Prim::Cast || e.prim == Prim::Bitcast) r = elementwise(e, in, out);
+    if (is_pointwise(e.prim)) r = elementwise(e, in, out);
     else if (is_reduction(e.prim)) r = reduce(e, in[0], out);
     else if (e.prim == Prim::Gather) r = gather(e, in, out);
-    else r = movement(e, in[0], out);
+    else if (is_view_op(e.prim)) r = movement(e, in[0], out);
+    else fail(prim_name(e.prim), "has no jit lowering");
     for (auto& a : e.in)
       if (a.is_var()) remaining_[size_t(a.var)]--;
     env_[size_t(e.out[0])] = r;

@@ -127,7 +127,7 @@ JvpRule reduce_chooser_rule(Prim p) {
 }
 
 std::vector<JvpRule> build_table() {
-  std::vector<JvpRule> r(size_t(Prim::Gather) + 1);
+  std::vector<JvpRule> r(kNumPrims);
   auto set = [&](Prim p, JvpRule f) { r[size_t(p)] = std::move(f); };
   const double ln2 = std::log(2.0);
   set(Prim::Neg, linear_rule(Prim::Neg));
@@ -239,7 +239,11 @@ std::vector<JvpRule> build_table() {
 }
 
 const std::vector<JvpRule>& table() {
-  static const std::vector<JvpRule> t = build_table();
+  static const std::vector<JvpRule> t = [] {
+    auto r = build_table();
+    check_rule_table("jvp", r, [](Prim) { return true; });
+    return r;
+  }();
   return t;
 }
 

@@ -1,12 +1,15 @@
-// Primitives: the operations every transformation understands. Each has one entry in
-// the rule tables: its shape/dtype rule (shape_rules.cpp) and eager lowering
-// (lowering.cpp). The library (numpy, lax) is written only in terms of frontend::bind().
+// Primitives: the operations every transformation understands. kPrimTable below says what
+// each one is; its rules live in one table per transformation (shape_rules.cpp,
+// lowering_rules.cpp, jvp_rules.cpp, transpose_rules.cpp, vmap_rules.cpp). The library
+// (numpy, lax) is written only in terms of frontend::bind().
 #pragma once
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "frontend/array.h"
 #include "frontend/array_impl.h"
+#include "ir/alu_op.h"
 #include "ir/view.h"
 
 namespace kiln::frontend {
@@ -37,23 +40,138 @@ enum class Prim : uint8_t {
   Window,
   // x.take(indices) along params.axes[0], negative indices wrapped once, then clamped.
   Gather,
+  NumPrims  // not a primitive: the count, so every table is sized by it
 };
+inline constexpr size_t kNumPrims = size_t(Prim::NumPrims);
 
-// Parameters of a primitive application; each primitive reads the fields it documents.
+// Parameters of a primitive application. Each field has one meaning, and each primitive
+// reads the fields its comment above names.
 struct Params {
-  DType dtype = DType::Float32;
-  bool weak = false;
-  Shape shape;
-  std::vector<int> axes;
-  Ranges ranges;
-  Dims dims, strides, dilation;
+  DType dtype = DType::Float32;  // Cast, Bitcast: the new dtype
+  bool weak = false;             // Cast: the result is weakly typed
+  Shape shape;                   // Reshape, Expand: the new shape
+  std::vector<int> axes;         // reductions, Flip, Gather: axes; Transpose: the permutation
+  Ranges ranges;                 // Pad: (before, after) widths; Shrink: [begin, end) per axis
+  Dims window;                   // Window: the window's size per axis
+  Dims strides;                  // Stride, Window: the step per axis
+  Dims dilation;                 // Window: the distance between window elements per axis
 };
 
-const char* prim_name(Prim p);
-AluOp prim_alu_op(Prim p);  // for elementwise and reduction primitives
-bool is_elementwise(Prim p);
-bool is_reduction(Prim p);
-int prim_arity(Prim p);
+// What the transformations need to know of a primitive. The lowering follows from the kind;
+// a linear primitive has a transpose rule (in its linear operands), every one a jvp and a
+// batching rule. The rule tables check this when they are built.
+enum class PrimKind : uint8_t {
+  Elementwise,  // one AluOp over operands of equal shape
+  Convert,      // Cast, Bitcast: a dtype change, elementwise
+  Reduction,    // an AluOp folded over params.axes
+  Movement,     // a view of the operand
+  Gather,
+};
+struct PrimInfo {
+  Prim prim;
+  const char* name;  // JAX's name: errors and printed jaxprs use it
+  int arity;
+  PrimKind kind;
+  AluOp alu;  // Elementwise and Reduction: the scalar op (Const for the others)
+  bool linear;
+};
+
+// One row per primitive, in the order of Prim (checked below).
+inline constexpr PrimInfo kPrimTable[] = {
+    // clang-format off
+    {Prim::Neg, "neg", 1, PrimKind::Elementwise, AluOp::Neg, true},
+    {Prim::Recip, "recip", 1, PrimKind::Elementwise, AluOp::Recip, false},
+    {Prim::Sqrt, "sqrt", 1, PrimKind::Elementwise, AluOp::Sqrt, false},
+    {Prim::Exp, "exp", 1, PrimKind::Elementwise, AluOp::Exp, false},
+    {Prim::Exp2, "exp2", 1, PrimKind::Elementwise, AluOp::Exp2, false},
+    {Prim::Expm1, "expm1", 1, PrimKind::Elementwise, AluOp::Expm1, false},
+    {Prim::Log, "log", 1, PrimKind::Elementwise, AluOp::Log, false},
+    {Prim::Log2, "log2", 1, PrimKind::Elementwise, AluOp::Log2, false},
+    {Prim::Log1p, "log1p", 1, PrimKind::Elementwise, AluOp::Log1p, false},
+    {Prim::Sin, "sin", 1, PrimKind::Elementwise, AluOp::Sin, false},
+    {Prim::Cos, "cos", 1, PrimKind::Elementwise, AluOp::Cos, false},
+    {Prim::Tan, "tan", 1, PrimKind::Elementwise, AluOp::Tan, false},
+    {Prim::Asin, "asin", 1, PrimKind::Elementwise, AluOp::Asin, false},
+    {Prim::Acos, "acos", 1, PrimKind::Elementwise, AluOp::Acos, false},
+    {Prim::Atan, "atan", 1, PrimKind::Elementwise, AluOp::Atan, false},
+    {Prim::Sinh, "sinh", 1, PrimKind::Elementwise, AluOp::Sinh, false},
+    {Prim::Cosh, "cosh", 1, PrimKind::Elementwise, AluOp::Cosh, false},
+    {Prim::Tanh, "tanh", 1, PrimKind::Elementwise, AluOp::Tanh, false},
+    {Prim::Asinh, "asinh", 1, PrimKind::Elementwise, AluOp::Asinh, false},
+    {Prim::Acosh, "acosh", 1, PrimKind::Elementwise, AluOp::Acosh, false},
+    {Prim::Atanh, "atanh", 1, PrimKind::Elementwise, AluOp::Atanh, false},
+    {Prim::Erf, "erf", 1, PrimKind::Elementwise, AluOp::Erf, false},
+    {Prim::Floor, "floor", 1, PrimKind::Elementwise, AluOp::Floor, false},
+    {Prim::Ceil, "ceil", 1, PrimKind::Elementwise, AluOp::Ceil, false},
+    {Prim::Round, "round", 1, PrimKind::Elementwise, AluOp::Round, false},
+    {Prim::Trunc, "trunc", 1, PrimKind::Elementwise, AluOp::Trunc, false},
+    {Prim::Not, "not", 1, PrimKind::Elementwise, AluOp::Not, false},
+    {Prim::IsNan, "is_nan", 1, PrimKind::Elementwise, AluOp::IsNan, false},
+    {Prim::Add, "add", 2, PrimKind::Elementwise, AluOp::Add, true},
+    {Prim::Sub, "sub", 2, PrimKind::Elementwise, AluOp::Sub, true},
+    {Prim::Mul, "mul", 2, PrimKind::Elementwise, AluOp::Mul, true},
+    {Prim::Div, "div", 2, PrimKind::Elementwise, AluOp::Div, true},
+    {Prim::Idiv, "floor_div", 2, PrimKind::Elementwise, AluOp::Idiv, false},
+    {Prim::Mod, "mod", 2, PrimKind::Elementwise, AluOp::Mod, false},
+    {Prim::Pow, "pow", 2, PrimKind::Elementwise, AluOp::Pow, false},
+    {Prim::Atan2, "atan2", 2, PrimKind::Elementwise, AluOp::Atan2, false},
+    {Prim::Max, "max", 2, PrimKind::Elementwise, AluOp::Max, false},
+    {Prim::Min, "min", 2, PrimKind::Elementwise, AluOp::Min, false},
+    {Prim::CmpLt, "lt", 2, PrimKind::Elementwise, AluOp::CmpLt, false},
+    {Prim::CmpLe, "le", 2, PrimKind::Elementwise, AluOp::CmpLe, false},
+    {Prim::CmpEq, "eq", 2, PrimKind::Elementwise, AluOp::CmpEq, false},
+    {Prim::CmpNe, "ne", 2, PrimKind::Elementwise, AluOp::CmpNe, false},
+    {Prim::And, "and", 2, PrimKind::Elementwise, AluOp::And, false},
+    {Prim::Or, "or", 2, PrimKind::Elementwise, AluOp::Or, false},
+    {Prim::Xor, "xor", 2, PrimKind::Elementwise, AluOp::Xor, false},
+    {Prim::Shl, "shift_left", 2, PrimKind::Elementwise, AluOp::Shl, false},
+    {Prim::Shr, "shift_right", 2, PrimKind::Elementwise, AluOp::Shr, false},
+    {Prim::Where, "select", 3, PrimKind::Elementwise, AluOp::Where, true},
+    {Prim::Cast, "convert_element_type", 1, PrimKind::Convert, AluOp::Const, true},
+    {Prim::Bitcast, "bitcast_convert_type", 1, PrimKind::Convert, AluOp::Const, false},
+    {Prim::ReduceSum, "reduce_sum", 1, PrimKind::Reduction, AluOp::Add, true},
+    {Prim::ReduceProd, "reduce_prod", 1, PrimKind::Reduction, AluOp::Mul, false},
+    {Prim::ReduceMax, "reduce_max", 1, PrimKind::Reduction, AluOp::Max, false},
+    {Prim::ReduceMin, "reduce_min", 1, PrimKind::Reduction, AluOp::Min, false},
+    {Prim::Reshape, "reshape", 1, PrimKind::Movement, AluOp::Const, true},
+    {Prim::Transpose, "transpose", 1, PrimKind::Movement, AluOp::Const, true},
+    {Prim::Expand, "broadcast_in_dim", 1, PrimKind::Movement, AluOp::Const, true},
+    {Prim::Pad, "pad", 1, PrimKind::Movement, AluOp::Const, true},
+    {Prim::Shrink, "slice", 1, PrimKind::Movement, AluOp::Const, true},
+    {Prim::Flip, "rev", 1, PrimKind::Movement, AluOp::Const, true},
+    {Prim::Stride, "stride", 1, PrimKind::Movement, AluOp::Const, true},
+    {Prim::Window, "window", 1, PrimKind::Movement, AluOp::Const, true},
+    {Prim::Gather, "gather", 2, PrimKind::Gather, AluOp::Const, true},
+    // clang-format on
+};
+
+constexpr bool prim_table_follows_enum() {
+  if (std::size(kPrimTable) != kNumPrims) return false;
+  for (size_t i = 0; i < kNumPrims; i++)
+    if (size_t(kPrimTable[i].prim) != i) return false;
+  return true;
+}
+static_assert(prim_table_follows_enum(), "kPrimTable needs one row per Prim, in the enum's order");
+
+constexpr const PrimInfo& prim_info(Prim p) { return kPrimTable[size_t(p)]; }
+constexpr const char* prim_name(Prim p) { return prim_info(p).name; }
+constexpr int prim_arity(Prim p) { return prim_info(p).arity; }
+constexpr bool is_elementwise(Prim p) { return prim_info(p).kind == PrimKind::Elementwise; }
+constexpr bool is_reduction(Prim p) { return prim_info(p).kind == PrimKind::Reduction; }
+AluOp prim_alu_op(Prim p);  // for elementwise and reduction primitives; throws otherwise
+
+// Checks a transformation's rule table once it is built: one slot per primitive, a rule in
+// every slot `needs` says must have one and none elsewhere; throws naming the primitive.
+template <class Rule>
+void check_rule_table(const char* transformation, const std::vector<Rule>& table, bool (*needs)(Prim)) {
+  if (table.size() != kNumPrims)
+    fail(transformation, "rule table has ", table.size(), " slots, expected ", kNumPrims);
+  for (size_t i = 0; i < kNumPrims; i++) {
+    Prim p = Prim(i);
+    if (bool(table[i]) != needs(p))
+      fail(transformation, "primitive ", prim_name(p), needs(p) ? " has no rule" : " has a rule but is not linear");
+  }
+}
 
 // The output type of p applied to inputs of these types; throws kiln::Error on bad input.
 Aval shape_rule(Prim p, const std::vector<Aval>& in, const Params& params);

@@ -10,30 +10,6 @@ namespace kiln::frontend {
 
 namespace {
 
-struct PrimInfo {
-  const char* name;
-  int arity;  // -1: variadic
-};
-
-const PrimInfo& info(Prim p) {
-  static const PrimInfo table[] = {
-      {"neg", 1},   {"recip", 1},  {"sqrt", 1},   {"exp", 1},     {"exp2", 1},   {"expm1", 1},
-      {"log", 1},   {"log2", 1},   {"log1p", 1},  {"sin", 1},     {"cos", 1},    {"tan", 1},
-      {"asin", 1},  {"acos", 1},   {"atan", 1},   {"sinh", 1},    {"cosh", 1},   {"tanh", 1},
-      {"asinh", 1}, {"acosh", 1},  {"atanh", 1},  {"erf", 1},     {"floor", 1},  {"ceil", 1},
-      {"round", 1}, {"trunc", 1},  {"not", 1},    {"is_nan", 1},  {"add", 2},    {"sub", 2},
-      {"mul", 2},   {"div", 2},    {"floor_div", 2}, {"mod", 2},  {"pow", 2},    {"atan2", 2},
-      {"max", 2},   {"min", 2},    {"lt", 2},     {"le", 2},      {"eq", 2},     {"ne", 2},
-      {"and", 2},   {"or", 2},     {"xor", 2},    {"shift_left", 2}, {"shift_right", 2},
-      {"select", 3}, {"convert_element_type", 1}, {"bitcast_convert_type", 1},
-      {"reduce_sum", 1}, {"reduce_prod", 1}, {"reduce_max", 1}, {"reduce_min", 1},
-      {"reshape", 1}, {"transpose", 1}, {"broadcast_in_dim", 1}, {"pad", 1}, {"slice", 1},
-      {"rev", 1},   {"stride", 1}, {"window", 1}, {"gather", 2},
-  };
-  static_assert(sizeof(table) / sizeof(table[0]) == size_t(Prim::Gather) + 1);
-  return table[size_t(p)];
-}
-
 [[noreturn]] void bad(Prim p, const std::string& msg) { fail(prim_name(p), msg); }
 
 std::string avals_str(const std::vector<Aval>& in) {
@@ -101,24 +77,14 @@ Aval reduce(Prim p, const Aval& a, const Params& prm) {
 
 }  // namespace
 
-const char* prim_name(Prim p) { return info(p).name; }
-int prim_arity(Prim p) { return info(p).arity; }
-bool is_elementwise(Prim p) { return p <= Prim::Where; }
-bool is_reduction(Prim p) { return p >= Prim::ReduceSum && p <= Prim::ReduceMin; }
-
 AluOp prim_alu_op(Prim p) {
-  if (is_elementwise(p)) return AluOp(int(AluOp::Neg) + int(p) - int(Prim::Neg) + (p >= Prim::Add ? 2 : 0));
-  switch (p) {
-    case Prim::ReduceSum: return AluOp::Add;
-    case Prim::ReduceProd: return AluOp::Mul;
-    case Prim::ReduceMax: return AluOp::Max;
-    case Prim::ReduceMin: return AluOp::Min;
-    default: fail(prim_name(p), "has no AluOp");
-  }
+  const PrimInfo& info = prim_info(p);
+  if (info.kind != PrimKind::Elementwise && info.kind != PrimKind::Reduction) fail(info.name, "has no AluOp");
+  return info.alu;
 }
 
 Aval shape_rule(Prim p, const std::vector<Aval>& in, const Params& prm) {
-  int arity = info(p).arity;
+  int arity = prim_arity(p);
   if (arity >= 0 && int(in.size()) != arity)
     bad(p, detail::cat("got ", in.size(), " operands, expected ", arity));
   if (is_elementwise(p)) return elementwise(p, in);
@@ -176,27 +142,27 @@ Aval shape_rule(Prim p, const std::vector<Aval>& in, const Params& prm) {
       check_axes(p, prm.axes, nd, false);
       return a;
     case Prim::Stride: {
-      if (prm.dims.size() != nd) bad(p, "expected one step per axis");
+      if (prm.strides.size() != nd) bad(p, "expected one step per axis");
       Shape s = a.shape;
       for (size_t i = 0; i < nd; i++) {
-        if (prm.dims[i] < 1) bad(p, detail::cat("got step ", prm.dims[i], ", expected >= 1"));
-        s[i] = (s[i] + prm.dims[i] - 1) / prm.dims[i];
+        if (prm.strides[i] < 1) bad(p, detail::cat("got step ", prm.strides[i], ", expected >= 1"));
+        s[i] = (s[i] + prm.strides[i] - 1) / prm.strides[i];
       }
       return {s, a.dtype, a.weak};
     }
     case Prim::Window: {
-      if (prm.dims.size() != nd || prm.strides.size() != nd || prm.dilation.size() != nd)
+      if (prm.window.size() != nd || prm.strides.size() != nd || prm.dilation.size() != nd)
         bad(p, "expected window, strides and dilation for each axis of " + a.str());
       Shape s(nd), k(nd);
       for (size_t i = 0; i < nd; i++) {
-        if (prm.dims[i] < 1 || prm.strides[i] < 1 || prm.dilation[i] < 1)
+        if (prm.window[i] < 1 || prm.strides[i] < 1 || prm.dilation[i] < 1)
           bad(p, "window sizes, strides and dilations must be >= 1");
-        int64_t span = (prm.dims[i] - 1) * prm.dilation[i] + 1;
+        int64_t span = (prm.window[i] - 1) * prm.dilation[i] + 1;
         if (span > a.shape[i])
           bad(p, detail::cat("window spans ", span, " elements on axis ", i, " of ", a.str(),
                              ", expected at most ", a.shape[i]));
         s[i] = (a.shape[i] - span) / prm.strides[i] + 1;
-        k[i] = prm.dims[i];
+        k[i] = prm.window[i];
       }
       s.insert(s.end(), k.begin(), k.end());
       return {s, a.dtype, a.weak};

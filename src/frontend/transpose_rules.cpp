@@ -54,12 +54,12 @@ Array window_transpose(const Array& ct, const Aval& in, const Params& prm) {
   if (prod(out_sp) == 0) return zeros(in, ct.device());
   Array total;
   std::vector<int64_t> off(n, 0);
-  const int64_t count = prod(prm.dims);
+  const int64_t count = prod(prm.window);
   for (int64_t flat = 0; flat < count; flat++) {
     int64_t r = flat;
     for (size_t i = n; i-- > 0;) {
-      off[i] = r % prm.dims[i];
-      r /= prm.dims[i];
+      off[i] = r % prm.window[i];
+      r /= prm.window[i];
     }
     Ranges sel;
     for (size_t i = 0; i < n; i++) sel.push_back({0, out_sp[i]});
@@ -112,7 +112,7 @@ Array gather_transpose(const Array& ct, const Array& idx, const Aval& in, const 
 }
 
 std::vector<TransposeRule> build_table() {
-  std::vector<TransposeRule> r(size_t(Prim::Gather) + 1);
+  std::vector<TransposeRule> r(kNumPrims);
   auto set = [&](Prim p, TransposeRule f) { r[size_t(p)] = std::move(f); };
   set(Prim::Neg, unary([](const Array& ct, const Aval&, const Params&) { return neg(ct); }));
   set(Prim::Add, [](const Array& ct, const Arrays&, const Avals&, const Params&) -> Arrays {
@@ -166,7 +166,7 @@ std::vector<TransposeRule> build_table() {
   set(Prim::Flip,
       unary([](const Array& ct, const Aval&, const Params& p) { return flip(ct, p.axes); }));
   set(Prim::Stride, unary([](const Array& ct, const Aval& in, const Params& p) {
-        return unstride(ct, in, p.dims);
+        return unstride(ct, in, p.strides);
       }));
   set(Prim::Window, unary(window_transpose));
   set(Prim::Gather,
@@ -178,7 +178,11 @@ std::vector<TransposeRule> build_table() {
 }
 
 const std::vector<TransposeRule>& table() {
-  static const std::vector<TransposeRule> t = build_table();
+  static const std::vector<TransposeRule> t = [] {
+    auto r = build_table();
+    check_rule_table("transpose", r, [](Prim p) { return prim_info(p).linear; });
+    return r;
+  }();
   return t;
 }
 

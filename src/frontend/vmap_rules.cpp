@@ -40,7 +40,7 @@ VmapRule unary_rule(Prim p, std::function<Params(const Params&, int64_t)> adjust
 Out window(const Arrays& v, const Dims_& d, const Params& prm, int64_t n) {
   Array x = front(v[0], d[0], n);
   Params q = prm;
-  q.dims.insert(q.dims.begin(), 1);
+  q.window.insert(q.window.begin(), 1);
   q.strides.insert(q.strides.begin(), 1);
   q.dilation.insert(q.dilation.begin(), 1);
   Array w = frontend::bind(Prim::Window, {x}, q);
@@ -92,10 +92,11 @@ Out gather(const Arrays& v, const Dims_& d, const Params& prm, int64_t n) {
 }
 
 std::vector<VmapRule> build_table() {
-  std::vector<VmapRule> r(size_t(Prim::Gather) + 1);
-  for (int i = 0; i <= int(Prim::Bitcast); i++) {
+  std::vector<VmapRule> r(kNumPrims);
+  for (size_t i = 0; i < kNumPrims; i++) {
     Prim p = Prim(i);
-    r[size_t(i)] = [p](const Arrays& v, const Dims_& d, const Params& prm, int64_t n) {
+    if (prim_info(p).kind != PrimKind::Elementwise && prim_info(p).kind != PrimKind::Convert) continue;
+    r[i] = [p](const Arrays& v, const Dims_& d, const Params& prm, int64_t n) {
       return elementwise(p, v, d, prm, n);
     };
   }
@@ -130,7 +131,7 @@ std::vector<VmapRule> build_table() {
       }));
   set(Prim::Stride, unary_rule(Prim::Stride, [](const Params& prm, int64_t) {
         Params q = prm;
-        q.dims.insert(q.dims.begin(), 1);
+        q.strides.insert(q.strides.begin(), 1);
         return q;
       }));
   set(Prim::Window, window);
@@ -139,7 +140,11 @@ std::vector<VmapRule> build_table() {
 }
 
 const std::vector<VmapRule>& table() {
-  static const std::vector<VmapRule> t = build_table();
+  static const std::vector<VmapRule> t = [] {
+    auto r = build_table();
+    check_rule_table("vmap", r, [](Prim) { return true; });
+    return r;
+  }();
   return t;
 }
 

@@ -144,7 +144,7 @@ Array dilate_and_pad(const Array& x, const std::vector<int64_t>& dilation, const
 Array window_(const Array& x, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
               const std::vector<int64_t>& dilation) {
   Params p;
-  p.dims = dims;
+  p.window = dims;
   p.strides = strides;
   p.dilation = dilation;
   return frontend::bind(Prim::Window, {x}, p);

@@ -150,8 +150,8 @@ Labeled take_diagonals(Labeled op) {
     s.push_back(n * n);
     Array x = reshape_to(permute(op.x, perm), s);
     Params p;
-    p.dims.assign(s.size(), 1);
-    p.dims.back() = n + 1;
+    p.strides.assign(s.size(), 1);
+    p.strides.back() = n + 1;
     op.x = frontend::bind(Prim::Stride, {x}, p);
     labels.push_back(op.labels[i]);
     op.labels = labels;

@@ -242,7 +242,7 @@ Array index(const Array& a, const std::vector<Index>& index) {
   x = shrink(x, ranges);
   if (std::any_of(steps.begin(), steps.end(), [](int64_t s) { return s != 1; })) {
     Params p;
-    p.dims = steps;
+    p.strides = steps;
     x = bind1(Prim::Stride, x, p);
   }
   return reshape(x, out_shape);

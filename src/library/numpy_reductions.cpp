@@ -129,8 +129,8 @@ Array cumulative(const char* op, bool is_sum, const Array& a, std::optional<int>
     padded = where(mask, padded, constant(padded.shape(), x.dtype(), 1, x.device()));
   }
   Params w;
-  w.dims.assign(size_t(nd), 1);
-  w.dims.back() = n;
+  w.window.assign(size_t(nd), 1);
+  w.window.back() = n;
   w.strides.assign(size_t(nd), 1);
   w.dilation.assign(size_t(nd), 1);
   Array windows = bind1(Prim::Window, padded, w);

@@ -90,6 +90,11 @@ try {
   for (const r of bad.slice(0, 30)) console.error(`FAIL ${r.name}\n  ${r.error.split("\n").slice(0, 3).join("\n  ")}`);
   console.log(`[kiln] chromium ${version}: ${results.length - bad.length} passed, ${bad.length} failed (crossOriginIsolated ${isolated}, SharedArrayBuffer ${sab})`);
   console.log(`[kiln] core: ${core?.threaded ? "threaded (kiln_core_mt)" : "single-threaded (kiln_core)"}, ${core?.maxThreads} threads, ${core?.splitDispatches} split dispatches, ${core?.workerChunks} worker chunks, fma ${core?.fma ? "on" : "off"}`);
+  // The page must have had WebGPU (SwiftShader): a skipped webgpu suite would hide a broken path.
+  if (results.some((r) => /SKIPPED, no WebGPU adapter/.test(r.name)) || !results.some((r) => /webgpu device/.test(r.name))) {
+    console.error("[kiln] the page had no WebGPU adapter: the webgpu tests did not run");
+    failed++;
+  }
   if (!isolated) {
     console.error("[kiln] the page is not cross-origin isolated");
     failed++;
