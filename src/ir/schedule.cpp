@@ -7,9 +7,45 @@
 
 namespace kiln {
 
+// Every factor 1: one output per step, no tiles, no workgroups.
 ScheduleParams ScheduleParams::cpu() { return {}; }
-ScheduleParams ScheduleParams::wasm() { return {4, 4, 32, 64, 1, 1, 4, 2}; }
-ScheduleParams ScheduleParams::webgpu() { return {4, 4, 64, 16, 256, 16}; }
+
+// The wasm code generator reads reg_rows and reg_vecs (wasm_codegen.cpp: the tiled
+// contractions' MR x NR); the other fields are only the scheduler's view of wasm
+// (tests/schedule_test.cpp checks the schedules they give), chosen and not measured.
+ScheduleParams ScheduleParams::wasm() {
+  return {
+      .upcast = 4,  // f32x4: the float32 lanes of one SIMD128 vector
+      // Not read by wasm codegen: its tiled r loop does one step per iteration, as unrolling
+      // by 2 or 4 measured slower (docs/WASM.md, 2-core dev machine, 2026-12-04).
+      .unroll = 4,
+      .tile_out = 32,  // chosen, not measured (the tiled loop uses its own cache blocks)
+      .tile_red = 64,  // chosen, not measured
+      .max_local = 1,  // no workgroups: threads split a dispatch's [begin, end) instead
+      .local_inner = 1,
+      // MR x NR = 4 rows x 2 f32x4 accumulators. Measured with bench/wasm/tile_sweep.mjs
+      // (docs/WASM.md, "Register-tiled contractions"): 4 x 2 beat 4 x 4, 6 x 2, 3 x 3, 2 x 4 on
+      // matmul 256 and 1024 (Intel Xeon 2-core dev machine, Node 20, 2026-12-03), again with B
+      // packed (same day: 38-40 GFLOP/s against 33-35) and with relaxed-SIMD FMA (AMD EPYC Zen 4,
+      // 2026-12-04: 50-52 against 47-48.5; tiles of 13 or more v128 values spill in V8).
+      .reg_rows = 4,
+      .reg_vecs = 2,
+  };
+}
+
+// No code generator reads these: the WGSL generator has its own WgslParams
+// (backend/webgpu/wgsl_codegen.h, tiles measured with bench/webgpu/tune.sh). They are the
+// scheduler's view of a GPU, checked by tests/schedule_test.cpp, chosen and not measured.
+ScheduleParams ScheduleParams::webgpu() {
+  return {
+      .upcast = 4,        // vec4<f32>
+      .unroll = 4,        // chosen, not measured
+      .tile_out = 64,     // chosen, not measured
+      .tile_red = 16,     // chosen, not measured
+      .max_local = 256,   // WebGPU's default maxComputeInvocationsPerWorkgroup
+      .local_inner = 16,  // a 16 x 16 workgroup when both axes allow it
+  };
+}
 
 int64_t largest_divisor(int64_t n, int64_t cap) {
   if (n <= 0) return 1;

@@ -10,7 +10,9 @@
 
 namespace kiln {
 
-// What a backend's code generator can use; the scheduler stays backend-independent.
+// What a backend's code generator can use; the scheduler stays backend-independent. The
+// presets below are written with designated initializers, each number commented with what
+// it is and where it was measured (or that it was not); a field left out keeps its default 1.
 struct ScheduleParams {
   int64_t upcast = 1;       // output elements per thread along the innermost axis (SIMD lanes)
   int64_t unroll = 1;       // reduction steps unrolled per loop iteration
@@ -18,11 +20,12 @@ struct ScheduleParams {
   int64_t tile_red = 1;     // reduction block (K) per tile
   int64_t max_local = 1;    // threads per workgroup (1: no workgroups, e.g. the cpu)
   int64_t local_inner = 1;  // preferred threads along the innermost output axis
-  int64_t reg_rows = 1;     // register tile of a contraction: rows x (reg_vecs x upcast) outputs
+  // The register tile of a contraction: reg_rows rows x (reg_vecs x upcast) columns of sums.
+  int64_t reg_rows = 1;
   int64_t reg_vecs = 1;
   static ScheduleParams cpu();     // the interpreter ignores the schedule; this is its baseline
-  static ScheduleParams wasm();    // SIMD128 (4 x f32), unrolled reductions, L1-sized tiles
-  static ScheduleParams webgpu();  // 16x16 workgroups, 4-wide register blocks
+  static ScheduleParams wasm();    // SIMD128 (4 x f32), the 4 x 2 register tile of wasm_tiled
+  static ScheduleParams webgpu();  // 4-wide vectors, up to 256 threads per workgroup
 };
 
 // One loop nest. The output index gidx is split into `out_shape` (row-major); for a

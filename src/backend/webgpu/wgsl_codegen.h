@@ -37,7 +37,9 @@ struct WgslParams {
   // gives at least `fill_groups` workgroups (enough to occupy the GPU), else the last that
   // fits. 8x8 sums per invocation keep the inner loop at 64 FMAs per 4 vec4 workgroup loads;
   // the order comes from bench/webgpu/tune.sh on an H200 (bench/results/webgpu.md).
-  std::vector<WgslTile> tiles = {{128, 256, 8, 8, 8}, {128, 128, 8, 8, 8}, {64, 64, 16, 4, 4}};
+  std::vector<WgslTile> tiles = {{.bm = 128, .bn = 256, .bk = 8, .tm = 8, .tn = 8},
+                                 {.bm = 128, .bn = 128, .bk = 8, .tm = 8, .tn = 8},
+                                 {.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4}};
   int64_t fill_groups = 128;
   WgslStaging staging = WgslStaging::Double;
   int band_rows = 8;           // tile rows per band of the launch order (wgsl_tiled.cpp)
