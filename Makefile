@@ -103,6 +103,7 @@ test-js: setup data
 NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py tools/gen_gzip_fixtures.py \
   tools/gen_js_fixtures.py
 test-fixtures:
+	$(call timed,python3 tools/check_code_shape.py,code shape: layer order of src/ and function lengths)
 	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && python3 tools/test_fixture_check.py && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check || exit 1; done,fixture generators reproduce the fixtures)
 
 JAX_GENERATORS := tools/gen_jax_fixtures.py tools/gen_random_fixtures.py tools/gen_nn_fixtures.py \
