@@ -290,6 +290,7 @@ const std::map<std::string, OpFn>& table() {
       UNARY(arccos),
       UNARY(arctan),
       BINARY(arctan2),
+      BINARY(logaddexp),
       UNARY(sinh),
       UNARY(cosh),
       UNARY(tanh),

@@ -133,6 +133,12 @@ void check_vmap(const Func& f, const Arrays& xs, const std::string& what, int64_
   expect_close(out.as_array(), np::stack(rows, 0), 1e-12, what + ": vmap vs loop");
 }
 
+// jit of f (fused kernels from the traced jaxpr) agrees with f run eagerly.
+void check_jit(const Func& f, const Arrays& xs, const std::string& what) {
+  Tree out = kiln::jit(as_fn(f))(trees(xs));
+  expect_close(out.as_array(), f(xs), 1e-12, what + ": jit vs eager");
+}
+
 struct Case {
   std::string name;
   Func f;
@@ -184,6 +190,7 @@ std::vector<Case> cases() {
       {"mod", b(np::mod), {pos, pos}},
       {"power", b(np::power), {pos, any}},
       {"arctan2", b(np::arctan2), {any, pos}},
+      {"logaddexp", b(np::logaddexp), {any, any}},
       {"maximum", b(np::maximum), {any, any}},
       {"minimum", b(np::minimum), {any, any}},
       {"where_less",
@@ -258,13 +265,14 @@ std::vector<Case> cases() {
 
 class PrimitiveGrads : public ::testing::TestWithParam<size_t> {};
 
-TEST_P(PrimitiveGrads, CheckGradsAndVmap) {
+TEST_P(PrimitiveGrads, CheckGradsVmapAndJit) {
   Case c = cases()[GetParam()];
   Arrays xs;
   unsigned seed = 1;
   for (auto [lo, hi] : c.domains) xs.push_back(rnd(c.shape, lo, hi, seed++));
   check_grads(c.f, xs, c.tol, c.name);
   check_vmap(c.f, xs, c.name);
+  check_jit(c.f, xs, c.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transforms, PrimitiveGrads, ::testing::Range<size_t>(0, cases().size()),

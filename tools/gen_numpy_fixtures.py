@@ -84,6 +84,7 @@ FAMILIES = [
     ("convert", lax_ops.gen_convert),
     ("large", large.gen_large),
     ("errors", errors.gen_errors),
+    ("binary_composite", elementwise.gen_binary_composite),
 ]
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "fixtures",

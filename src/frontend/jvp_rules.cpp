@@ -216,6 +216,16 @@ std::vector<JvpRule> build_table() {
     Array tx = t[1].valid() ? neg(mul(t[1], div(y, denom))) : Array();
     return {z, add_any(ty, tx)};
   });
+  // d/da logaddexp(a, b) = exp(a - y), with +inf read as 0 first so that a = y = +inf
+  // gives weight 1 instead of NaN (JAX's rule; -inf operands keep weight 0).
+  set(Prim::Logaddexp, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {
+    Array y = frontend::bind(Prim::Logaddexp, x, prm);
+    auto posinf_to_zero = [](const Array& v) { return where(binary(Prim::CmpEq, v, k(v, INFINITY)), k(v, 0), v); };
+    auto weight = [&](const Array& v) { return unary(Prim::Exp, sub(posinf_to_zero(v), posinf_to_zero(y))); };
+    Array ta = t[0].valid() ? mul(t[0], weight(x[0])) : Array();
+    Array tb = t[1].valid() ? mul(t[1], weight(x[1])) : Array();
+    return {y, add_any(ta, tb)};
+  });
   set(Prim::Max, minmax_rule(Prim::Max));
   set(Prim::Min, minmax_rule(Prim::Min));
   set(Prim::Where, [](const Arrays& x, const Arrays& t, const Params& prm) -> Out {

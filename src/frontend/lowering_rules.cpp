@@ -23,9 +23,33 @@ bool is_cheap(const AluExp& e) {
   return op == AluOp::Const || (op == AluOp::Load && e.src(0).op() == AluOp::Var);
 }
 
+namespace {
+
+// logaddexp(a, b) = max(a, b) + log1p(exp(-|a - b|)); where a - b is NaN (equal infinities,
+// or a NaN operand) it is a + b, which is the right infinity or NaN (JAX's formula).
+AluExp logaddexp_exp(const AluExp& a, const AluExp& b) {
+  AluExp d = AluExp::binary(AluOp::Sub, a, b);
+  AluExp abs_d = AluExp::binary(AluOp::Max, d, AluExp::unary(AluOp::Neg, d));
+  AluExp tail = AluExp::unary(AluOp::Log1p, AluExp::unary(AluOp::Exp, AluExp::unary(AluOp::Neg, abs_d)));
+  AluExp finite = AluExp::binary(AluOp::Add, AluExp::binary(AluOp::Max, a, b), tail);
+  return AluExp::where(AluExp::unary(AluOp::IsNan, d), AluExp::binary(AluOp::Add, a, b), finite);
+}
+
+// Elementwise primitives without an AluOp of their own (alu = Const in kPrimTable).
+AluExp composite_exp(Prim p, const std::vector<AluExp>& x) {
+  switch (p) {
+    case Prim::Logaddexp: return logaddexp_exp(x[0], x[1]);
+    default: break;
+  }
+  fail(prim_name(p), "has neither an AluOp nor a composite expression");
+}
+
+}  // namespace
+
 AluExp pointwise_exp(Prim p, const Params& prm, const std::vector<AluExp>& x) {
   if (p == Prim::Cast) return AluExp::cast(prm.dtype, x[0]);
   if (p == Prim::Bitcast) return AluExp::bitcast(prm.dtype, x[0]);
+  if (prim_info(p).alu == AluOp::Const) return composite_exp(p, x);
   AluOp op = prim_alu_op(p);
   switch (alu_info(op).arity) {
     case 1: return AluExp::unary(op, x[0]);

@@ -21,6 +21,7 @@ enum class Prim : uint8_t {
   Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Erf,
   Floor, Ceil, Round, Trunc, Not, IsNan,
   Add, Sub, Mul, Div, Idiv, Mod, Pow, Atan2, Max, Min,
+  Logaddexp,  // log(exp(a) + exp(b)), lowered to an expression of other AluOps
   CmpLt, CmpLe, CmpEq, CmpNe, And, Or, Xor, Shl, Shr,
   Where,
   Cast,     // params.dtype (and params.weak)
@@ -67,65 +68,77 @@ enum class PrimKind : uint8_t {
   Movement,     // a view of the operand
   Gather,
 };
+// The dtypes an elementwise primitive accepts (its shape rule checks them).
+enum class Operands : uint8_t {
+  Any,
+  Numeric,    // not bool
+  Float,      // float16/32/64
+  Int,        // int32/uint32
+  IntOrBool,  // bitwise ops
+};
 struct PrimInfo {
   Prim prim;
   const char* name;  // JAX's name: errors and printed jaxprs use it
   int arity;
   PrimKind kind;
-  AluOp alu;  // Elementwise and Reduction: the scalar op (Const for the others)
+  // Elementwise and Reduction: the scalar op. Const for the other kinds, and for composite
+  // elementwise primitives, whose expression lowering_rules.cpp builds from other AluOps.
+  AluOp alu;
   bool linear;
+  Operands operands = Operands::Any;
 };
 
 // One row per primitive, in the order of Prim (checked below).
 inline constexpr PrimInfo kPrimTable[] = {
     // clang-format off
-    {Prim::Neg, "neg", 1, PrimKind::Elementwise, AluOp::Neg, true},
-    {Prim::Recip, "recip", 1, PrimKind::Elementwise, AluOp::Recip, false},
-    {Prim::Sqrt, "sqrt", 1, PrimKind::Elementwise, AluOp::Sqrt, false},
-    {Prim::Exp, "exp", 1, PrimKind::Elementwise, AluOp::Exp, false},
-    {Prim::Exp2, "exp2", 1, PrimKind::Elementwise, AluOp::Exp2, false},
-    {Prim::Expm1, "expm1", 1, PrimKind::Elementwise, AluOp::Expm1, false},
-    {Prim::Log, "log", 1, PrimKind::Elementwise, AluOp::Log, false},
-    {Prim::Log2, "log2", 1, PrimKind::Elementwise, AluOp::Log2, false},
-    {Prim::Log1p, "log1p", 1, PrimKind::Elementwise, AluOp::Log1p, false},
-    {Prim::Sin, "sin", 1, PrimKind::Elementwise, AluOp::Sin, false},
-    {Prim::Cos, "cos", 1, PrimKind::Elementwise, AluOp::Cos, false},
-    {Prim::Tan, "tan", 1, PrimKind::Elementwise, AluOp::Tan, false},
-    {Prim::Asin, "asin", 1, PrimKind::Elementwise, AluOp::Asin, false},
-    {Prim::Acos, "acos", 1, PrimKind::Elementwise, AluOp::Acos, false},
-    {Prim::Atan, "atan", 1, PrimKind::Elementwise, AluOp::Atan, false},
-    {Prim::Sinh, "sinh", 1, PrimKind::Elementwise, AluOp::Sinh, false},
-    {Prim::Cosh, "cosh", 1, PrimKind::Elementwise, AluOp::Cosh, false},
-    {Prim::Tanh, "tanh", 1, PrimKind::Elementwise, AluOp::Tanh, false},
-    {Prim::Asinh, "asinh", 1, PrimKind::Elementwise, AluOp::Asinh, false},
-    {Prim::Acosh, "acosh", 1, PrimKind::Elementwise, AluOp::Acosh, false},
-    {Prim::Atanh, "atanh", 1, PrimKind::Elementwise, AluOp::Atanh, false},
-    {Prim::Erf, "erf", 1, PrimKind::Elementwise, AluOp::Erf, false},
+    {Prim::Neg, "neg", 1, PrimKind::Elementwise, AluOp::Neg, true, Operands::Numeric},
+    {Prim::Recip, "recip", 1, PrimKind::Elementwise, AluOp::Recip, false, Operands::Numeric},
+    {Prim::Sqrt, "sqrt", 1, PrimKind::Elementwise, AluOp::Sqrt, false, Operands::Float},
+    {Prim::Exp, "exp", 1, PrimKind::Elementwise, AluOp::Exp, false, Operands::Float},
+    {Prim::Exp2, "exp2", 1, PrimKind::Elementwise, AluOp::Exp2, false, Operands::Float},
+    {Prim::Expm1, "expm1", 1, PrimKind::Elementwise, AluOp::Expm1, false, Operands::Float},
+    {Prim::Log, "log", 1, PrimKind::Elementwise, AluOp::Log, false, Operands::Float},
+    {Prim::Log2, "log2", 1, PrimKind::Elementwise, AluOp::Log2, false, Operands::Float},
+    {Prim::Log1p, "log1p", 1, PrimKind::Elementwise, AluOp::Log1p, false, Operands::Float},
+    {Prim::Sin, "sin", 1, PrimKind::Elementwise, AluOp::Sin, false, Operands::Float},
+    {Prim::Cos, "cos", 1, PrimKind::Elementwise, AluOp::Cos, false, Operands::Float},
+    {Prim::Tan, "tan", 1, PrimKind::Elementwise, AluOp::Tan, false, Operands::Float},
+    {Prim::Asin, "asin", 1, PrimKind::Elementwise, AluOp::Asin, false, Operands::Float},
+    {Prim::Acos, "acos", 1, PrimKind::Elementwise, AluOp::Acos, false, Operands::Float},
+    {Prim::Atan, "atan", 1, PrimKind::Elementwise, AluOp::Atan, false, Operands::Float},
+    {Prim::Sinh, "sinh", 1, PrimKind::Elementwise, AluOp::Sinh, false, Operands::Float},
+    {Prim::Cosh, "cosh", 1, PrimKind::Elementwise, AluOp::Cosh, false, Operands::Float},
+    {Prim::Tanh, "tanh", 1, PrimKind::Elementwise, AluOp::Tanh, false, Operands::Float},
+    {Prim::Asinh, "asinh", 1, PrimKind::Elementwise, AluOp::Asinh, false, Operands::Float},
+    {Prim::Acosh, "acosh", 1, PrimKind::Elementwise, AluOp::Acosh, false, Operands::Float},
+    {Prim::Atanh, "atanh", 1, PrimKind::Elementwise, AluOp::Atanh, false, Operands::Float},
+    {Prim::Erf, "erf", 1, PrimKind::Elementwise, AluOp::Erf, false, Operands::Float},
     {Prim::Floor, "floor", 1, PrimKind::Elementwise, AluOp::Floor, false},
     {Prim::Ceil, "ceil", 1, PrimKind::Elementwise, AluOp::Ceil, false},
     {Prim::Round, "round", 1, PrimKind::Elementwise, AluOp::Round, false},
     {Prim::Trunc, "trunc", 1, PrimKind::Elementwise, AluOp::Trunc, false},
-    {Prim::Not, "not", 1, PrimKind::Elementwise, AluOp::Not, false},
+    {Prim::Not, "not", 1, PrimKind::Elementwise, AluOp::Not, false, Operands::IntOrBool},
     {Prim::IsNan, "is_nan", 1, PrimKind::Elementwise, AluOp::IsNan, false},
-    {Prim::Add, "add", 2, PrimKind::Elementwise, AluOp::Add, true},
-    {Prim::Sub, "sub", 2, PrimKind::Elementwise, AluOp::Sub, true},
-    {Prim::Mul, "mul", 2, PrimKind::Elementwise, AluOp::Mul, true},
-    {Prim::Div, "div", 2, PrimKind::Elementwise, AluOp::Div, true},
-    {Prim::Idiv, "floor_div", 2, PrimKind::Elementwise, AluOp::Idiv, false},
-    {Prim::Mod, "mod", 2, PrimKind::Elementwise, AluOp::Mod, false},
-    {Prim::Pow, "pow", 2, PrimKind::Elementwise, AluOp::Pow, false},
-    {Prim::Atan2, "atan2", 2, PrimKind::Elementwise, AluOp::Atan2, false},
+    {Prim::Add, "add", 2, PrimKind::Elementwise, AluOp::Add, true, Operands::Numeric},
+    {Prim::Sub, "sub", 2, PrimKind::Elementwise, AluOp::Sub, true, Operands::Numeric},
+    {Prim::Mul, "mul", 2, PrimKind::Elementwise, AluOp::Mul, true, Operands::Numeric},
+    {Prim::Div, "div", 2, PrimKind::Elementwise, AluOp::Div, true, Operands::Numeric},
+    {Prim::Idiv, "floor_div", 2, PrimKind::Elementwise, AluOp::Idiv, false, Operands::Numeric},
+    {Prim::Mod, "mod", 2, PrimKind::Elementwise, AluOp::Mod, false, Operands::Numeric},
+    {Prim::Pow, "pow", 2, PrimKind::Elementwise, AluOp::Pow, false, Operands::Numeric},
+    {Prim::Atan2, "atan2", 2, PrimKind::Elementwise, AluOp::Atan2, false, Operands::Float},
     {Prim::Max, "max", 2, PrimKind::Elementwise, AluOp::Max, false},
     {Prim::Min, "min", 2, PrimKind::Elementwise, AluOp::Min, false},
+    {Prim::Logaddexp, "logaddexp", 2, PrimKind::Elementwise, AluOp::Const, false, Operands::Float},
     {Prim::CmpLt, "lt", 2, PrimKind::Elementwise, AluOp::CmpLt, false},
     {Prim::CmpLe, "le", 2, PrimKind::Elementwise, AluOp::CmpLe, false},
     {Prim::CmpEq, "eq", 2, PrimKind::Elementwise, AluOp::CmpEq, false},
     {Prim::CmpNe, "ne", 2, PrimKind::Elementwise, AluOp::CmpNe, false},
-    {Prim::And, "and", 2, PrimKind::Elementwise, AluOp::And, false},
-    {Prim::Or, "or", 2, PrimKind::Elementwise, AluOp::Or, false},
-    {Prim::Xor, "xor", 2, PrimKind::Elementwise, AluOp::Xor, false},
-    {Prim::Shl, "shift_left", 2, PrimKind::Elementwise, AluOp::Shl, false},
-    {Prim::Shr, "shift_right", 2, PrimKind::Elementwise, AluOp::Shr, false},
+    {Prim::And, "and", 2, PrimKind::Elementwise, AluOp::And, false, Operands::IntOrBool},
+    {Prim::Or, "or", 2, PrimKind::Elementwise, AluOp::Or, false, Operands::IntOrBool},
+    {Prim::Xor, "xor", 2, PrimKind::Elementwise, AluOp::Xor, false, Operands::IntOrBool},
+    {Prim::Shl, "shift_left", 2, PrimKind::Elementwise, AluOp::Shl, false, Operands::Int},
+    {Prim::Shr, "shift_right", 2, PrimKind::Elementwise, AluOp::Shr, false, Operands::Int},
     {Prim::Where, "select", 3, PrimKind::Elementwise, AluOp::Where, true},
     {Prim::Cast, "convert_element_type", 1, PrimKind::Convert, AluOp::Const, true},
     {Prim::Bitcast, "bitcast_convert_type", 1, PrimKind::Convert, AluOp::Const, false},

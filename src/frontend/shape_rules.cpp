@@ -48,19 +48,24 @@ Aval elementwise(Prim p, const std::vector<Aval>& in) {
   }
   if (p == Prim::Where && in[0].dtype != DType::Bool)
     bad(p, "got a condition of dtype " + std::string(dtype_name(in[0].dtype)) + ", expected bool");
-  AluOp op = prim_alu_op(p);
   DType dt = in[first_value].dtype;
-  const bool needs_float = (op >= AluOp::Sqrt && op <= AluOp::Erf) || op == AluOp::Atan2;
-  if (needs_float && !is_float(dt))
-    bad(p, "got dtype " + std::string(dtype_name(dt)) + ", expected a floating-point dtype");
-  if ((op == AluOp::Neg || op == AluOp::Recip || op == AluOp::Add || op == AluOp::Sub ||
-       op == AluOp::Mul || op == AluOp::Div || op == AluOp::Idiv || op == AluOp::Mod ||
-       op == AluOp::Pow) && dt == DType::Bool)
-    bad(p, "got dtype bool, expected a numeric dtype");
-  if ((op == AluOp::Shl || op == AluOp::Shr) && !is_int(dt))
-    bad(p, "got dtype " + std::string(dtype_name(dt)) + ", expected an integer dtype");
-  if ((op == AluOp::And || op == AluOp::Or || op == AluOp::Xor || op == AluOp::Not) && is_float(dt))
-    bad(p, "got dtype " + std::string(dtype_name(dt)) + ", expected bool or an integer dtype");
+  auto got = [&] { return "got dtype " + std::string(dtype_name(dt)); };
+  switch (prim_info(p).operands) {
+    case Operands::Any: break;
+    case Operands::Numeric:
+      if (dt == DType::Bool) bad(p, "got dtype bool, expected a numeric dtype");
+      break;
+    case Operands::Float:
+      if (!is_float(dt)) bad(p, got() + ", expected a floating-point dtype");
+      break;
+    case Operands::Int:
+      if (!is_int(dt)) bad(p, got() + ", expected an integer dtype");
+      break;
+    case Operands::IntOrBool:
+      if (is_float(dt)) bad(p, got() + ", expected bool or an integer dtype");
+      break;
+  }
+  AluOp op = prim_info(p).alu;
   if (is_comparison(op) || op == AluOp::IsNan) return {a.shape, DType::Bool, false};
   return {a.shape, dt, weak};
 }
@@ -79,7 +84,8 @@ Aval reduce(Prim p, const Aval& a, const Params& prm) {
 
 AluOp prim_alu_op(Prim p) {
   const PrimInfo& info = prim_info(p);
-  if (info.kind != PrimKind::Elementwise && info.kind != PrimKind::Reduction) fail(info.name, "has no AluOp");
+  if ((info.kind != PrimKind::Elementwise && info.kind != PrimKind::Reduction) || info.alu == AluOp::Const)
+    fail(info.name, "has no AluOp of its own");
   return info.alu;
 }
 

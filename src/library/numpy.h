@@ -94,6 +94,8 @@ Array arcsin(const Array& a);
 Array arccos(const Array& a);
 Array arctan(const Array& a);
 Array arctan2(const Array& y, const Array& x);
+// log(exp(a) + exp(b)) without overflow; one primitive (Prim::Logaddexp).
+Array logaddexp(const Array& a, const Array& b);
 Array sinh(const Array& a);
 Array cosh(const Array& a);
 Array tanh(const Array& a);

@@ -123,6 +123,10 @@ Array arctan2(const Array& y, const Array& x) {
   auto args = inexact_pair("arctan2", y, x);
   return bind2(Prim::Atan2, args[0], args[1]);
 }
+Array logaddexp(const Array& a, const Array& b) {
+  auto args = inexact_pair("logaddexp", a, b);
+  return bind2(Prim::Logaddexp, args[0], args[1]);
+}
 Array sinh(const Array& a) { return float_unary(Prim::Sinh, a); }
 Array cosh(const Array& a) { return float_unary(Prim::Cosh, a); }
 Array tanh(const Array& a) { return float_unary(Prim::Tanh, a); }

@@ -388,6 +388,19 @@ def gen_binary(fam):
     _operators(fam)
 
 
+def gen_binary_composite(fam):
+    """Binary ops that kiln lowers as one primitive built from other scalar ops (logaddexp)."""
+    gen_binary_op(fam, "logaddexp", np.logaddexp, out="inexact", hi=True, tol=tol_transcendental,
+                  dtypes=["float32", "float64", "float16", "int32"])
+    F = lambda dt, v: Input(dt, np.array(v))
+    for dt in ("float32", "float64"):
+        # equal infinities, an infinity against finite values, NaN, and far-apart operands
+        a = [np.inf, -np.inf, -np.inf, np.nan, 1.0, np.inf, 100.0, -100.0, 0.0]
+        b = [np.inf, -np.inf, 2.0, 1.0, -np.inf, -np.inf, -100.0, 100.0, -0.0]
+        binary_case(fam, "logaddexp", np.logaddexp, F(dt, a), F(dt, b), "inexact", tol_transcendental,
+                    cid=f"logaddexp_inf_nan_{SHORT[dt]}")
+
+
 def _binary_specials(fam):
     F = lambda dt, v: Input(dt, np.array(v))
     # float division by zero, nan propagation

@@ -86,7 +86,7 @@ const std::map<std::string, Binary>& binary_ops() {
       {"add", np::add}, {"subtract", np::subtract}, {"multiply", np::multiply},
       {"divide", np::divide}, {"floor_divide", np::floor_divide}, {"mod", np::mod},
       {"power", np::power}, {"maximum", np::maximum}, {"minimum", np::minimum},
-      {"arctan2", np::arctan2}, {"equal", np::equal}, {"not_equal", np::not_equal},
+      {"arctan2", np::arctan2}, {"logaddexp", np::logaddexp}, {"equal", np::equal}, {"not_equal", np::not_equal},
       {"less", np::less}, {"less_equal", np::less_equal}, {"greater", np::greater},
       {"greater_equal", np::greater_equal}, {"logical_and", np::logical_and},
       {"logical_or", np::logical_or}, {"logical_xor", np::logical_xor},
