@@ -9,7 +9,7 @@ export const logSigmoid = (x: ArrayLike): Array => run("log_sigmoid", [x]);
 export const silu = (x: ArrayLike): Array => run("silu", [x]);
 export const swish = silu;
 export const softplus = (x: ArrayLike): Array => run("softplus", [x]);
-export const identity = (x: ArrayLike): Array => (x instanceof Array ? x : run("positive", [x]));
+export const identity = (x: ArrayLike): Array => asArray(x);
 export function elu(x: ArrayLike, alpha: number = 1.0): Array {
   return run("elu", [x], { alpha });
 }
