@@ -2,7 +2,7 @@
 // core (src/library/linalg_*.cpp); norms, powers and lstsq compose them as jax-js does.
 import { Array, asArray, run, type ArrayLike } from "./array.js";
 import { triangularSolve } from "./lax_linalg.js";
-import { cross as crossAnyLength } from "./numpy_composite.js";
+import { cross as numpyCross } from "./numpy_composite.js";
 import * as np from "./numpy_ops.js";
 
 export { matmul, matrixTranspose, outer, tensordot, diagonal } from "./numpy_ops.js";
@@ -52,7 +52,7 @@ export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
     if (s.length === 0 || s[(axis + s.length) % s.length] !== 3)
       throw new Error(`linalg.cross: ${name} must have size 3 along axis ${axis}, got shape [${s}]`);
   }
-  return crossAnyLength(x1, x2, axis);
+  return numpyCross(x1, x2, axis);
 }
 
 /** Least squares through the normal equations and a Cholesky factor (jax-js's method). */
