@@ -80,13 +80,15 @@ test-wasm: setup data
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
 	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node (threaded core: 2 threads; Relaxed SIMD on so FMA kernels run))
 
-# The npm package (js/): npm ci from the committed lock file, the em++ cores with embind
+# The npm package (js/): npm ci from the committed lock file, the check that js/src's modules
+# import each other without a cycle (scripts/check-import-cycles.mjs), the em++ cores with embind
 # (kiln_core on the single-threaded library, kiln_core_mt reusing test-wasm's kiln_mt), tsc,
 # then the Vitest suite in Node (threaded core) and part of it on the single-threaded core,
 # the suite in headless Chromium (a cross-origin isolated page: the threaded core), and the
 # npm pack tarball in a fresh project.
 test-js: setup data
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
+	$(call timed,cd js && node scripts/check-import-cycles.mjs,no import cycle in js/src)
 	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package cores (build/wasm/kiln_core.js and kiln_core_mt.js))
 	$(call timed,cd js && npm run --silent build,tsc + ESM cores (js/dist))
 	$(call timed,cd js && KILN_REQUIRE_WEBGPU=1 KILN_NUM_THREADS=2 npx vitest run,vitest in node (cpu + wasm + webgpu on SwiftShader; threaded core: 2 threads))

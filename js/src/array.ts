@@ -314,3 +314,12 @@ export function wrapResult(r: any): any {
   if (r === null || r === undefined) return r;
   return new Array(r);
 }
+
+/**
+ * @ignore `x` itself when it is an Array, else the JS number or boolean as a weakly typed
+ * scalar Array (what the core makes of a number operand), so that composed functions can
+ * take `.ref` of any operand. Ownership passes through: an Array argument is not copied.
+ */
+export function asArray(x: ArrayLike): Array {
+  return x instanceof Array ? x : run("positive", [x]);
+}

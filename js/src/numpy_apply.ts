@@ -1,11 +1,10 @@
 // jax-js's numpy functions that map a user function over indices or axes (fromfunction,
 // applyAlongAxis, applyOverAxes, through vmap as jax-js does) and the diagonal index helpers.
-import { Array, DType, run, type ArrayLike, type Device } from "./array.js";
-import * as np from "./numpy.js";
+import { Array, DType, asArray, type ArrayLike, type Device } from "./array.js";
+import * as np from "./numpy_ops.js";
 import { vmap } from "./transforms.js";
 import * as tree from "./tree.js";
 
-const A = (x: ArrayLike): Array => (x instanceof Array ? x : run("positive", [x]));
 const range = (a: number, b?: number) => (b === undefined ? [...globalThis.Array(a).keys()] : [...globalThis.Array(b - a).keys()].map((i) => i + a));
 
 /** `ndim` int32 index arrays [0..n) that select the main diagonal of an n^ndim array. */
@@ -19,7 +18,7 @@ export function diagIndices(n: number, ndim = 2): Array[] {
 
 /** diagIndices for an array whose axes all have one length (at least 2D); consumes it. */
 export function diagIndicesFrom(arr: ArrayLike): Array[] {
-  const a = A(arr);
+  const a = asArray(arr);
   const s = a.shape;
   a.dispose();
   if (s.length < 2) throw new Error(`diagIndicesFrom: input array must be at least 2D, got ${s.length}D`);
@@ -36,12 +35,12 @@ export function fromfunction(func: (...indices: Array[]) => any, shape: number[]
     f = vmap(f, shape.map((_, d) => (d === mapped ? 0 : null)));
   }
   const out = f(...shape.map((s) => np.arange(0, s, 1, { dtype, device })));
-  return tree.map((leaf: any) => A(leaf), out);
+  return tree.map((leaf: any) => asArray(leaf), out);
 }
 
 /** func1d applied to the 1D slices along `axis` (vmap over the other axes, as jax-js). */
 export function applyAlongAxis(func1d: (x: Array) => Array, axis: number, x: ArrayLike): Array {
-  const a = A(x);
+  const a = asArray(x);
   const nd = a.ndim;
   if (axis < -nd || axis >= nd) {
     a.dispose();
@@ -58,7 +57,7 @@ export function applyAlongAxis(func1d: (x: Array) => Array, axis: number, x: Arr
 
 /** func(a, axis) for each axis in turn; results that lose the axis get it back (size 1). */
 export function applyOverAxes(func: (x: Array, axis: number) => Array, a: ArrayLike, axes: number[]): Array {
-  let x = A(a);
+  let x = asArray(a);
   for (const axis of axes) {
     const nd = x.ndim;
     const b = func(x, axis);

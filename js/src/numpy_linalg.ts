@@ -1,12 +1,12 @@
 // kiln's `numpy.linalg` namespace (jax-js's names): factorizations and solvers call the
 // core (src/library/linalg_*.cpp); norms, powers and lstsq compose them as jax-js does.
-import { Array, run, type ArrayLike } from "./array.js";
+import { Array, asArray, run, type ArrayLike } from "./array.js";
 import { triangularSolve } from "./lax_linalg.js";
-import * as np from "./numpy.js";
+import { cross as numpyCross } from "./numpy_composite.js";
+import * as np from "./numpy_ops.js";
 
-export { matmul, matrixTranspose, outer, tensordot, trace, vecdot, diagonal } from "./numpy.js";
-
-const A = (x: ArrayLike): Array => (x instanceof Array ? x : run("positive", [x]));
+export { matmul, matrixTranspose, outer, tensordot, diagonal } from "./numpy_ops.js";
+export { trace, vecdot } from "./numpy_composite.js";
 
 export function cholesky(a: ArrayLike, { upper = false, symmetrizeInput = true }: { upper?: boolean; symmetrizeInput?: boolean } = {}): Array {
   return run("cholesky", [a], { upper, symmetrizeInput });
@@ -52,12 +52,12 @@ export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
     if (s.length === 0 || s[(axis + s.length) % s.length] !== 3)
       throw new Error(`linalg.cross: ${name} must have size 3 along axis ${axis}, got shape [${s}]`);
   }
-  return np.cross(x1, x2, axis);
+  return numpyCross(x1, x2, axis);
 }
 
 /** Least squares through the normal equations and a Cholesky factor (jax-js's method). */
 export function lstsq(a: ArrayLike, b: ArrayLike): Array {
-  const aa = A(a), bb = A(b);
+  const aa = asArray(a), bb = asArray(b);
   if (aa.ndim !== 2) throw new Error(`lstsq: 'a' must be a 2D array, got shape [${aa.shape}]`);
   const [m, n] = aa.shape;
   if (bb.shape[0] !== m) throw new Error(`lstsq: leading dimension of 'b' must match the rows of 'a' (${m}), got shape [${bb.shape}]`);
@@ -80,7 +80,7 @@ export function lstsq(a: ArrayLike, b: ArrayLike): Array {
 /** a^n by repeated squaring (n < 0 inverts first). */
 export function matrixPower(a: ArrayLike, n: number): Array {
   if (!Number.isInteger(n)) throw new Error(`matrixPower: exponent must be an integer, got ${n}`);
-  let x = A(a);
+  let x = asArray(a);
   const s = x.shape;
   if (s.length < 2 || s[s.length - 1] !== s[s.length - 2]) throw new Error(`matrixPower: got shape [${s}], expected square matrices [..., n, n]`);
   if (n === 0) {
@@ -114,7 +114,7 @@ export function vectorNorm(x: ArrayLike, { ord = 2, axis = null, keepdims = fals
   const ax = axis ?? undefined;
   if (ord === Infinity) return np.max(np.abs(x), ax, { keepdims });
   if (ord === -Infinity) return np.min(np.abs(x), ax, { keepdims });
-  const a = A(x);
+  const a = asArray(x);
   if (ord === 0) return np.sum(np.astype(np.notEqual(a.ref, 0), a.dtype), ax, { keepdims });
   return np.power(np.sum(np.power(np.abs(a), ord), ax, { keepdims }), 1 / ord);
 }
@@ -130,13 +130,13 @@ export function matrixNorm(x: ArrayLike, { ord = "fro", keepdims = false }: { or
     const s = np.sum(np.abs(x), [-1], { keepdims });
     return ord === Infinity ? np.max(s, [keepdims ? -2 : -1], { keepdims }) : np.min(s, [keepdims ? -2 : -1], { keepdims });
   }
-  if (isSingularOrd(ord)) return singularNorm(A(x), ord, keepdims);
+  if (isSingularOrd(ord)) return singularNorm(asArray(x), ord, keepdims);
   throw new Error(`matrixNorm: got order ${ord}, expected "fro", "nuc", 1, -1, 2, -2, Infinity or -Infinity`);
 }
 
 /** jnp.linalg.norm: vector norms over one axis, matrix norms over two, the flat 2-norm by default. */
 export function norm(x: ArrayLike, { ord = null, axis = null, keepdims = false }: { ord?: number | "f" | "fro" | "nuc" | null; axis?: number | number[] | null; keepdims?: boolean } = {}): Array {
-  let a = A(x);
+  let a = asArray(x);
   if (a.dtype !== "float32" && a.dtype !== "float16" && a.dtype !== "float64") a = np.astype(a, np.float32);
   const nd = a.ndim;
   let axes: number[];

@@ -1,15 +1,15 @@
 // jax-js's numpy functions over sequences and samples, composed in TypeScript over core ops
 // as jax-js composes them: convolve/correlate (one lax conv), polymul, unwrap, cov and
 // corrcoef. Each consumes its Array arguments exactly once.
-import { Array, run, type ArrayLike } from "./array.js";
-import * as np from "./numpy.js";
+import { Array, asArray, type ArrayLike } from "./array.js";
 import { convGeneralDilated, type PaddingType } from "./lax.js";
+import { diag, resultType } from "./numpy_composite.js";
+import * as np from "./numpy_ops.js";
 
 type Mode = "full" | "same" | "valid";
-const A = (x: ArrayLike): Array => (x instanceof Array ? x : run("positive", [x]));
 
 function conv1d(name: string, x0: ArrayLike, y0: ArrayLike, mode: Mode): Array {
-  let x = A(x0), y = A(y0);
+  let x = asArray(x0), y = asArray(y0);
   if (x.ndim !== 1 || y.ndim !== 1) {
     const [nx, ny] = [x.ndim, y.ndim];
     x.dispose();
@@ -43,14 +43,14 @@ const isFloat = (d: string) => d === "float32" || d === "float64" || d === "floa
 
 /** Return the product of two polynomials. */
 export function polymul(a1: ArrayLike, a2: ArrayLike): Array {
-  let a = A(a1), b = A(a2);
+  let a = asArray(a1), b = asArray(a2);
   if (a.ndim !== 1 || b.ndim !== 1) {
     const [n1, n2] = [a.ndim, b.ndim];
     a.dispose();
     b.dispose();
     throw new Error(`polymul: both inputs must be 1D arrays, got ${n1}D and ${n2}D`);
   }
-  const t = np.resultType(a.dtype, b.dtype);
+  const t = resultType(a.dtype, b.dtype);
   const dtype = isFloat(t) ? t : np.float32;
   a = np.astype(a, dtype);
   b = np.astype(b, dtype);
@@ -67,7 +67,7 @@ export function polymul(a1: ArrayLike, a2: ArrayLike): Array {
 
 /** Unwrap a periodic signal: differences larger than `discont` become their wrapped value. */
 export function unwrap(p: ArrayLike, discont: number | null = null, axis = -1, period = 2 * Math.PI): Array {
-  let x = A(p);
+  let x = asArray(p);
   const nd = x.ndim;
   if (axis < -nd || axis >= nd) {
     x.dispose();
@@ -91,10 +91,10 @@ export function unwrap(p: ArrayLike, discont: number | null = null, axis = -1, p
 
 /** Estimate the sample covariance of a set of variables (rows, unless rowvar is false). */
 export function cov(x: ArrayLike, y: ArrayLike | null = null, { rowvar = true }: { rowvar?: boolean } = {}): Array {
-  let a = A(x);
+  let a = asArray(x);
   if (a.ndim === 1) a = a.reshape([1, a.shape[0]]);
   if (y !== null) {
-    let b = A(y);
+    let b = asArray(y);
     if (b.ndim === 1) b = b.reshape([1, b.shape[0]]);
     a = np.vstack([a, b]);
   }
@@ -112,6 +112,6 @@ export function cov(x: ArrayLike, y: ArrayLike | null = null, { rowvar = true }:
 /** Compute the Pearson correlation coefficients (in range `[-1, 1]`). */
 export function corrcoef(x: ArrayLike, y?: ArrayLike): Array {
   const c = cov(x, y ?? null);
-  const d = np.diag(c.ref);
+  const d = diag(c.ref);
   return np.divide(c, np.sqrt(np.outer(d.ref, d)));
 }

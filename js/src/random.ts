@@ -1,53 +1,8 @@
-// kiln's `random` namespace (jax-js names): threefry2x32 keys (uint32, shape [2]) and the
-// samplers, bit for bit JAX's. Functions consume their key, as in jax-js.
-import { Array, DType, run, type ArrayLike } from "./array.js";
-import { categoricalWithoutReplacement } from "./random_samplers.js";
-
+// kiln's `random` namespace (jax-js names), as index.ts exports it: the core's samplers
+// (random_ops.ts) and the ones composed from them (random_samplers.ts). Only re-exports, so
+// neither of those modules needs to import this one back (docs/ARCHITECTURE.md).
+export * from "./random_ops.js";
 export {
   exponential, gumbel, laplace, logistic, cauchy, lognormal, rayleigh, maxwell, doubleSidedMaxwell, pareto,
-  weibullMin, triangular, geometric, rademacher, multivariateNormal, ball, choice,
+  weibullMin, triangular, geometric, rademacher, multivariateNormal, ball, choice, categorical,
 } from "./random_samplers.js";
-
-export function key(seed: ArrayLike): Array {
-  const s = seed instanceof Array ? seed.item() : Number(seed);
-  return run("random_key", [], { seed: s });
-}
-export function split(key: Array, num: number | number[] = 2): Array {
-  return run("random_split", [key], { num });
-}
-export function foldIn(key: Array, data: ArrayLike): Array {
-  return run("random_fold_in", [key, typeof data === "number" ? run("astype", [data], { dtype: "uint32" }) : data]);
-}
-export function bits(key: Array, shape: number[] = []): Array {
-  return run("random_bits", [key], { shape });
-}
-export function uniform(key: ArrayLike, shape: number[] = [], { minval = 0, maxval = 1 }: { minval?: number; maxval?: number } = {}): Array {
-  return run("random_uniform", [key], { shape, minval, maxval });
-}
-export function normal(key: ArrayLike, shape: number[] = []): Array {
-  return run("random_normal", [key], { shape });
-}
-export function bernoulli(key: Array, p: ArrayLike = 0.5, shape?: number[]): Array {
-  return run("random_bernoulli", [key, p], { shape });
-}
-export function categorical(key: ArrayLike, logits: ArrayLike, { axis = -1, shape, replace = true }: { axis?: number; shape?: number[]; replace?: boolean } = {}): Array {
-  if (!replace) {
-    const l = logits instanceof Array ? logits : run("positive", [logits]);
-    const ax = (axis + l.ndim) % l.ndim;
-    return categoricalWithoutReplacement(key as Array, l, axis, shape ?? l.shape.filter((_, i) => i !== ax));
-  }
-  return run("random_categorical", [key, logits], { axis, shape });
-}
-export function randint(key: ArrayLike, { minval, maxval, shape = [], dtype = DType.Int32 }: { minval: number; maxval: number; shape?: number[]; dtype?: DType }): Array {
-  const lo = run("astype", [minval], { dtype });
-  const hi = run("astype", [maxval], { dtype });
-  return run("random_randint", [key, lo, hi], { shape, dtype });
-}
-export function permutation(key: Array, x: number | ArrayLike, axis = 0): Array {
-  if (typeof x === "number") return run("random_permutation", [key], { n: x });
-  return run("random_permutation", [key, x], { axis });
-}
-/** Normal samples truncated to (lower, upper) (JAX's truncated_normal; issue 7 asks for it in JS). */
-export function truncatedNormal(key: Array, lower: ArrayLike, upper: ArrayLike, shape?: number[]): Array {
-  return run("random_truncated_normal", [key, lower, upper], { shape });
-}

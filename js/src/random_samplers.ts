@@ -1,14 +1,14 @@
 // The samplers of jax-js's `random` that are formulas over uniform and normal, transcribed
 // from @jax-js/jax 0.1 (where they differ from JAX's, jax-js wins in JS: DESIGN.md); kiln's
 // uniform and normal are JAX's bit for bit, so these equal jax-js's formulas on JAX's draws.
-// C++ users get JAX's own algorithms (src/library/random_samplers.cpp). Each consumes its key.
-import { Array, DType, run, type ArrayLike } from "./array.js";
-import * as np from "./numpy.js";
+// C++ users get JAX's own algorithms (src/library/random_samplers.cpp). categorical lives
+// here too, since its replace=false path is the Gumbel top-k trick. Each consumes its key.
+import { Array, DType, asArray, run, type ArrayLike } from "./array.js";
 import { topK } from "./lax.js";
 import { cholesky } from "./lax_linalg.js";
-import { normal, uniform, split, randint, permutation } from "./random.js";
+import * as np from "./numpy_ops.js";
+import { normal, uniform, split, randint, permutation } from "./random_ops.js";
 
-const A = (x: ArrayLike): Array => (x instanceof Array ? x : run("positive", [x]));
 const keys2 = (key: Array): [Array, Array] => {
   const [k1, k2] = [...split(key, 2)];
   return [k1, k2];
@@ -41,7 +41,7 @@ export const pareto = (key: Array, b: ArrayLike, shape: number[] = []): Array =>
 export const weibullMin = (key: Array, scale: ArrayLike, concentration: ArrayLike, shape: number[] = []): Array =>
   np.multiply(scale, np.exp(np.divide(np.log(exponential(key, shape)), concentration)));
 export function triangular(key: Array, left: ArrayLike, mode: ArrayLike, right: ArrayLike, shape: number[] = []): Array {
-  const l = A(left), m = A(mode), r = A(right);
+  const l = asArray(left), m = asArray(mode), r = asArray(right);
   const u = uniform(key, shape);
   const width = np.subtract(r.ref, l.ref), leftSpan = np.subtract(m.ref, l.ref), rightSpan = np.subtract(r.ref, m);
   const cutoff = np.divide(leftSpan.ref, width.ref);
@@ -60,7 +60,7 @@ export function rademacher(key: Array, { shape = [], dtype = DType.Int32 }: { sh
 }
 /** mean + cholesky(cov) z, z normal of shape [...shape, n] (the shapes broadcast as jax-js). */
 export function multivariateNormal(key: Array, mean: ArrayLike, cov: ArrayLike, shape: number[] = []): Array {
-  const m = A(mean), c = A(cov);
+  const m = asArray(mean), c = asArray(cov);
   const n = m.shape[m.ndim - 1];
   if (c.shape[c.ndim - 1] !== n || c.shape[c.ndim - 2] !== n)
     throw new Error(`multivariateNormal: got cov of shape [${c.shape}], expected its last two dimensions to be [${n}, ${n}]`);
@@ -88,6 +88,15 @@ export function categoricalWithoutReplacement(key: Array, logits: Array, axis: n
   values.dispose();
   return indices.reshape(shape);
 }
+/** Samples of category indices from logits along `axis` (replace=false: the Gumbel top-k trick). */
+export function categorical(key: ArrayLike, logits: ArrayLike, { axis = -1, shape, replace = true }: { axis?: number; shape?: number[]; replace?: boolean } = {}): Array {
+  if (!replace) {
+    const l = asArray(logits);
+    const ax = (axis + l.ndim) % l.ndim;
+    return categoricalWithoutReplacement(key as Array, l, axis, shape ?? l.shape.filter((_, i) => i !== ax));
+  }
+  return run("random_categorical", [key, logits], { axis, shape });
+}
 /** Samples from arange(a) or from a's slices along `axis`, with replacement or not, or by p. */
 export function choice(key: Array, a: number | ArrayLike, { shape = [], replace = true, p, axis = 0 }: { shape?: number[]; replace?: boolean; p?: ArrayLike; axis?: number } = {}): Array {
   let n: number;
@@ -96,14 +105,14 @@ export function choice(key: Array, a: number | ArrayLike, { shape = [], replace 
     if (!Number.isInteger(a) || a < 0) throw new Error(`choice: a must be a non-negative integer, got ${a}`);
     n = a;
   } else {
-    values = A(a);
+    values = asArray(a);
     axis = (axis + values.ndim) % values.ndim;
     n = values.shape[axis];
   }
   let indices: Array;
   if (p !== undefined) {
     const logits = np.log(p);
-    indices = replace ? run("random_categorical", [key, logits], { axis: -1, shape }) : categoricalWithoutReplacement(key, logits, -1, shape);
+    indices = categorical(key, logits, { axis: -1, shape, replace });
   } else if (replace) indices = randint(key, { minval: 0, maxval: n, shape });
   else {
     const k = shape.reduce((acc, x) => acc * x, 1);

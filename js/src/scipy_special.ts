@@ -1,11 +1,11 @@
 // kiln's `scipySpecial` namespace (jax-js names): erf, erfc, logit, and the softmax family
 // shared with nn.
-import { Array, run, type ArrayLike } from "./array.js";
+import { Array, asArray, run, type ArrayLike } from "./array.js";
 export { erf, erfc } from "./lax.js";
 export { logSoftmax, logsumexp, softmax } from "./nn.js";
 
 /** log(p / (1 - p)). */
 export function logit(x: ArrayLike): Array {
-  const a = x instanceof Array ? x : run("positive", [x]);
+  const a = asArray(x);
   return run("log", [run("divide", [a.ref, run("subtract", [1, a])])]);
 }

@@ -1,0 +1,357 @@
+// The functions of kiln's `numpy` namespace that are one call into the core's op table each
+// (jax-js's names and argument forms: option objects for keyword arguments), the dtype
+// constants and array creation. Every function consumes its Arrays. The modules that compose
+// numpy functions import this one; `numpy.ts` re-exports it as part of the namespace.
+import { Array, DType, run, type ArrayLike, type Axis, type Device, type Pair, type ReduceOpts } from "./array.js";
+import { check, core } from "./core.js";
+
+export const float32 = DType.Float32;
+export const int32 = DType.Int32;
+export const uint32 = DType.Uint32;
+export const bool = DType.Bool;
+export const float16 = DType.Float16;
+export const float64 = DType.Float64;
+export const pi = Math.PI;
+export const e = Math.E;
+export const inf = Infinity;
+export const nan = NaN;
+export const eulerGamma = 0.5772156649015329;
+
+type DTypeAndDevice = { dtype?: DType; device?: Device };
+
+const typedCtor: Record<string, any> = {
+  float32: Float32Array,
+  float64: Float64Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  bool: Uint8Array,
+};
+
+function dtypeOfTyped(x: any): DType {
+  if (x instanceof Float32Array) return DType.Float32;
+  if (x instanceof Float64Array) return DType.Float64;
+  if (x instanceof Int32Array) return DType.Int32;
+  if (x instanceof Uint32Array) return DType.Uint32;
+  if (x instanceof Uint8Array) return DType.Bool;
+  throw new TypeError(`array: got a ${x?.constructor?.name}, expected a Float32Array, Float64Array, Int32Array, Uint32Array or Uint8Array`);
+}
+
+function deviceOr(d?: Device): string {
+  return d ?? core.defaultDevice();
+}
+
+/** Creates an array from a nested JS array, a TypedArray, a number or an Array. */
+export function array(
+  values: Array | ArrayLike | any[] | Float32Array | Float64Array | Int32Array | Uint32Array | Uint8Array,
+  { shape, dtype, device }: { shape?: number[] } & DTypeAndDevice = {},
+): Array {
+  if (values instanceof Array) {
+    let a = values;
+    if (dtype !== undefined && dtype !== a.dtype) a = a.astype(dtype);
+    if (shape !== undefined) a = a.reshape(shape);
+    return a;
+  }
+  let flat: { readonly length: number; readonly [i: number]: any };
+  let inferred: DType;
+  let inferredShape: number[];
+  if (ArrayBuffer.isView(values)) {
+    flat = values as any;
+    inferred = dtypeOfTyped(values);
+    inferredShape = [(values as any).length];
+  } else if (typeof values === "number" || typeof values === "boolean") {
+    if (dtype === undefined && shape === undefined) {
+      // A JS scalar is weakly typed (float32 for numbers), as in jax-js.
+      return new Array(check(core.weakScalar(values ? Number(values) : 0, typeof values === "boolean" ? "bool" : "", deviceOr(device))));
+    }
+    flat = [values];
+    inferred = typeof values === "boolean" ? DType.Bool : DType.Float32;
+    inferredShape = [];
+  } else {
+    inferredShape = [];
+    let level: any = values;
+    while (globalThis.Array.isArray(level)) {
+      inferredShape.push(level.length);
+      level = level[0];
+    }
+    const out: any[] = [];
+    const rec = (x: any, axis: number) => {
+      if (axis === inferredShape.length) {
+        if (globalThis.Array.isArray(x)) throw new Error(`array: ragged nested array (expected shape [${inferredShape}])`);
+        out.push(x);
+        return;
+      }
+      if (!globalThis.Array.isArray(x) || x.length !== inferredShape[axis])
+        throw new Error(`array: ragged nested array (expected shape [${inferredShape}])`);
+      for (const c of x) rec(c, axis + 1);
+    };
+    rec(values, 0);
+    flat = out;
+    inferred = out.length > 0 && typeof out[0] === "boolean" ? DType.Bool : DType.Float32;
+  }
+  const target = dtype ?? inferred;
+  const storage = target === DType.Float16 ? DType.Float32 : target;
+  const Ctor = typedCtor[storage];
+  // Typed arrays convert through the constructor: TypedArray.from(typed, fn) first collects
+  // every value into a list (out of JS heap for 64M float32 under a 1.5 GB heap).
+  let data: ArrayBufferView;
+  if (storage === DType.Bool) {
+    const d = new Uint8Array(flat.length);
+    for (let i = 0; i < flat.length; i++) d[i] = flat[i] ? 1 : 0;
+    data = d;
+  } else {
+    data = ArrayBuffer.isView(flat) ? new Ctor(flat as any) : Ctor.from(flat as any, (x: any) => Number(x));
+  }
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const finalShape = shape ?? inferredShape;
+  let a = new Array(check(core.fromBytes(bytes, finalShape, storage, deviceOr(device))));
+  if (storage !== target) a = a.astype(target);
+  return a;
+}
+
+export function zeros(shape: number[], opts: DTypeAndDevice = {}): Array {
+  return run("zeros", [], { shape, dtype: opts.dtype, device: opts.device });
+}
+export function ones(shape: number[], opts: DTypeAndDevice = {}): Array {
+  return run("ones", [], { shape, dtype: opts.dtype, device: opts.device });
+}
+export function full(shape: number[], fillValue: number | boolean | Array, { dtype, device }: DTypeAndDevice = {}): Array {
+  return run("full", [fillValue], { shape, dtype, device });
+}
+export function eye(numRows: number, numCols?: number, { dtype, device }: DTypeAndDevice = {}): Array {
+  return run("eye", [], { n: numRows, m: numCols, dtype, device });
+}
+export function identity(n: number, opts: DTypeAndDevice = {}): Array {
+  return eye(n, n, opts);
+}
+/** arange(stop), arange(start, stop), arange(start, stop, step); int32 unless dtype is given. */
+export function arange(start: number, stop?: number, step?: number, { dtype, device }: DTypeAndDevice = {}): Array {
+  if (stop === undefined) [start, stop] = [0, start];
+  return run("arange", [], { start, stop, step: step ?? 1, dtype, device });
+}
+export function linspace(start: number, stop: number, num = 50, endpoint = true, { dtype, device }: DTypeAndDevice = {}): Array {
+  return run("linspace", [], { start, stop, num, endpoint, dtype, device });
+}
+export function zerosLike(a: ArrayLike, opts: { dtype?: DType; shape?: number[]; device?: Device } = {}): Array {
+  return fullLike(a, 0, opts);
+}
+export function onesLike(a: ArrayLike, opts: { dtype?: DType; shape?: number[]; device?: Device } = {}): Array {
+  return fullLike(a, 1, opts);
+}
+export function fullLike(a: ArrayLike, fillValue: number | boolean | Array, opts: { dtype?: DType; shape?: number[]; device?: Device } = {}): Array {
+  const x = a instanceof Array ? a : array(a);
+  const shape = opts.shape ?? x.shape;
+  const dtype = opts.dtype ?? x.dtype;
+  const device = opts.device ?? x.device;
+  x.dispose();
+  return full(shape, fillValue, { dtype, device });
+}
+
+// ---- elementwise: one table from jax-js's names to the core's ----
+const un = (op: string) => (x: ArrayLike): Array => run(op, [x]);
+const bin = (op: string) => (x: ArrayLike, y: ArrayLike): Array => run(op, [x, y]);
+
+export const negative = un("negative"), positive = un("positive"), absolute = un("abs"), abs = absolute;
+export const sign = un("sign"), exp = un("exp"), exp2 = un("exp2"), expm1 = un("expm1");
+export const log = un("log"), log1p = un("log1p"), log2 = un("log2"), log10 = un("log10");
+export const sqrt = un("sqrt"), square = un("square"), reciprocal = un("reciprocal");
+export const sin = un("sin"), cos = un("cos"), tan = un("tan");
+export const asin = un("arcsin"), acos = un("arccos"), atan = un("arctan");
+export const arcsin = asin, arccos = acos, arctan = atan;
+export const sinh = un("sinh"), cosh = un("cosh"), tanh = un("tanh");
+export const arcsinh = un("arcsinh"), arccosh = un("arccosh"), arctanh = un("arctanh");
+export const asinh = arcsinh, acosh = arccosh, atanh = arctanh;
+export const floor = un("floor"), ceil = un("ceil"), round = un("round"), around = round, rint = round, trunc = un("trunc");
+export const logicalNot = un("logical_not"), invert = un("invert"), bitwiseNot = invert, bitwiseInvert = invert;
+export const isnan = un("isnan"), isinf = un("isinf"), isfinite = un("isfinite");
+export const ravel = un("ravel");
+
+export const add = bin("add"), subtract = bin("subtract"), multiply = bin("multiply");
+export const trueDivide = bin("divide"), divide = trueDivide, floorDivide = bin("floor_divide");
+export const remainder = bin("mod"), power = bin("power"), pow = power;
+export const maximum = bin("maximum"), minimum = bin("minimum");
+export const atan2 = bin("arctan2"), arctan2 = atan2;
+export const equal = bin("equal"), notEqual = bin("not_equal"), less = bin("less"), lessEqual = bin("less_equal");
+export const greater = bin("greater"), greaterEqual = bin("greater_equal");
+export const logicalAnd = bin("logical_and"), logicalOr = bin("logical_or"), logicalXor = bin("logical_xor");
+export const bitwiseAnd = bin("bitwise_and"), bitwiseOr = bin("bitwise_or"), bitwiseXor = bin("bitwise_xor");
+export const leftShift = bin("left_shift"), rightShift = bin("right_shift");
+export const bitwiseLeftShift = leftShift, bitwiseRightShift = rightShift;
+export const matmul = bin("matmul"), dot = bin("dot"), vdot = bin("vdot"), inner = bin("inner"), outer = bin("outer");
+
+export function where(cond: ArrayLike, x: ArrayLike, y: ArrayLike): Array {
+  return run("where", [cond, x, y]);
+}
+export function clip(a: ArrayLike, min?: ArrayLike, max?: ArrayLike): Array {
+  const args: ArrayLike[] = [a];
+  if (min !== undefined && min !== null) args.push(min);
+  if (max !== undefined && max !== null) args.push(max);
+  return run("clip", args, { hasMin: min !== undefined && min !== null, hasMax: max !== undefined && max !== null });
+}
+export function astype(a: ArrayLike, dtype: DType): Array {
+  return run("astype", [a], { dtype });
+}
+
+// ---- reductions ----
+const red = (op: string) => (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => run(op, [a], { axis, keepdims: opts.keepdims });
+export const sum = red("sum"), prod = red("prod"), max = red("max"), min = red("min"), mean = red("mean");
+export const any = red("any"), all = red("all");
+type VarOpts = { mean?: ArrayLike; correction?: number } & ReduceOpts;
+export function var_(x: ArrayLike, axis?: Axis, opts: VarOpts = {}): Array {
+  if (opts.mean !== undefined) throw new Error("var: the mean option is not supported by kiln yet");
+  return run("var", [x], { axis, keepdims: opts.keepdims, ddof: opts.correction ?? 0 });
+}
+export function std(x: ArrayLike, axis?: Axis, opts: VarOpts = {}): Array {
+  if (opts.mean !== undefined) throw new Error("std: the mean option is not supported by kiln yet");
+  return run("std", [x], { axis, keepdims: opts.keepdims, ddof: opts.correction ?? 0 });
+}
+export function argmax(a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array {
+  return run("argmax", [a], { axis, keepdims: opts.keepdims });
+}
+export function argmin(a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array {
+  return run("argmin", [a], { axis, keepdims: opts.keepdims });
+}
+/** Sorted along `axis` (null: flattened); stable, NaN last (src/library/numpy_sort.cpp). */
+export function sort(a: ArrayLike, axis: number | null = -1): Array {
+  return run("sort", [a], { axis });
+}
+/** The int32 indices that sort `a` along `axis`, stably (equal values keep their order). */
+export function argsort(a: ArrayLike, axis: number | null = -1): Array {
+  return run("argsort", [a], { axis });
+}
+export function cumsum(a: ArrayLike, axis?: number): Array {
+  return run("cumsum", [a], { axis });
+}
+export function cumprod(a: ArrayLike, axis?: number): Array {
+  return run("cumprod", [a], { axis });
+}
+export const cumulativeSum = (x: ArrayLike, opts: { axis?: number } = {}) => cumsum(x, opts.axis);
+export const cumulativeProd = (x: ArrayLike, opts: { axis?: number } = {}) => cumprod(x, opts.axis);
+
+// ---- movement ----
+export function reshape(x: ArrayLike, shape: number[]): Array {
+  return run("reshape", [x], { shape });
+}
+export function transpose(x: ArrayLike, perm?: number[]): Array {
+  return run("transpose", [x], { perm });
+}
+export const permuteDims = transpose;
+export function matrixTranspose(x: ArrayLike): Array {
+  return run("swapaxes", [x], { a: -1, b: -2 });
+}
+export function swapaxes(x: ArrayLike, axis1: number, axis2: number): Array {
+  return run("swapaxes", [x], { a: axis1, b: axis2 });
+}
+export function moveaxis(x: ArrayLike, src: number, dst: number): Array {
+  return run("moveaxis", [x], { src, dst });
+}
+export function broadcastTo(a: ArrayLike, shape: number[]): Array {
+  return run("broadcast_to", [a], { shape });
+}
+export function broadcastShapes(...shapes: number[][]): number[] {
+  const n = Math.max(0, ...shapes.map((s) => s.length));
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let d = 1;
+    for (const s of shapes) {
+      const e = s[s.length - n + i] ?? 1;
+      if (e !== 1 && d !== 1 && e !== d) throw new Error(`broadcastShapes: shapes ${shapes.map((s) => `[${s}]`).join(" ")} cannot be broadcast together`);
+      if (e !== 1) d = e;
+    }
+    out.push(d);
+  }
+  return out;
+}
+export function broadcastArrays(...arrays: Array[]): Array[] {
+  const shape = broadcastShapes(...arrays.map((a) => a.shape));
+  return arrays.map((a) => broadcastTo(a, shape));
+}
+export function expandDims(a: ArrayLike, axis: number | number[]): Array {
+  return run("expand_dims", [a], { axis });
+}
+export function squeeze(a: ArrayLike, axis?: Axis): Array {
+  return run("squeeze", [a], { axis });
+}
+export function flip(x: ArrayLike, axis?: Axis): Array {
+  return run("flip", [x], { axis });
+}
+export const fliplr = (x: ArrayLike) => flip(x, 1);
+export const flipud = (x: ArrayLike) => flip(x, 0);
+export function repeat(a: ArrayLike, repeats: number, axis?: number): Array {
+  return run("repeat", [a], { repeats, axis });
+}
+export function tile(a: ArrayLike, reps: number | number[]): Array {
+  return run("tile", [a], { reps: typeof reps === "number" ? [reps] : reps });
+}
+/** pad(x, width): width is n, [before, after], one pair per axis, or {axis: pair}. */
+export function pad(x: ArrayLike, width: number | Pair | Pair[] | Record<number, Pair>): Array {
+  const nd = x instanceof Array ? x.ndim : 0;
+  let pairs: Pair[];
+  if (typeof width === "number") pairs = globalThis.Array.from({ length: nd }, () => [width, width] as Pair);
+  else if (globalThis.Array.isArray(width) && typeof width[0] === "number") pairs = globalThis.Array.from({ length: nd }, () => width as Pair);
+  else if (globalThis.Array.isArray(width)) pairs = width as Pair[];
+  else {
+    pairs = globalThis.Array.from({ length: nd }, () => [0, 0] as Pair);
+    for (const [k, v] of Object.entries(width)) pairs[(Number(k) + nd) % nd] = v as Pair;
+  }
+  return run("pad", [x], { width: pairs });
+}
+export function concatenate(xs: Array[], axis = 0): Array {
+  return run("concatenate", xs, { axis });
+}
+export function stack(xs: ArrayLike[], axis = 0): Array {
+  return run("stack", xs, { axis });
+}
+export const vstack = (xs: Array[]) => concatenate(xs.map((x) => (x.ndim < 2 ? x.reshape([1, -1]) : x)), 0);
+export const hstack = (xs: Array[]) => concatenate(xs, xs[0].ndim === 1 ? 0 : 1);
+export function split(a: ArrayLike, indicesOrSections: number | number[], axis = 0): Array[] {
+  return typeof indicesOrSections === "number"
+    ? run("split", [a], { sections: indicesOrSections, axis })
+    : run("split", [a], { indices: indicesOrSections, axis });
+}
+export function take(a: ArrayLike, indices: ArrayLike, axis?: number | null): Array {
+  return run("take", [a, indices], { axis: axis ?? undefined });
+}
+export function takeAlongAxis(a: ArrayLike, indices: ArrayLike, axis: number): Array {
+  return run("take_along_axis", [a, indices], { axis });
+}
+export function tensordot(x: ArrayLike, y: ArrayLike, axes: number | [number[], number[]] = 2): Array {
+  return run("tensordot", [x, y], { axes });
+}
+export function einsum(subscripts: string, ...operands: ArrayLike[]): Array {
+  return run("einsum", operands, { subscripts });
+}
+export function diagonal(a: Array, offset = 0, axis1 = 0, axis2 = 1): Array {
+  return a.diagonal(offset, axis1, axis2);
+}
+
+export function shape(a: ArrayLike): number[] {
+  return a instanceof Array ? a.shape : [];
+}
+export function ndim(a: ArrayLike): number {
+  return a instanceof Array ? a.ndim : 0;
+}
+export function size(a: ArrayLike): number {
+  return a instanceof Array ? a.size : 1;
+}
+
+/** Whether all |actual - expected| <= atol + rtol * |expected| (consumes Array arguments). */
+export function allclose(actual: any, expected: any, options: { rtol?: number; atol?: number; equalNaN?: boolean } = {}): boolean {
+  const { rtol = 1e-5, atol = 1e-8, equalNaN = false } = options;
+  const read = (x: any) => (x instanceof Array ? [x.shape, x.dataSync()] : (() => { const a = array(x); return [a.shape, a.dataSync()]; })());
+  const [sa, da] = read(actual) as [number[], Float32Array];
+  const [sb, db] = read(expected) as [number[], Float32Array];
+  const shapeOut = broadcastShapes(sa, sb);
+  if (shapeOut.reduce((p, q) => p * q, 1) !== Math.max(da.length, db.length) && da.length !== db.length) return false;
+  const n = Math.max(da.length, db.length);
+  for (let i = 0; i < n; i++) {
+    const a = Number(da[da.length === 1 ? 0 : i]);
+    const b = Number(db[db.length === 1 ? 0 : i]);
+    if (Number.isNaN(a) || Number.isNaN(b)) {
+      if (!(equalNaN && Number.isNaN(a) && Number.isNaN(b))) return false;
+      continue;
+    }
+    if (a === b) continue;
+    if (!(Math.abs(a - b) <= atol + rtol * Math.abs(b))) return false;
+  }
+  return true;
+}
