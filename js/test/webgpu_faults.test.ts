@@ -58,8 +58,12 @@ function runProgram(n: number, m: number): () => Promise<void> {
 const expectProgramWorks = (n: number, m: number) => runProgram(n, m)();
 
 if (!gpu) {
+  // `make test` sets KILN_REQUIRE_WEBGPU=1: there a missing adapter is a failure, not a skip.
   test("webgpu faults: SKIPPED, no WebGPU adapter", () => {
-    console.warn(`[kiln] webgpu fault tests SKIPPED: ${webGpuUnavailableReason()}`);
+    const why = webGpuUnavailableReason();
+    if ((globalThis as any).process?.env?.KILN_REQUIRE_WEBGPU === "1")
+      throw new Error(`webgpu faults: no WebGPU adapter (${why}), and KILN_REQUIRE_WEBGPU=1 requires one`);
+    console.warn(`[kiln] webgpu fault tests SKIPPED: ${why}`);
   });
 } else {
   describe("webgpu faults", () => {
