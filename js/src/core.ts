@@ -41,6 +41,14 @@ async function threadCount(): Promise<number> {
   return Math.min(hc || 1, 8);
 }
 
+// The core never ends the host process (issue 17, item 6): Emscripten's Node shell would call
+// process.exit from exit() or an escaping exception once the runtime may end; this `quit`
+// throws the error to the caller instead. (The cores are also built with
+// NODEJS_CATCH_EXIT=0 and NODEJS_CATCH_REJECTION=0: no process-wide handlers; CMakeLists.txt.)
+const quit = (_status: number, toThrow: unknown) => {
+  throw toThrow;
+};
+
 async function loadCore(): Promise<{ core: any; threaded: boolean }> {
   // One thread gains nothing from the threaded core (and costs an idle worker).
   const want = canUseThreads() ? await threadCount() : 1;
@@ -58,6 +66,7 @@ async function loadCore(): Promise<{ core: any; threaded: boolean }> {
       locateFile: (name: string) => file(name.replace(/\.js$/, ".cjs")),
       mainScriptUrlOrBlob: file("kiln_core_mt.cjs"),
       kilnThreads: want,
+      quit,
     };
     // Node 20's global fetch cannot load a file path, so Node gets the bytes directly.
     // @ts-ignore: node:fs without @types/node
@@ -69,7 +78,7 @@ async function loadCore(): Promise<{ core: any; threaded: boolean }> {
   }
   // @ts-ignore: generated ES module without types (scripts/wrap-core.mjs)
   const { default: create } = await import("./kiln_core.mjs");
-  return { core: await create(), threaded: false };
+  return { core: await create({ quit }), threaded: false };
 }
 
 const loaded = await loadCore();

@@ -26,10 +26,12 @@ if (available().includes("wasm")) check(core.setDefaultDevice("wasm"));
 /**
  * Initializes devices (all by default) and returns those available. `webgpu` needs an
  * adapter: navigator.gpu in browsers, the optional dependency `webgpu` (Dawn) in Node.js.
+ * After the webgpu device was lost, init("webgpu") creates a new one.
  */
 export async function init(...devicesToInit: Device[]): Promise<Device[]> {
   if (devicesToInit.length === 0 || devicesToInit.includes("webgpu")) await initWebGpu();
-  const have = available();
+  // A lost webgpu device that could not be replaced stays registered, but is not available.
+  const have = available().filter((d) => d !== "webgpu" || !webGpuRuntime()?.lost);
   return devicesToInit.length === 0 ? have : devicesToInit.filter((d) => have.includes(d));
 }
 

@@ -64,6 +64,13 @@ class Backend {
     read_async(handle, offset, bytes, std::move(done));
   }
 
+  // Whether a buffer still has device memory behind it: false for buffers of a webgpu device
+  // that was lost and replaced. Pools of buffers drop such buffers instead of reusing them.
+  virtual bool buffer_live(int64_t handle) const {
+    (void)handle;
+    return true;
+  }
+
   virtual std::shared_ptr<Executable> prepare(const Kernel& kernel) = 0;
   // Runs a prepared kernel: inputs in Load-arg order, one output of kernel.size elements.
   virtual void dispatch(const Executable& exe, const std::vector<int64_t>& inputs,

@@ -21,17 +21,18 @@ class BufferPool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto& v = free_[{&be, cls}];
-      if (!v.empty()) {
+      while (!v.empty()) {
         BufferRef b = std::move(v.back());
         v.pop_back();
         pooled_ -= cls;
-        return b;
+        if (be.buffer_live(b->handle())) return b;  // else its device was lost: drop it
       }
     }
     return be.allocate(cls);
   }
   void give(BufferRef b) {
     if (!b || b.use_count() != 1) return;  // still referenced elsewhere: not ours to reuse
+    if (!b->backend().buffer_live(b->handle())) return;
     int64_t cls = b->bytes();
     if (cls != size_class(cls)) return;
     std::lock_guard<std::mutex> lock(mu_);

@@ -12,11 +12,10 @@ namespace kiln::js {
 namespace {
 
 // Registers `webgpu` with the codegen limits the runtime read from the device: an object
-// {workgroup, maxGroupsX}. Module.kilnGpu must hold the runtime before any kernel runs.
+// {workgroup, maxGroupsX, ..., firstHandle}. Module.kilnGpu must hold the runtime before any
+// kernel runs. Called again with a new runtime after a device loss: resets the backend.
 val enable_webgpu(const val& limits) {
   try {
-    for (auto& d : available_devices())
-      if (d == "webgpu") return val(true);
     webgpu::WgslParams p;
     p.workgroup = get_int(limits, "workgroup", p.workgroup);
     p.max_groups_x = get_int(limits, "maxGroupsX", p.max_groups_x);
@@ -39,7 +38,15 @@ val enable_webgpu(const val& limits) {
         p.tiles.push_back(tile);
       }
     }
-    register_backend("webgpu", std::make_unique<WebGpuBackend>(p));
+    const int first_handle = get_int(limits, "firstHandle", 1);
+    for (auto& d : available_devices())
+      if (d == "webgpu") {
+        static_cast<WebGpuBackend&>(get_backend("webgpu")).reset(p, first_handle);
+        return val(true);
+      }
+    auto backend = std::make_unique<WebGpuBackend>(p);
+    backend->reset(p, first_handle);
+    register_backend("webgpu", std::move(backend));
     return val(true);
   } catch (const std::exception& e) {
     return js_error(e.what());

@@ -4,13 +4,20 @@
 // shader compiled from an error scope, and reads of its outputs wait for that.
 /// <reference types="@webgpu/types" />
 
-export interface PipelineEntry {
-  id: number;
-  pipeline: GPUComputePipeline;
-  layout: GPUBindGroupLayout;
+/**
+ * Something WebGPU reports on only later (a pipeline's compilation, a buffer's allocation):
+ * `ready` resolves once `state` is known, and `error` says why it failed.
+ */
+export interface AsyncCheck {
   state: "pending" | "ok" | "failed";
   error: string | null;
   ready: Promise<void>;
+}
+
+export interface PipelineEntry extends AsyncCheck {
+  id: number;
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
 }
 
 export class Pipelines {

@@ -2,9 +2,15 @@
 // handles, caches pipelines by WGSL text, records many dispatches into one command encoder,
 // and submits on readback. The C++ backend (src/backend/webgpu/webgpu_backend.cpp) calls the
 // methods below; none throws: failures return -1 (or null) and leave `lastError`.
+//
+// Faults (docs/ARCHITECTURE.md, "WebGPU runtime"): when the device is lost, every call fails
+// with a message that says so and every pending read rejects; init("webgpu") then makes a new
+// runtime, whose handles continue this one's numbering so that a lost array's handle is never
+// taken for a new one. Out of memory is found late (an error scope of createBuffer): such a
+// buffer is an AsyncCheck that reads of everything computed from it wait for and report.
 /// <reference types="@webgpu/types" />
 import { BufferPool } from "./buffer_pool.js";
-import { Pipelines, type PipelineEntry } from "./pipelines.js";
+import { Pipelines, type AsyncCheck } from "./pipelines.js";
 
 // The spec's GPUBufferUsage values, as numbers: in Node.js the GPUBufferUsage global exists
 // only after Dawn loaded, and this module is imported before that.
@@ -14,15 +20,19 @@ const STAGING_USAGE = MAP_READ | COPY_DST;
 // Encoders are submitted at least this often even without a readback, so a long eager loop
 // keeps the GPU busy and its command buffers bounded.
 const MAX_DISPATCHES_PER_SUBMIT = 256;
+const VERIFIED: AsyncCheck = { state: "ok", error: null, ready: Promise.resolve() };
+// Buffer handles of every runtime of this process: after a device loss, the arrays of the
+// old device keep their handles, which the new runtime must recognize as not its own.
+let nextHandle = 1;
 
 interface DeviceBuffer {
   buffer: GPUBuffer;
   bytes: number;
   epoch: number; // the encoder epoch that last used it (see #epoch)
-  // Pipelines not yet known to have compiled whose output reaches this buffer: a read waits
-  // for them and fails if one did not compile.
-  taint: PipelineEntry[];
-  error: string | null; // out of memory when it was created
+  // Pipelines and buffer allocations not yet known to have succeeded whose output reaches
+  // this buffer: a read waits for them and fails if one did not (WGSL, out of memory).
+  taint: AsyncCheck[];
+  created: AsyncCheck; // this buffer's own allocation (VERIFIED for a reused one)
 }
 
 export interface RuntimeStats {
@@ -38,21 +48,24 @@ export class WebGpuRuntime {
   /** When set, WGSL compilation errors carry the whole WGSL text. */
   debug = false;
   lastError = "";
+  /** Handles below this one belong to runtimes of devices that were lost. */
+  readonly firstHandle = nextHandle;
   #lost: string | null = null;
   #deviceErrors: string[] = [];
   #buffers = new Map<number, DeviceBuffer>();
-  #nextHandle = 1;
+  // Rejects the reads and idle() waits in flight, so that none hangs when the device is lost.
+  #inFlight = new Set<(e: Error) => void>();
   #storage: BufferPool;
   #staging: BufferPool;
   #pipelines: Pipelines;
   #uniforms = new Map<number, GPUBuffer>();
   // Buffers freed while the open encoder may still use them: pooled only after it is submitted,
   // or a writeBuffer into a reused buffer would land before the dispatches that read it.
-  #freedInEpoch: GPUBuffer[] = [];
+  #freedInEpoch: DeviceBuffer[] = [];
   #encoder: GPUCommandEncoder | null = null;
   #pass: GPUComputePassEncoder | null = null;
   #inEncoder = 0;
-  #encoderPipelines = new Set<PipelineEntry>(); // those not yet known to compile
+  #encoderChecks = new Set<AsyncCheck>(); // pipelines and allocations not yet known to succeed
   #epoch = 1; // increments at each submit
   #flushQueued = false;
   #scopes: Promise<void>[] = [];
@@ -65,7 +78,12 @@ export class WebGpuRuntime {
     this.#staging = new BufferPool(device, STAGING_USAGE, 64 << 20);
     this.#pipelines = new Pipelines(device, () => this.debug);
     device.lost.then((info) => {
-      this.#lost = `webgpu: the device was lost (${info.reason}${info.message ? `: ${info.message}` : ""}); create a new one with init("webgpu") in a new process`;
+      this.#lost =
+        `webgpu: the device was lost (${info.reason}${info.message ? `: ${info.message}` : ""}); ` +
+        `its arrays are gone, and await init("webgpu") creates a new device`;
+      const waiting = [...this.#inFlight];
+      this.#inFlight.clear();
+      for (const reject of waiting) reject(new Error(this.#lost));
     });
     device.addEventListener?.("uncapturederror", (ev: any) => {
       this.#deviceErrors.push(`webgpu: device error: ${ev.error?.message ?? String(ev.error)}`);
@@ -93,9 +111,35 @@ export class WebGpuRuntime {
     return { buffers: this.#buffers.size, pooledBytes: this.#storage.pooledBytes, pipelines: this.#pipelines.size, ...this.#stats };
   }
 
+  /** Why the device is gone (null while it works): then init("webgpu") makes a new one. */
+  get lost(): string | null {
+    return this.#lost;
+  }
+
   #fail(msg: string): -1 {
     this.lastError = msg;
     return -1;
+  }
+
+  /** The buffer behind a handle, or null (and lastError; C++ prefixes the operation) when there is none. */
+  #get(handle: number): DeviceBuffer | null {
+    const rec = this.#buffers.get(handle);
+    if (rec) return rec;
+    this.#fail(
+      handle > 0 && handle < this.firstHandle
+        ? `buffer ${handle} was on a webgpu device that was lost, so its contents are gone; create the array again on the new device`
+        : `buffer ${handle} does not exist`,
+    );
+    return null;
+  }
+
+  /** `work`, rejected as soon as the device is lost (Dawn may never settle it then). */
+  #untilLost<T>(work: Promise<T>): Promise<T> {
+    if (this.#lost) return Promise.reject(new Error(this.#lost));
+    return new Promise<T>((resolve, reject) => {
+      this.#inFlight.add(reject);
+      work.then(resolve, reject).finally(() => this.#inFlight.delete(reject));
+    });
   }
 
   // ---- buffers ----------------------------------------------------------------------------
@@ -109,12 +153,19 @@ export class WebGpuRuntime {
     const creates = !this.#storage.has(Math.max(bytes, 4));
     if (creates) this.device.pushErrorScope("out-of-memory");
     const buffer = this.#storage.take(Math.max(bytes, 4));
-    const rec: DeviceBuffer = { buffer, bytes, epoch: 0, taint: [], error: null };
-    if (creates)
-      this.#watch(this.device.popErrorScope(), (e) => {
-        rec.error = `webgpu: out of memory allocating ${bytes} bytes (${e.message})`;
-      });
-    const h = this.#nextHandle++;
+    const rec: DeviceBuffer = { buffer, bytes, epoch: 0, taint: [], created: VERIFIED };
+    if (creates) {
+      const check: AsyncCheck = { state: "pending", error: null, ready: Promise.resolve() };
+      check.ready = this.device.popErrorScope().then(
+        (e) => {
+          check.state = e ? "failed" : "ok";
+          if (e) check.error = `webgpu: out of memory: the device could not allocate a buffer of ${bytes} bytes (${e.message.split("\n")[0]})`;
+        },
+        () => void (check.state = "ok"), // a lost device: its own error is reported instead
+      );
+      rec.created = check;
+    }
+    const h = nextHandle++;
     this.#buffers.set(h, rec);
     return h;
   }
@@ -124,14 +175,22 @@ export class WebGpuRuntime {
     if (!rec) return;
     this.#buffers.delete(handle);
     if (this.#lost) return;
-    if (rec.epoch === this.#epoch && this.#encoder) this.#freedInEpoch.push(rec.buffer);
-    else this.#storage.give(rec.buffer);
+    if (rec.epoch === this.#epoch && this.#encoder) this.#freedInEpoch.push(rec);
+    else this.#release(rec);
+  }
+
+  /** Pools a buffer that no unsubmitted work uses; one whose allocation failed is dropped. */
+  #release(rec: DeviceBuffer): void {
+    if (rec.created.state === "pending") rec.created.ready.then(() => this.#release(rec));
+    else if (rec.created.state === "failed") rec.buffer.destroy();
+    else if (!this.#lost) this.#storage.give(rec.buffer);
   }
 
   write(handle: number, offset: number, data: Uint8Array): number {
     if (this.#lost) return this.#fail(this.#lost);
-    const rec = this.#buffers.get(handle);
-    if (!rec) return this.#fail(`webgpu.write: buffer ${handle} does not exist`);
+    const rec = this.#get(handle);
+    if (!rec) return -1;
+    if (rec.created.state === "failed") return this.#fail(rec.created.error!);
     if (offset % 4 !== 0) return this.#fail(`webgpu.write: offset ${offset} is not a multiple of 4`);
     if (offset + data.byteLength > rec.buffer.size)
       return this.#fail(`webgpu.write: range [${offset}, ${offset + data.byteLength}) is outside a buffer of ${rec.bytes} bytes`);
@@ -148,7 +207,9 @@ export class WebGpuRuntime {
       p.set(data);
       return p;
     })();
-    this.device.queue.writeBuffer(rec.buffer, offset, src.buffer, src.byteOffset, src.byteLength);
+    const write = () => this.device.queue.writeBuffer(rec.buffer, offset, src.buffer, src.byteOffset, src.byteLength);
+    if (rec.created.state === "ok") write();
+    else this.#scoped([rec.created], "a write", write);
     return 0;
   }
 
@@ -168,34 +229,45 @@ export class WebGpuRuntime {
     const p = this.#pipelines.byId(pipelineId);
     if (!p) return this.#fail(`webgpu.dispatch: pipeline ${pipelineId} does not exist`);
     if (p.error) return this.#fail(p.error);
-    const out = this.#buffers.get(output);
-    if (!out) return this.#fail(`webgpu.dispatch: output buffer ${output} does not exist`);
+    const out = this.#get(output);
+    if (!out) return -1;
     const ins: DeviceBuffer[] = [];
     for (const h of inputs) {
-      const r = this.#buffers.get(h);
-      if (!r) return this.#fail(`webgpu.dispatch: input buffer ${h} does not exist`);
+      const r = this.#get(h);
+      if (!r) return -1;
       ins.push(r);
     }
+    // Buffers whose allocation is not known to have succeeded: one known to have failed fails
+    // the dispatch now. An unsettled one gets a command buffer of its own, so that if it did
+    // fail, the submit that fails with it holds no other array's work.
+    const unsettled = [out, ...ins].map((r) => r.created).filter((c) => c.state !== "ok");
+    const failed = unsettled.find((c) => c.state === "failed");
+    if (failed) return this.#fail(failed.error!);
+    if (unsettled.length) this.flush();
     const entries: GPUBindGroupEntry[] = [
       { binding: 0, resource: { buffer: this.#uniform(size) } },
       { binding: 1, resource: { buffer: out.buffer } },
       ...ins.map((r, i) => ({ binding: 2 + i, resource: { buffer: r.buffer } })),
     ];
-    const group = this.device.createBindGroup({ layout: p.layout, entries });
+    let group: GPUBindGroup | null = null;
+    const bind = () => void (group = this.device.createBindGroup({ layout: p.layout, entries }));
+    if (unsettled.length) this.#scoped(unsettled, "a bind group", bind);
+    else bind();
     if (!this.#encoder) {
       this.#encoder = this.device.createCommandEncoder();
       this.#pass = this.#encoder.beginComputePass();
     }
     this.#pass!.setPipeline(p.pipeline);
-    this.#pass!.setBindGroup(0, group);
+    this.#pass!.setBindGroup(0, group!);
     this.#pass!.dispatchWorkgroups(gx, gy);
-    if (p.state !== "ok") this.#encoderPipelines.add(p);
+    for (const c of [p, ...unsettled]) if (c.state !== "ok") this.#encoderChecks.add(c);
     for (const r of [out, ...ins]) r.epoch = this.#epoch;
-    const taint = new Set<PipelineEntry>(p.state === "ok" ? [] : [p]);
+    const taint = new Set<AsyncCheck>(unsettled);
+    if (p.state !== "ok") taint.add(p);
     for (const r of ins) for (const t of r.taint) if (t.state !== "ok") taint.add(t);
     out.taint = [...taint];
     this.#stats.dispatches++;
-    if (++this.#inEncoder >= MAX_DISPATCHES_PER_SUBMIT) this.flush();
+    if (unsettled.length || ++this.#inEncoder >= MAX_DISPATCHES_PER_SUBMIT) this.flush();
     else if (!this.#flushQueued) {
       // Submit once the current synchronous JS is done (e.g. a whole jit program), so the
       // GPU starts without waiting for a readback.
@@ -228,27 +300,36 @@ export class WebGpuRuntime {
   flush(): void {
     if (!this.#encoder) return;
     this.#pass!.end();
-    this.device.pushErrorScope("validation");
-    this.device.queue.submit([this.#encoder.finish()]);
-    // A submit that binds a pipeline whose WGSL did not compile fails too; that error belongs
-    // to the pipeline (reads of its outputs report it), not to every later read.
-    const pending = [...this.#encoderPipelines];
-    this.#encoderPipelines = new Set();
-    this.#watch(
-      this.device.popErrorScope().then(async (e) => {
-        if (!e) return null;
-        await Promise.all(pending.map((p) => p.ready));
-        return pending.some((p) => p.state === "failed") ? null : e;
-      }),
-      (e) => this.#deviceErrors.push(`webgpu: a submit failed validation: ${e.message}`),
-    );
+    // A submit that binds a pipeline whose WGSL did not compile, or a buffer that could not be
+    // allocated, fails too; that error belongs to them (reads of their outputs report it).
+    const encoder = this.#encoder;
+    this.#scoped([...this.#encoderChecks], "a submit", () => this.device.queue.submit([encoder.finish()]));
+    this.#encoderChecks = new Set();
     this.#encoder = null;
     this.#pass = null;
     this.#inEncoder = 0;
     this.#epoch++;
     this.#stats.submits++;
-    for (const b of this.#freedInEpoch) this.#storage.give(b);
+    for (const b of this.#freedInEpoch) this.#release(b);
     this.#freedInEpoch = [];
+  }
+
+  /**
+   * Runs `record` in a validation error scope. Its error is reported to the reads waiting
+   * then, unless one of `checks` failed: then it is that check's (out of memory, WGSL), which
+   * reads of the affected buffers report.
+   */
+  #scoped(checks: AsyncCheck[], what: string, record: () => void): void {
+    this.device.pushErrorScope("validation");
+    record();
+    this.#watch(
+      this.device.popErrorScope().then(async (e) => {
+        if (!e) return null;
+        await Promise.all(checks.map((c) => c.ready));
+        return checks.some((c) => c.state === "failed") ? null : e;
+      }),
+      (e) => this.#deviceErrors.push(`webgpu: ${what} failed validation: ${e.message}`),
+    );
   }
 
   #watch(scope: Promise<GPUError | null>, onError: (e: GPUError) => void): void {
@@ -267,19 +348,30 @@ export class WebGpuRuntime {
   /** Bytes [offset, offset + bytes) of a buffer, after all work recorded so far; null when it cannot start. */
   read(handle: number, offset: number, bytes: number): Promise<Uint8Array> | null {
     if (this.#lost) return (this.#fail(this.#lost), null);
-    const rec = this.#buffers.get(handle);
-    if (!rec) return (this.#fail(`webgpu.read: buffer ${handle} does not exist`), null);
+    const rec = this.#get(handle);
+    if (!rec) return null;
     if (offset % 4 !== 0) return (this.#fail(`webgpu.read: offset ${offset} is not a multiple of 4`), null);
+    if (rec.created.state === "failed") return (this.#fail(rec.created.error!), null);
     this.flush();
     const padded = Math.max(4, Math.ceil(bytes / 4) * 4);
+    // A staging buffer can run out of memory too: then the read fails with that, not with
+    // the map's error.
+    const stagingCreated = !this.#staging.has(padded);
+    if (stagingCreated) this.device.pushErrorScope("out-of-memory");
     const staging = this.#staging.take(padded);
+    const stagingError = stagingCreated ? this.device.popErrorScope().catch(() => null) : Promise.resolve(null);
     const enc = this.device.createCommandEncoder();
     enc.copyBufferToBuffer(rec.buffer, offset, staging, 0, padded);
-    this.device.queue.submit([enc.finish()]);
+    const checks = [rec.created, ...rec.taint];
+    this.#scoped(checks, "a read's copy", () => this.device.queue.submit([enc.finish()]));
     this.#stats.submits++;
-    const taint = rec.taint.slice();
     const scopes = this.#scopes.slice();
-    return (async () => {
+    return this.#untilLost((async () => {
+      const oom = await stagingError;
+      if (oom) {
+        staging.destroy();
+        throw new Error(`webgpu: out of memory: the device could not allocate a staging buffer of ${padded} bytes to read an array (${oom.message.split("\n")[0]})`);
+      }
       try {
         await staging.mapAsync(1 /* GPUMapMode.READ */, 0, padded);
       } catch (e: any) {
@@ -288,8 +380,7 @@ export class WebGpuRuntime {
       const out = new Uint8Array(staging.getMappedRange(0, padded).slice(0, bytes));
       staging.unmap();
       this.#staging.give(staging);
-      if (rec.error) throw new Error(rec.error);
-      for (const t of taint) {
+      for (const t of checks) {
         await t.ready;
         if (t.error) throw new Error(t.error);
       }
@@ -298,14 +389,14 @@ export class WebGpuRuntime {
       // that were waiting when they were found.
       if (this.#deviceErrors.length) throw new Error(this.#deviceErrors.splice(0).join("; "));
       return out;
-    })();
+    })());
   }
 
   /** Resolves when all work recorded so far has run on the GPU (blockUntilReady). */
   async idle(): Promise<void> {
     if (this.#lost) throw new Error(this.#lost);
     this.flush();
-    await this.device.queue.onSubmittedWorkDone();
+    await this.#untilLost(this.device.queue.onSubmittedWorkDone());
   }
 
   /** Stops using the device (its buffers become invalid); for tests and page unloads. */

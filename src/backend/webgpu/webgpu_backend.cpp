@@ -54,9 +54,13 @@ WebGpuBackend* g_backend = nullptr;  // the registered one, for the exported cal
 
 struct WebGpuExecutable : Executable {
   webgpu::WgslKernel wgsl;
-  int pipeline = -1;
+  webgpu::WgslParams params;  // those the WGSL was generated for (the grid depends on them)
   int64_t size = 0;
   size_t ninputs = 0;
+  // The runtime's pipeline, for the device of `generation`: jit programs keep executables
+  // across a device loss, and dispatch creates the pipeline again on the new device.
+  mutable int pipeline = -1;
+  mutable int generation = 0;
 };
 
 [[noreturn]] void fail_runtime(const char* op) {
@@ -134,6 +138,18 @@ void WebGpuBackend::read_settled(int id, bool ok) {
   }
 }
 
+void WebGpuBackend::reset(const webgpu::WgslParams& params, int64_t first_handle) {
+  params_ = params;
+  first_handle_ = first_handle;
+  generation_++;
+  cache_.clear();
+  // Reads of the lost device: its runtime rejects them, but none may be left waiting.
+  std::map<int, PendingRead> pending;
+  pending.swap(reads_);
+  for (auto& [id, r] : pending)
+    r.failed("webgpu.read: the webgpu device was lost and replaced before this read finished");
+}
+
 std::shared_ptr<Executable> WebGpuBackend::prepare(const Kernel& kernel) {
   // Same key as the wasm backend's cache (the kernel's exact DAG, dtypes and size); the JS
   // runtime dedups pipelines again by WGSL text, which leaves the size out.
@@ -147,6 +163,8 @@ std::shared_ptr<Executable> WebGpuBackend::prepare(const Kernel& kernel) {
     debug_print("webgpu: compiled a kernel of " + std::to_string(kernel.size) + " outputs (" +
                 names[int(exe->wgsl.strategy)] + ")" + (debug_level() >= 2 ? ":\n" + exe->wgsl.wgsl : ""));
   }
+  exe->params = params_;
+  exe->generation = generation_;
   exe->size = kernel.size;
   exe->ninputs = kernel.inputs.size();
   exe->pipeline = kiln_gpu_pipeline(exe->wgsl.wgsl.data(), int(exe->wgsl.wgsl.size()), int(exe->ninputs));
@@ -159,8 +177,13 @@ void WebGpuBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
   const auto& exe = static_cast<const WebGpuExecutable&>(e);
   if (inputs.size() != exe.ninputs)
     fail("webgpu.dispatch", "got ", inputs.size(), " input buffers, expected ", exe.ninputs);
+  if (exe.generation != generation_) {
+    exe.pipeline = kiln_gpu_pipeline(exe.wgsl.wgsl.data(), int(exe.wgsl.wgsl.size()), int(exe.ninputs));
+    if (exe.pipeline < 0) fail_runtime("webgpu.prepare");
+    exe.generation = generation_;
+  }
   std::vector<int32_t> ins(inputs.begin(), inputs.end());
-  webgpu::Grid g = webgpu::dispatch_grid(exe.wgsl, exe.size, params_);
+  webgpu::Grid g = webgpu::dispatch_grid(exe.wgsl, exe.size, exe.params);
   if (kiln_gpu_dispatch(exe.pipeline, ins.data(), int(ins.size()), int(output), double(exe.size), double(g.x),
                         double(g.y)) < 0)
     fail_runtime("webgpu.dispatch");

@@ -36,6 +36,11 @@ class WebGpuBackend : public Backend {
   void dispatch(const Executable& exe, const std::vector<int64_t>& inputs, int64_t output) override;
 
   const webgpu::WgslParams& params() const { return params_; }
+  // A new GPUDevice replaced one that was lost (init("webgpu") again): handles below
+  // `first_handle` were the old device's, so they are no longer live; cached kernels are
+  // prepared again on their next dispatch, and reads still pending fail.
+  void reset(const webgpu::WgslParams& params, int64_t first_handle);
+  bool buffer_live(int64_t handle) const override { return handle >= first_handle_; }
   int64_t cached_kernels() const { return int64_t(cache_.size()); }
 
   // Called back by the runtime (through exported C functions) when a read settles.
@@ -56,6 +61,8 @@ class WebGpuBackend : public Backend {
   std::unordered_map<std::string, std::shared_ptr<Executable>> cache_;
   std::map<int, PendingRead> reads_;
   int next_read_ = 1;
+  int generation_ = 0;        // devices replaced so far
+  int64_t first_handle_ = 0;  // the current device's first buffer handle
 };
 
 }  // namespace kiln
