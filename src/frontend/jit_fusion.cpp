@@ -72,69 +72,15 @@ void set_input_dtypes(Kernel& k) {
   if (k.reduction) k.reduction->epilogue.visit(visit);
 }
 
-class Fuser {
+// Emits the kernels of a Program: values computed into buffers (slots), packing values of
+// one size, dtype and reduction into one kernel.
+class KernelEmitter {
  public:
-  Fuser(const Jaxpr& j, Program& p, const std::vector<int64_t>& offsets) : j_(j), p_(p), offsets_(offsets) {}
+  explicit KernelEmitter(Program& p) : p_(p) {}
 
-  void run() {
-    env_.resize(j_.vars.size());
-    uses_.assign(j_.vars.size(), 0);
-    consumers_.resize(j_.vars.size());
-    for (size_t i = 0; i < j_.eqns.size(); i++)
-      for (auto& a : j_.eqns[i].in)
-        if (a.is_var()) {
-          uses_[size_t(a.var)]++;
-          consumers_[size_t(a.var)].push_back(int(i));
-        }
-    for (auto& a : j_.outs)
-      if (a.is_var()) uses_[size_t(a.var)]++;
-    remaining_ = uses_;
-    for (size_t i = 0; i < j_.invars.size(); i++) {
-      const Aval& av = j_.vars[size_t(j_.invars[i])];
-      Slot s;
-      s.kind = SlotKind::Input;
-      s.input = int(i);
-      View view = View::contiguous(av.shape);
-      view.offset = offsets_.empty() ? 0 : offsets_[i];
-      env_[size_t(j_.invars[i])] = std::make_shared<Val>(
-          Val{av, AluExp::load(av.dtype, 0, gidx_var(view.size())), {add_slot(s)}, ShapeTracker(view), nullptr});
-    }
-    for (const Eqn& e : j_.eqns) eqn(e);
-    outputs();
-    plan_frees();
-  }
-
- private:
   int add_slot(Slot s) {
     p_.slots.push_back(std::move(s));
     return int(p_.slots.size() - 1);
-  }
-
-  ValPtr read(const Atom& a) {
-    if (a.is_var()) return env_[size_t(a.var)];
-    auto it = consts_.find(a.cst);
-    if (it != consts_.end()) return it->second;
-    const ArrayImpl& c = *j_.consts[size_t(a.cst)].impl();
-    if (c.tracer) throw Error("internal: jit compiled a jaxpr whose constant is a traced array");
-    auto v = std::make_shared<Val>(Val{c.aval, c.exp, {}, c.st, nullptr});
-    for (auto& b : c.inputs) {
-      // A buffer of another backend would be read through the wrong handle space.
-      if (&b->backend() != &get_backend(p_.device))
-        fail("jit", "the function closes over an array on device ", b->backend().name(), " but runs on ", p_.device,
-             ", expected its captured arrays on the device of its arguments (devicePut them first)");
-      int slot = -1;
-      for (size_t s = 0; s < p_.slots.size() && slot < 0; s++)
-        if (p_.slots[s].kind == SlotKind::Const && p_.slots[s].constant == b) slot = int(s);
-      if (slot < 0) {
-        Slot s;
-        s.kind = SlotKind::Const;
-        s.constant = b;
-        slot = add_slot(std::move(s));
-      }
-      v->srcs.push_back(slot);
-    }
-    consts_[a.cst] = v;
-    return v;
   }
 
   // Emits kernels computing every value in vs (packing those of one size, dtype and
@@ -160,6 +106,15 @@ class Fuser {
     for (auto& g : groups) emit_group(g);
   }
 
+  static std::string group_key(const Val& v) {
+    std::string key = std::to_string(v.aval.size()) + ":" + std::to_string(int(v.aval.dtype));
+    if (v.red)
+      key += ":" + std::to_string(int(v.red->op)) + ":" + std::to_string(v.red->size) + ":" +
+             std::to_string(int(v.red->body.dtype()));
+    return key;
+  }
+
+ private:
   void emit_group(const std::vector<ValPtr>& g) {
     const int64_t n = g[0]->aval.size(), k = int64_t(g.size());
     const DType dt = g[0]->aval.dtype;
@@ -210,6 +165,93 @@ class Fuser {
     }
   }
 
+  Program& p_;
+};
+
+// Temporaries go back to the pool after the last step that reads them.
+void plan_frees(Program& p) {
+  std::vector<int> last(p.slots.size(), -1);
+  for (size_t i = 0; i < p.steps.size(); i++) {
+    last[size_t(p.steps[i].out)] = std::max(last[size_t(p.steps[i].out)], int(i));
+    for (int s : p.steps[i].ins) last[size_t(s)] = int(i);
+  }
+  for (size_t s = 0; s < p.slots.size(); s++)
+    if (p.slots[s].kind == SlotKind::Temp && last[s] >= 0) p.steps[size_t(last[s])].free_after.push_back(int(s));
+}
+
+// Lowers a jaxpr's equations in order with the shared rules (lowering_rules.h), keeping
+// values as expressions and pending reductions until a kernel boundary is needed.
+class Fuser {
+ public:
+  Fuser(const Jaxpr& j, Program& p, const std::vector<int64_t>& offsets)
+      : j_(j), p_(p), offsets_(offsets), emit_(p) {}
+
+  // The phases: count uses, bind inputs to slots, lower each equation (fusing as it goes),
+  // materialize the outputs, then plan when temporaries are freed.
+  void run() {
+    count_uses();
+    bind_inputs();
+    for (const Eqn& e : j_.eqns) eqn(e);
+    outputs();
+    plan_frees(p_);
+  }
+
+ private:
+  void count_uses() {
+    env_.resize(j_.vars.size());
+    uses_.assign(j_.vars.size(), 0);
+    consumers_.resize(j_.vars.size());
+    for (size_t i = 0; i < j_.eqns.size(); i++)
+      for (auto& a : j_.eqns[i].in)
+        if (a.is_var()) {
+          uses_[size_t(a.var)]++;
+          consumers_[size_t(a.var)].push_back(int(i));
+        }
+    for (auto& a : j_.outs)
+      if (a.is_var()) uses_[size_t(a.var)]++;
+    remaining_ = uses_;
+  }
+
+  void bind_inputs() {
+    for (size_t i = 0; i < j_.invars.size(); i++) {
+      const Aval& av = j_.vars[size_t(j_.invars[i])];
+      Slot s;
+      s.kind = SlotKind::Input;
+      s.input = int(i);
+      View view = View::contiguous(av.shape);
+      view.offset = offsets_.empty() ? 0 : offsets_[i];
+      env_[size_t(j_.invars[i])] = std::make_shared<Val>(
+          Val{av, AluExp::load(av.dtype, 0, gidx_var(view.size())), {emit_.add_slot(s)}, ShapeTracker(view), nullptr});
+    }
+  }
+
+  ValPtr read(const Atom& a) {
+    if (a.is_var()) return env_[size_t(a.var)];
+    auto it = consts_.find(a.cst);
+    if (it != consts_.end()) return it->second;
+    const ArrayImpl& c = *j_.consts[size_t(a.cst)].impl();
+    if (c.tracer) throw Error("internal: jit compiled a jaxpr whose constant is a traced array");
+    auto v = std::make_shared<Val>(Val{c.aval, c.exp, {}, c.st, nullptr});
+    for (auto& b : c.inputs) {
+      // A buffer of another backend would be read through the wrong handle space.
+      if (&b->backend() != &get_backend(p_.device))
+        fail("jit", "the function closes over an array on device ", b->backend().name(), " but runs on ", p_.device,
+             ", expected its captured arrays on the device of its arguments (devicePut them first)");
+      int slot = -1;
+      for (size_t s = 0; s < p_.slots.size() && slot < 0; s++)
+        if (p_.slots[s].kind == SlotKind::Const && p_.slots[s].constant == b) slot = int(s);
+      if (slot < 0) {
+        Slot s;
+        s.kind = SlotKind::Const;
+        s.constant = b;
+        slot = emit_.add_slot(std::move(s));
+      }
+      v->srcs.push_back(slot);
+    }
+    consts_[a.cst] = v;
+    return v;
+  }
+
   // Makes v no longer pending, emitting it together with every other live reduction that
   // can share its kernel (e.g. layer norm's mean and mean of squares). A reduction whose
   // live values have diverged epilogues is emitted once, bare, and each of them reads it.
@@ -242,12 +284,12 @@ class Fuser {
         c->st = ShapeTracker::contiguous(c->aval.shape);
         c->red = ws[0]->red;
       }
-      if (want.empty()) want = group_key(*c);  // order[0] is v's reduction
-      else if (group_key(*c) != want) continue;
+      if (want.empty()) want = KernelEmitter::group_key(*c);  // order[0] is v's reduction
+      else if (KernelEmitter::group_key(*c) != want) continue;
       emit.push_back(c);
       if (ws.size() > 1) splits.push_back({c, ws});
     }
-    materialize(emit, true);
+    emit_.materialize(emit, true);
     for (auto& [raw, ws] : splits)
       for (auto& w : ws) {
         // Pending values are row-major, so acc at w's flat index is raw's element there.
@@ -257,14 +299,6 @@ class Fuser {
         w->exp = w->exp.substitute(VarId::Acc, acc);
         w->red = nullptr;
       }
-  }
-
-  static std::string group_key(const Val& v) {
-    std::string key = std::to_string(v.aval.size()) + ":" + std::to_string(int(v.aval.dtype));
-    if (v.red)
-      key += ":" + std::to_string(int(v.red->op)) + ":" + std::to_string(v.red->size) + ":" +
-             std::to_string(int(v.red->body.dtype()));
-    return key;
   }
 
   // Does a value flowing out of var reach a reduction (or window) through elementwise and
@@ -307,7 +341,7 @@ class Fuser {
     if (nodes > kMaxFusedNodes || nin > kMaxFusedInputs) {
       for (auto& v : in)
         if (v->red) materialize_pending(v);
-      materialize(in, false);
+      emit_.materialize(in, false);
       ins = Srcs();
       ex = build(ins);
       red = nullptr;
@@ -322,7 +356,7 @@ class Fuser {
     // than inside this reduction and again for the others.
     if (!is_cheap(*a) && e.in[0].is_var() && uses_[size_t(e.in[0].var)] > 1 &&
         a->exp.node_count() > kMaxRecomputedNodes)
-      materialize({a}, false);
+      emit_.materialize({a}, false);
     AluOp op = prim_alu_op(e.prim);
     ReduceIndex ri = reduce_index(a->aval.shape, e.params.axes);
     if (ri.reduced_size == 0)
@@ -352,7 +386,7 @@ class Fuser {
     bool grows = e.prim == Prim::Expand && out.size() > a->aval.size();
     if ((grows && !is_cheap(*a) && (a->exp.node_count() > kMaxRecomputedNodes || reaches_reduction(e.out[0]))) ||
         (e.prim == Prim::Window && !is_cheap(*a)))
-      materialize({a}, false);
+      emit_.materialize({a}, false);
     return view(a, out, view_rule(e.prim, a->st, a->aval.shape, e.params, out.shape));
   }
 
@@ -403,7 +437,7 @@ class Fuser {
       }
     for (auto& [r, ws] : sharing)
       if (ws.size() > 1 && ws[0]->red) materialize_pending(ws[0], need);
-    materialize(need, true);
+    emit_.materialize(need, true);
     for (auto& a : j_.outs) {
       ValPtr v = read(a);
       for (int s : v->srcs)
@@ -412,16 +446,6 @@ class Fuser {
     }
   }
 
-  // Temporaries go back to the pool after the last step that reads them.
-  void plan_frees() {
-    std::vector<int> last(p_.slots.size(), -1);
-    for (size_t i = 0; i < p_.steps.size(); i++) {
-      last[size_t(p_.steps[i].out)] = std::max(last[size_t(p_.steps[i].out)], int(i));
-      for (int s : p_.steps[i].ins) last[size_t(s)] = int(i);
-    }
-    for (size_t s = 0; s < p_.slots.size(); s++)
-      if (p_.slots[s].kind == SlotKind::Temp && last[s] >= 0) p_.steps[size_t(last[s])].free_after.push_back(int(s));
-  }
 
   const Jaxpr& j_;
   Program& p_;
@@ -431,6 +455,7 @@ class Fuser {
   std::vector<int> uses_, remaining_;
   std::vector<std::vector<int>> consumers_;
   std::map<int, bool> reach_;
+  KernelEmitter emit_;
 };
 
 }  // namespace
