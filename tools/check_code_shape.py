@@ -1,5 +1,7 @@
 """Mechanical checks of the code's shape, run by `make test`: C++ layers include only the
-layers below them (docs/ARCHITECTURE.md, "Layers"), and no function in src/ has over 150 lines
+layers below them (docs/ARCHITECTURE.md, "Layers"), the JS core's bindings (js/src/core)
+include only the public headers and a short documented list of internals, and no function
+in src/ has over 150 lines
 of code (blank lines, comments and the lines of a string literal, such as the WGSL prelude's
 text, do not count).
 
@@ -24,6 +26,17 @@ LAYER_RANK = {
     "models": 4,
 }
 MAX_FUNCTION_LINES = 150
+
+# What js/src/core (the embind bindings) may include besides include/kiln and its own files:
+# the device registry and buffer handles (backend.h), the two devices the JS runtime drives
+# (wasm: thread pool and FMA options; webgpu: the handles JS owns), and an Array's buffer for
+# zero-copy reads (array_impl.h).
+BINDING_INTERNALS = {
+    "backend/backend.h",
+    "backend/wasm/wasm_backend.h",
+    "backend/webgpu/webgpu_backend.h",
+    "frontend/array_impl.h",
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
 
@@ -50,6 +63,19 @@ def layer_violations():
                     continue
                 if LAYER_RANK[inc] >= LAYER_RANK[layer]:
                     out.append((path, f"{layer}/ includes {inc}/ (not a lower layer)"))
+    return out
+
+
+def binding_violations():
+    """(file, header) for every include of js/src/core outside kiln/ and BINDING_INTERNALS."""
+    out = []
+    core = os.path.join(ROOT, "js", "src", "core")
+    for path in cpp_files(core):
+        with open(path, encoding="utf-8") as f:
+            for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', f.read(), re.M):
+                if "/" not in inc or inc.startswith("kiln/") or inc in BINDING_INTERNALS:
+                    continue
+                out.append((path, f"includes {inc}: use include/kiln or add it to BINDING_INTERNALS, saying why"))
     return out
 
 
@@ -117,7 +143,7 @@ def main():
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     bad = 0
-    for path, why in layer_violations():
+    for path, why in layer_violations() + binding_violations():
         print(f"{os.path.relpath(path, ROOT)}: {why}", file=sys.stderr)
         bad += 1
     everything, too_long = long_functions(args.max_lines)

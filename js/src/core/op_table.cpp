@@ -5,8 +5,8 @@
 
 #include "js_values.h"
 #include "backend/backend.h"
-#include "library/linalg.h"
-#include "library/special.h"
+#include "kiln/linalg.h"
+#include "kiln/lax.h"
 #include "op_table.h"
 
 namespace kiln::js {

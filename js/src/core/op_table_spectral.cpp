@@ -1,9 +1,9 @@
 // The op table's spectral entries: numpy.fft (src/library/fft.cpp), the eigen/singular
 // value decompositions and lax.convTranspose, kept apart from op_table.cpp so that file stays one screenful per
 // concern. Complex values travel as two handles (real, imag), jax-js's ComplexPair.
-#include "library/fft.h"
-#include "library/lax.h"
-#include "library/linalg.h"
+#include "kiln/fft.h"
+#include "kiln/lax.h"
+#include "kiln/linalg.h"
 #include "op_table.h"
 
 namespace kiln::js {
