@@ -58,13 +58,17 @@ export function makeCnn({ kiln, optax }) {
     return optax.adam(optax.cosineDecaySchedule(lr, totalSteps));
   }
 
-  /** The jitted step (params, state, x, y) -> [params, state, loss] for an optimizer. */
-  function makeStep(opt) {
-    return jit((p, s, x, y) => {
+  /**
+   * The step (params, state, x, y) -> [params, state, loss] for an optimizer: jitted, or op by
+   * op with `{ jit: false }` (the leak checks run both).
+   */
+  function makeStep(opt, { jit: jitted = true } = {}) {
+    const step = (p, s, x, y) => {
       const [l, g] = valueAndGrad(loss)(kiln.tree.ref(p), x, y);
       const [u, next] = opt.update(g, s, kiln.tree.ref(p));
       return [optax.applyUpdates(p, u), next, l];
-    });
+    };
+    return jitted ? jit(step) : step;
   }
 
   const predict = jit((p, x) => np.argmax(apply(p, x), -1));

@@ -37,6 +37,7 @@ class WebGpuBackend : public Backend {
 
   const webgpu::WgslParams& params() const { return params_; }
   int64_t cached_kernels() const { return int64_t(cache_.size()); }
+  int64_t backend_buffers() const override;  // the runtime's handle table (JS)
 
   // Called back by the runtime (through exported C functions) when a read settles.
   uint8_t* read_buffer(int id, int64_t bytes);

