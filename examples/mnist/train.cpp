@@ -54,7 +54,7 @@ double Trainer::train_step(const Array& x, const Array& y) {
   if (!jit_) {
     // Eager updates are lazy expressions over the previous step's buffers; left so, each
     // parameter's chain keeps old buffers until the fusion limit realizes it (the CNN
-    // swung between 52 and 164 live buffers, tests/memory_test.cpp), so realize them here.
+    // swung between 48 and 164 live buffers, tests/memory_test.cpp), so realize them here.
     for (const Array& a : kiln::tree_leaves(params_)) a.eval();
     for (const Array& a : kiln::tree_leaves(opt_state_)) a.eval();
   }
