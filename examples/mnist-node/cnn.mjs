@@ -30,8 +30,10 @@ export function makeCnn({ kiln, optax }) {
   }
 
   // kiln's reduceWindow recognizes its computation by name (np.max's exported function is
-  // a generic reducer), so the window max is a function named `max`.
-  const max = (x) => np.max(x);
+  // a generic reducer), so the window max is a function named `max`; the name is set
+  // explicitly because bundlers rename colliding functions (esbuild made it `max2` when the
+  // test suite was bundled for Chromium).
+  const max = Object.defineProperty((x) => np.max(x), "name", { value: "max" });
   const convBlock = (x, w, b) => {
     const c = lax.conv(x, w, [1, 1], "VALID");
     const r = nn.relu(c.add(b.reshape([1, -1, 1, 1])));
