@@ -3,6 +3,7 @@
 // bench/leaks.cpp runs the same loops for 10 000 steps (bench/results/leaks.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -86,7 +87,7 @@ int jit_steps() {
   return n / 5;
 #endif
 }
-int eager_steps() { return jit_steps() / 2; }
+int eager_steps() { return std::max(2, jit_steps() / 2); }  // 2: the loss must move
 // Batch 8 as the long runs; 2 on the interpreter, whose CNN step costs grow with the batch.
 int64_t batch_size() { return kiln::default_device() == "cpu" ? 2 : 8; }
 constexpr int kWarmup = 3;
