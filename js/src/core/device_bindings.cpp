@@ -7,7 +7,7 @@
 #include "backend/backend.h"
 #include "backend/webgpu/webgpu_backend.h"
 #include "frontend/array_impl.h"
-#include "frontend/memory.h"
+#include "kiln/memory.h"
 #include "js_values.h"
 
 namespace kiln::js {
