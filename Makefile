@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 setup:
 	@missing=""; \
@@ -187,6 +187,14 @@ bench-webgpu: setup
 	cmake --preset wasm && cmake --build --preset js
 	cd js && npm ci --no-audit --no-fund && npm run --silent build
 	cd bench/webgpu && npm ci --no-audit --no-fund && node bench.mjs
+
+# The long leak runs (issue 17): 10 000 jitted and 1 000 eager MNIST CNN steps at batch 8,
+# printing the memory counters every 1000 steps; native C++ (bench/leaks.cpp) and the JS
+# package on wasm (bench/leaks.mjs). Minutes each; results in bench/results/leaks.md.
+bench-leaks: setup data js-build
+	cmake --preset native && cmake --build --preset native --target kiln_bench_leaks
+	nice ./build/native/kiln_bench_leaks --device native
+	nice node bench/leaks.mjs
 
 # Time to 99% MNIST test accuracy: kiln native (kiln_mnist), kiln wasm and @jax-js/jax wasm
 # taking turns in one run (bench/wasm/mnist_time_to_99.mjs; its header lists the env knobs,

@@ -30,8 +30,10 @@ export function makeCnn({ kiln, optax }) {
   }
 
   // kiln's reduceWindow recognizes its computation by name (np.max's exported function is
-  // a generic reducer), so the window max is a function named `max`.
-  const max = (x) => np.max(x);
+  // a generic reducer), so the window max is a function named `max`; the name is set
+  // explicitly because bundlers rename colliding functions (esbuild made it `max2` when the
+  // test suite was bundled for Chromium).
+  const max = Object.defineProperty((x) => np.max(x), "name", { value: "max" });
   const convBlock = (x, w, b) => {
     const c = lax.conv(x, w, [1, 1], "VALID");
     const r = nn.relu(c.add(b.reshape([1, -1, 1, 1])));
@@ -58,13 +60,17 @@ export function makeCnn({ kiln, optax }) {
     return optax.adam(optax.cosineDecaySchedule(lr, totalSteps));
   }
 
-  /** The jitted step (params, state, x, y) -> [params, state, loss] for an optimizer. */
-  function makeStep(opt) {
-    return jit((p, s, x, y) => {
+  /**
+   * The step (params, state, x, y) -> [params, state, loss] for an optimizer: jitted, or op by
+   * op with `{ jit: false }` (the leak checks run both).
+   */
+  function makeStep(opt, { jit: jitted = true } = {}) {
+    const step = (p, s, x, y) => {
       const [l, g] = valueAndGrad(loss)(kiln.tree.ref(p), x, y);
       const [u, next] = opt.update(g, s, kiln.tree.ref(p));
       return [optax.applyUpdates(p, u), next, l];
-    });
+    };
+    return jitted ? jit(step) : step;
   }
 
   const predict = jit((p, x) => np.argmax(apply(p, x), -1));

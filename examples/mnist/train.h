@@ -12,9 +12,13 @@ namespace mnist {
 class Trainer {
  public:
   // Initializes the parameters from PRNGKey(seed) and an optax Adam state; the learning
-  // rate is a number or an optax schedule of the step count.
+  // rate is a number or an optax schedule of the step count. `jit` false runs the step
+  // eagerly, op by op (the leak tests and bench/leaks.cpp run both ways).
   Trainer(Model model, const kiln::optax::ScalarOrSchedule& learning_rate, int64_t seed,
-          int64_t hidden = 128);
+          int64_t hidden = 128, bool jit = true);
+
+  // One Adam step on a batch (images [b, 1, 28, 28], labels [b]); returns its loss.
+  double train_step(const kiln::Array& x, const kiln::Array& y);
 
   // One pass over `split` in the order of random::permutation(fold_in(key, epoch)); the
   // last incomplete batch is dropped (a new shape would retrace the step). `progress` is
@@ -34,6 +38,7 @@ class Trainer {
   kiln::Tree params_, opt_state_;
   kiln::optax::GradientTransformation opt_;
   kiln::Fn step_, predict_;
+  bool jit_;
 };
 
 }  // namespace mnist

@@ -7,6 +7,7 @@
 #include "kiln/jit.h"
 #include "kiln/lax.h"
 #include "kiln/linalg.h"
+#include "kiln/memory.h"
 #include "kiln/nn.h"
 #include "kiln/numpy.h"
 #include "kiln/optax.h"

@@ -80,6 +80,13 @@ function nest(flat: { readonly length: number; readonly [i: number]: any }, shap
   return rec(0, 0);
 }
 
+// Live Arrays (reference count above zero), for memory().
+let liveArrays = 0;
+/** @ignore The number of live Arrays (memory().numArrays). */
+export function liveArrayCount(): number {
+  return liveArrays;
+}
+
 export class Array {
   #handle: Handle | null;
   #rc = 1;
@@ -89,6 +96,7 @@ export class Array {
   constructor(handle: Handle) {
     this.#handle = handle;
     this.#desc = "";
+    liveArrays++;
   }
 
   /** @ignore The live handle, or UseAfterFreeError. */
@@ -139,6 +147,7 @@ export class Array {
       this.#desc = this.toString();
       h.delete();
       this.#handle = null;
+      liveArrays--;
     }
   }
 
@@ -178,13 +187,15 @@ export class Array {
     const v = this.dataSync()[0];
     return v as number;
   }
-  /** Waits until the array is computed (does not consume it). */
+  /**
+   * Waits until the array is computed (does not consume it). On every device it computes a
+   * lazy array into its own buffer, so the buffers its expression read can be freed (an eager
+   * training loop that does not keeps each parameter's chain of old updates alive).
+   */
   async blockUntilReady(): Promise<Array> {
     const h = this._h();
-    if (h.device() === "webgpu") {
-      check(core.realize(h));
-      await webGpuRuntime()?.idle();
-    }
+    check(core.realize(h));
+    if (h.device() === "webgpu") await webGpuRuntime()?.idle();
     return this;
   }
   [Symbol.toPrimitive](): any {

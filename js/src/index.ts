@@ -13,6 +13,7 @@ import { initWebGpu, webGpuRuntime, webGpuUnavailableReason } from "./webgpu/att
 import { readBytes } from "./array.js";
 
 export { Array, DType, type Device, numpy, lax, nn, random, tree, scipySpecial, JsTreeDef, type JsTree };
+export { memory, type MemoryInfo, type DeviceMemoryInfo, type WebGpuMemoryInfo } from "./memory.js";
 export { grad, valueAndGrad, vmap, jit, jvp, vjp, linearize, jacfwd, jacrev, jacrev as jacobian, hessian, makeJaxpr, ClosedJaxpr, Jaxpr, type OwnedFunction } from "./transforms.js";
 
 /** Every device name jax-js knows; those kiln has are returned by init(). */

@@ -1,4 +1,4 @@
-// The device registry and Buffer's RAII release.
+// The device registry, and Buffer's RAII release with the live-buffer counters.
 #include "backend/backend.h"
 
 #include <map>
@@ -12,7 +12,30 @@
 
 namespace kiln {
 
-Buffer::~Buffer() { backend_->free(handle_); }
+Buffer::Buffer(Backend* backend, int64_t handle, int64_t bytes)
+    : backend_(backend), handle_(handle), bytes_(bytes) {
+  backend_->live_buffers_.fetch_add(1, std::memory_order_relaxed);
+  backend_->allocations_.fetch_add(1, std::memory_order_relaxed);
+  int64_t live = backend_->live_bytes_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  int64_t peak = backend_->peak_bytes_.load(std::memory_order_relaxed);
+  while (live > peak && !backend_->peak_bytes_.compare_exchange_weak(peak, live)) {
+  }
+}
+
+Buffer::~Buffer() {
+  backend_->free(handle_);
+  backend_->live_buffers_.fetch_sub(1, std::memory_order_relaxed);
+  backend_->live_bytes_.fetch_sub(bytes_, std::memory_order_relaxed);
+}
+
+BufferCounts Backend::buffer_counts() const {
+  BufferCounts c;
+  c.buffers = live_buffers_.load();
+  c.bytes = live_bytes_.load();
+  c.peak_bytes = peak_bytes_.load();
+  c.allocations = allocations_.load();
+  return c;
+}
 
 namespace {
 std::map<std::string, std::unique_ptr<Backend>>& registry() {

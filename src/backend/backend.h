@@ -1,6 +1,7 @@
 // Backend: the device interface the frontend lowers to. Backends see Kernels and
 // buffers only, never Arrays or primitives.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -19,11 +20,12 @@ class Executable {
   virtual ~Executable() = default;
 };
 
-// Device memory with RAII: freed on its backend when the last reference goes.
+// Device memory with RAII: freed on its backend when the last reference goes. The
+// constructor and destructor count it on its backend (Backend::buffer_counts), so no buffer
+// escapes the counters.
 class Buffer {
  public:
-  Buffer(Backend* backend, int64_t handle, int64_t bytes)
-      : backend_(backend), handle_(handle), bytes_(bytes) {}
+  Buffer(Backend* backend, int64_t handle, int64_t bytes);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -38,6 +40,12 @@ class Buffer {
 };
 using BufferRef = std::shared_ptr<Buffer>;
 
+// A backend's live Buffers (kiln::memory_stats): their number and bytes now, the most bytes
+// ever live at once, and how many were ever allocated.
+struct BufferCounts {
+  int64_t buffers = 0, bytes = 0, peak_bytes = 0, allocations = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -48,6 +56,10 @@ class Backend {
   BufferRef allocate(int64_t bytes) {
     return std::make_shared<Buffer>(this, alloc(bytes), bytes);
   }
+  BufferCounts buffer_counts() const;
+  // The buffers this backend's own table holds, or -1 where it keeps none it can count. It
+  // equals buffer_counts().buffers unless a free went missing below the Buffer layer.
+  virtual int64_t backend_buffers() const { return -1; }
   virtual void write(int64_t handle, int64_t offset, const void* data, int64_t bytes) = 0;
   // Synchronous reads exist only where the device allows them.
   virtual bool can_read_sync() const = 0;
@@ -80,6 +92,10 @@ class Backend {
   friend class Buffer;
   virtual int64_t alloc(int64_t bytes) = 0;
   virtual void free(int64_t handle) = 0;
+
+ private:
+  // Atomic: buffers may be released on another thread (a read's callback, a pool worker).
+  std::atomic<int64_t> live_buffers_{0}, live_bytes_{0}, peak_bytes_{0}, allocations_{0};
 };
 
 // The registry of devices by name ("cpu", "native" or "wasm", and "webgpu" once the JS

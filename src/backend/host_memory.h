@@ -17,7 +17,7 @@ class HostMemoryBackend : public Backend {
   void read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) override;
   void read_async(int64_t handle, int64_t offset, int64_t bytes,
                   std::function<void(std::vector<uint8_t>)> done) override;
-  int64_t live_buffers() const { return int64_t(buffers_.size()); }
+  int64_t backend_buffers() const override { return int64_t(buffers_.size()); }
 
  protected:
   int64_t alloc(int64_t bytes) override;

@@ -2,6 +2,7 @@
 // through views.
 #include "frontend/array_impl.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -10,6 +11,16 @@
 #include "ir/debug.h"
 
 namespace kiln::frontend {
+
+namespace {
+std::atomic<int64_t> live_arrays{0};
+}
+LiveArrayCounter::LiveArrayCounter() { live_arrays.fetch_add(1, std::memory_order_relaxed); }
+LiveArrayCounter::LiveArrayCounter(const LiveArrayCounter&) {
+  live_arrays.fetch_add(1, std::memory_order_relaxed);
+}
+LiveArrayCounter::~LiveArrayCounter() { live_arrays.fetch_sub(1, std::memory_order_relaxed); }
+int64_t LiveArrayCounter::live() { return live_arrays.load(); }
 
 std::string Aval::str() const {
   std::ostringstream os;

@@ -22,7 +22,18 @@ struct Aval {
 
 struct Tracer;  // frontend/trace.h
 
+// Counts live ArrayImpls for kiln::memory_stats. A member of ArrayImpl, so every way one is
+// made (make_shared, copies) counts without each caller remembering to.
+struct LiveArrayCounter {
+  LiveArrayCounter();
+  LiveArrayCounter(const LiveArrayCounter&);
+  LiveArrayCounter& operator=(const LiveArrayCounter&) { return *this; }
+  ~LiveArrayCounter();
+  static int64_t live();
+};
+
 struct ArrayImpl {
+  LiveArrayCounter counter;
   Aval aval;
   // Set when the array is a value inside a transformation (jvp, vmap, ...): it then has an
   // aval and device but no data, and the fields below are unused.

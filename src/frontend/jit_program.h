@@ -57,4 +57,11 @@ Program compile_program(const Jaxpr& j, const std::string& device,
 // Runs it on one buffer per argument; no tracing, no expression building.
 std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& args);
 
+// The free buffers that run_program's pool keeps for `be` (live on the device, owned by no
+// array): their number and bytes, for kiln::memory_stats.
+struct PooledBuffers {
+  int64_t buffers = 0, bytes = 0;
+};
+PooledBuffers pooled_buffers(const Backend& be);
+
 }  // namespace kiln::frontend

@@ -40,6 +40,16 @@ class BufferPool {
     pooled_ += cls;
     free_[{&b->backend(), cls}].push_back(std::move(b));
   }
+  PooledBuffers counts(const Backend& be) {
+    PooledBuffers c;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, v] : free_)
+      if (key.first == &be) {
+        c.buffers += int64_t(v.size());
+        c.bytes += int64_t(v.size()) * key.second;
+      }
+    return c;
+  }
 
  private:
   static constexpr int64_t kMaxPooledBytes = int64_t(256) << 20;
@@ -49,7 +59,7 @@ class BufferPool {
     return c;
   }
   std::mutex mu_;
-  std::map<std::pair<Backend*, int64_t>, std::vector<BufferRef>> free_;
+  std::map<std::pair<const Backend*, int64_t>, std::vector<BufferRef>> free_;
   int64_t pooled_ = 0;
 };
 
@@ -59,6 +69,8 @@ BufferPool& pool() {
 }
 
 }  // namespace
+
+PooledBuffers pooled_buffers(const Backend& be) { return pool().counts(be); }
 
 std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& args) {
   Backend& be = get_backend(p.device);

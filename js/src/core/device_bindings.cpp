@@ -1,11 +1,13 @@
 // Embind entry points for devices that appear at run time and for asynchronous reads:
 // enableWebGpu (registers the webgpu backend once JS holds a GPUDevice), readAsync, realize;
-// and the debug level and profiler (setDebug, startTrace, stopTrace).
+// the debug level and profiler (setDebug, startTrace, stopTrace); and the memory counters.
 #include <emscripten/bind.h>
+#include <malloc.h>
 
 #include "backend/backend.h"
 #include "backend/webgpu/webgpu_backend.h"
 #include "frontend/array_impl.h"
+#include "kiln/memory.h"
 #include "js_values.h"
 
 namespace kiln::js {
@@ -106,6 +108,31 @@ val stop_trace() {
   return out;
 }
 
+// kiln::memory_stats as {arrays, heapBytes, heapUsedBytes, devices: {name: {...}}}:
+// heapBytes is the core's linear memory (it only grows), heapUsedBytes what malloc has handed
+// out of it (the wasm device's buffers, and every C++ object).
+val memory_stats() {
+  const MemoryStats s = kiln::memory_stats();
+  val out = val::object();
+  out.set("arrays", double(s.arrays));
+  out.set("heapBytes", double(__builtin_wasm_memory_size(0)) * 65536.0);
+  out.set("heapUsedBytes", double(mallinfo().uordblks));
+  val devices = val::object();
+  for (const DeviceMemoryStats& d : s.devices) {
+    val o = val::object();
+    o.set("buffers", double(d.buffers));
+    o.set("bytes", double(d.bytes));
+    o.set("peakBytes", double(d.peak_bytes));
+    o.set("allocations", double(d.allocations));
+    o.set("pooledBuffers", double(d.pooled_buffers));
+    o.set("pooledBytes", double(d.pooled_bytes));
+    o.set("backendBuffers", double(d.backend_buffers));
+    devices.set(d.device, o);
+  }
+  out.set("devices", devices);
+  return out;
+}
+
 }  // namespace
 }  // namespace kiln::js
 
@@ -113,6 +140,7 @@ EMSCRIPTEN_BINDINGS(kiln_debug) {
   emscripten::function("setDebug", &kiln::js::set_debug);
   emscripten::function("startTrace", &kiln::start_trace);
   emscripten::function("stopTrace", &kiln::js::stop_trace);
+  emscripten::function("memoryStats", &kiln::js::memory_stats);
 }
 
 EMSCRIPTEN_BINDINGS(kiln_devices) {

@@ -73,6 +73,10 @@ export class BufferPool {
     return this.#pooled;
   }
 
+  get pooledBuffers(): number {
+    return this.#order.size;
+  }
+
   clear(): void {
     for (const list of this.#free.values()) for (const b of list) b.destroy();
     this.#free.clear();

@@ -36,8 +36,14 @@ interface DeviceBuffer {
 }
 
 export interface RuntimeStats {
-  buffers: number;
+  buffers: number; // live handles (the C++ backend's buffers)
+  bytes: number; // their GPUBuffers' bytes (size classes)
+  pooledBuffers: number; // free storage buffers kept for reuse
   pooledBytes: number;
+  pendingBuffers: number; // freed, pooled once the open encoder is submitted
+  stagingBuffers: number; // free readback buffers kept for reuse
+  stagingBytes: number;
+  uniformBuffers: number; // one small uniform per output size
   pipelines: number;
   dispatches: number;
   submits: number;
@@ -108,7 +114,20 @@ export class WebGpuRuntime {
   }
 
   stats(): RuntimeStats {
-    return { buffers: this.#buffers.size, pooledBytes: this.#storage.pooledBytes, pipelines: this.#pipelines.size, ...this.#stats };
+    let bytes = 0;
+    for (const r of this.#buffers.values()) bytes += r.buffer.size;
+    return {
+      buffers: this.#buffers.size, bytes,
+      pooledBuffers: this.#storage.pooledBuffers, pooledBytes: this.#storage.pooledBytes,
+      pendingBuffers: this.#freedInEpoch.length,
+      stagingBuffers: this.#staging.pooledBuffers, stagingBytes: this.#staging.pooledBytes,
+      uniformBuffers: this.#uniforms.size, pipelines: this.#pipelines.size, ...this.#stats,
+    };
+  }
+
+  /** The live handles (what the C++ backend reports as its table's buffers). */
+  liveBuffers(): number {
+    return this.#buffers.size;
   }
 
   /** Why the device is gone (null while it works): then init("webgpu") makes a new one. */

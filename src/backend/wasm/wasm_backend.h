@@ -58,7 +58,7 @@ class WasmBackend : public Backend {
   // workers (not the calling thread) ran.
   int64_t split_dispatches() const { return split_dispatches_; }
   int64_t worker_chunks() const { return worker_chunks_.load(); }
-  int64_t live_buffers() const { return int64_t(buffers_.size()); }
+  int64_t backend_buffers() const override { return int64_t(buffers_.size()); }
   int64_t cached_kernels() const { return int64_t(cache_.size()); }
   // The address of a buffer in linear memory (for tests and the JS layer).
   uint8_t* data(int64_t handle);

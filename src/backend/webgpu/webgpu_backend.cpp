@@ -14,6 +14,7 @@
 // Sizes travel as doubles: exact up to 2^53, and EM_JS takes no int64 without WASM_BIGINT.
 EM_JS(int, kiln_gpu_alloc, (double bytes), { return Module['kilnGpu'].alloc(bytes); });
 EM_JS(void, kiln_gpu_free, (int handle), { if (Module['kilnGpu']) Module['kilnGpu'].free(handle); });
+EM_JS(int, kiln_gpu_live_buffers, (), { return Module['kilnGpu'] ? Module['kilnGpu'].liveBuffers() : -1; });
 EM_JS(int, kiln_gpu_write, (int handle, double offset, const uint8_t* data, double bytes), {
   return Module['kilnGpu'].write(handle, offset, HEAPU8.subarray(data, data + bytes));
 });
@@ -88,6 +89,8 @@ int64_t WebGpuBackend::alloc(int64_t bytes) {
 }
 
 void WebGpuBackend::free(int64_t handle) { kiln_gpu_free(int(handle)); }
+
+int64_t WebGpuBackend::backend_buffers() const { return kiln_gpu_live_buffers(); }
 
 void WebGpuBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {
   if (kiln_gpu_write(int(handle), double(offset), static_cast<const uint8_t*>(data), double(bytes)) < 0)

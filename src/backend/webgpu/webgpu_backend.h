@@ -42,6 +42,7 @@ class WebGpuBackend : public Backend {
   void reset(const webgpu::WgslParams& params, int64_t first_handle);
   bool buffer_live(int64_t handle) const override { return handle >= first_handle_; }
   int64_t cached_kernels() const { return int64_t(cache_.size()); }
+  int64_t backend_buffers() const override;  // the runtime's handle table (JS)
 
   // Called back by the runtime (through exported C functions) when a read settles.
   uint8_t* read_buffer(int id, int64_t bytes);
