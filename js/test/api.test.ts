@@ -329,6 +329,15 @@ for (const device of ["cpu", "wasm"] as const) {
       expect(() => np.reshape(a, [4])).toThrow(/reshape/);
       expect(() => a.ref.astype("complex64" as any)).toThrow(/dtype/);
       expect(() => np.array([[1, 2], [3]])).toThrow(/ragged/);
+      // A shape that does not fit a typed array's elements is an error (the core checks the
+      // bytes against it: formats/raw_array.h), never a read past the data.
+      expect(() => np.array(new Float32Array(4), { shape: [1000] })).toThrow(
+        /array: got 16 bytes of float32 data for shape \(1000,\), expected 4000/,
+      );
+      expect(() => np.array(new Float32Array(4), { shape: [2, -2] })).toThrow(/non-negative/);
+      const fits = np.array(new Float32Array(4), { shape: [2, 2] });
+      expect(fits.shape).toEqual([2, 2]);
+      fits.dispose();
       // Inside a transformation, too; the trace unwinds and the next one works.
       const bad = (x: np.Array) => np.sum(x.add(np.zeros([5])));
       expect(() => grad(bad)(np.ones([3]))).toThrow(/add/);

@@ -8,6 +8,7 @@
 
 #include "frontend/primitive.h"
 #include "library/array_args.h"
+#include "library/conv_layout.h"
 #include "ir/kernel.h"
 
 namespace kiln::lax {
@@ -198,51 +199,11 @@ Array reduce_window_impl(const char* opname, const Array& x, WindowOp op,
   return frontend::bind(prim, {y}, red);
 }
 
-// Permutations taking lhs/rhs/out to N,C,spatial / O,I,spatial order, with spatial dims
-// in the order of the rhs layout string (as JAX's conv_general_permutations).
-struct ConvPerms {
-  std::vector<int> lhs, rhs, out;
-};
-
-ConvPerms conv_perms(const std::optional<ConvDimensionNumbers>& dn, int nd) {
-  const char* op = "conv_general_dilated";
-  ConvPerms p;
-  if (!dn || (dn->lhs.empty() && dn->rhs.empty() && dn->out.empty())) {
-    p.lhs.resize(size_t(nd));
-    std::iota(p.lhs.begin(), p.lhs.end(), 0);
-    p.rhs = p.out = p.lhs;
-    return p;
-  }
-  const std::string* specs[3] = {&dn->lhs, &dn->rhs, &dn->out};
-  const char* names[3] = {"lhs", "rhs", "out"};
-  const char pairs[3][2] = {{'N', 'C'}, {'O', 'I'}, {'N', 'C'}};
-  std::string spatial[3];
-  for (int k = 0; k < 3; k++) {
-    const std::string& s = *specs[k];
-    if (int(s.size()) != nd)
-      fail(op, "got ", names[k], " layout '", s, "' of length ", s.size(),
-           ", expected one letter per dimension (", nd, ")");
-    for (char c : pairs[k])
-      if (std::count(s.begin(), s.end(), c) != 1)
-        fail(op, "got ", names[k], " layout '", s, "', expected exactly one '", c, "'");
-    for (size_t i = 0; i < s.size(); i++) {
-      if (s.find(s[i]) != i)
-        fail(op, "got ", names[k], " layout '", s, "' with '", s[i], "' twice");
-      if (s[i] != pairs[k][0] && s[i] != pairs[k][1]) spatial[k] += s[i];
-    }
-  }
-  auto sorted = [](std::string s) { return std::sort(s.begin(), s.end()), s; };
-  if (sorted(spatial[0]) != sorted(spatial[1]) || sorted(spatial[1]) != sorted(spatial[2]))
-    fail(op, "got layouts '", dn->lhs, "', '", dn->rhs, "', '", dn->out,
-         "', expected the same spatial letters in each");
-  std::vector<int>* perms[3] = {&p.lhs, &p.rhs, &p.out};
-  for (int k = 0; k < 3; k++) {
-    const std::string& s = *specs[k];
-    perms[k]->push_back(int(s.find(pairs[k][0])));
-    perms[k]->push_back(int(s.find(pairs[k][1])));
-    for (char c : spatial[1]) perms[k]->push_back(int(s.find(c)));
-  }
-  return p;
+// The layout permutations of JAX's dimension numbers (library/conv_layout.h); none given
+// means N, C, spatial... for every operand.
+detail::ConvPerms conv_perms(const std::optional<ConvDimensionNumbers>& dn, int nd) {
+  if (!dn) return detail::conv_layout_perms("", "", "", nd);
+  return detail::conv_layout_perms(dn->lhs, dn->rhs, dn->out, nd);
 }
 
 Shape take(const Shape& s, const std::vector<int>& perm) {
@@ -271,7 +232,7 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs,
   if (lhs.dtype() != rhs.dtype())
     fail(op, "got lhs dtype ", dtype_name(lhs.dtype()), " and rhs dtype ", dtype_name(rhs.dtype()),
          ", expected equal dtypes");
-  const ConvPerms perms = conv_perms(dimension_numbers, nd);
+  const detail::ConvPerms perms = conv_perms(dimension_numbers, nd);
   const size_t nsp = size_t(nd - 2);
   const Shape L = take(lhs.shape(), perms.lhs), R = take(rhs.shape(), perms.rhs);
   const int64_t N = L[0], C = L[1], O = R[0], I = R[1];

@@ -1,13 +1,13 @@
 // numpy linear algebra: matmul, dot, vdot, inner, outer, tensordot and einsum.
 // All are one labelled contraction: broadcast, multiply, ReduceSum (one fused kernel).
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <numeric>
 #include <set>
 
 #include "frontend/primitive.h"
 #include "library/array_args.h"
+#include "library/einsum_spec.h"
 #include "library/numpy.h"
 
 namespace kiln::numpy {
@@ -158,45 +158,6 @@ Labeled take_diagonals(Labeled op) {
   }
 }
 
-// ---- einsum parsing ----
-
-constexpr int kEllipsisLabel = 1000;  // ellipsis axes get labels kEllipsisLabel + k
-
-struct Term {
-  std::vector<int> labels;  // letters as their character codes
-  bool ellipsis = false;
-  size_t ellipsis_at = 0;  // position of "..." among the letters
-};
-
-Term parse_term(const std::string& term, const std::string& subscripts) {
-  Term t;
-  for (size_t i = 0; i < term.size();) {
-    const char c = term[i];
-    if (std::isalpha(static_cast<unsigned char>(c))) {
-      t.labels.push_back(c);
-      i++;
-    } else if (c == '.') {
-      if (term.compare(i, 3, "...") != 0)
-        fail("einsum", "got subscripts '", subscripts,
-             "' with a '.' outside an ellipsis, expected '...'");
-      if (t.ellipsis)
-        fail("einsum", "got subscripts '", subscripts, "' with two ellipses in the term '", term,
-             "', expected at most one per term");
-      t.ellipsis = true;
-      t.ellipsis_at = t.labels.size();
-      i += 3;
-    } else {
-      fail("einsum", "got invalid character '", c, "' in subscripts '", subscripts,
-           "', expected letters, ',', '->' and '...'");
-    }
-  }
-  return t;
-}
-
-std::string label_name(int l) {
-  return l >= kEllipsisLabel ? "..." : std::string(1, char(l));
-}
-
 }  // namespace
 
 // ---- the public functions ----
@@ -321,90 +282,11 @@ Array tensordot(const Array& a, const Array& b,
 
 Array einsum(const std::string& subscripts, const std::vector<Array>& operands) {
   // ---- parse and validate everything before touching an array ----
-  std::string s;
-  for (char c : subscripts)
-    if (!std::isspace(static_cast<unsigned char>(c))) s += c;
-  if (operands.empty()) fail("einsum", "got no operands, expected at least one");
-  const size_t arrow = s.find("->");
-  const bool explicit_out = arrow != std::string::npos;
-  const std::string in_str = explicit_out ? s.substr(0, arrow) : s;
-  const std::string out_str = explicit_out ? s.substr(arrow + 2) : "";
-  std::vector<std::string> term_strs{""};
-  for (char c : in_str) {
-    if (c == ',') term_strs.emplace_back();
-    else term_strs.back() += c;
-  }
-  if (term_strs.size() != operands.size())
-    fail("einsum", "subscripts '", subscripts, "' name ", term_strs.size(),
-         " operands, but got ", operands.size(), " arrays");
-  std::vector<Term> terms;
-  for (auto& t : term_strs) terms.push_back(parse_term(t, subscripts));
-  Term out_term = parse_term(out_str, subscripts);  // rejects a second "->" ('-', '>')
-
-  size_t n_ell = 0;
-  bool any_ell = false;
-  for (size_t i = 0; i < terms.size(); i++) {
-    const size_t nl = terms[i].labels.size(), r = size_t(operands[i].ndim());
-    if ((!terms[i].ellipsis && r != nl) || (terms[i].ellipsis && r < nl))
-      fail("einsum", "operand ", i, " has shape ", shape_str(operands[i].shape()), " (rank ", r,
-           ") but its subscripts '", term_strs[i], "' name ", nl, " axes",
-           terms[i].ellipsis ? " plus '...'" : "");
-    if (terms[i].ellipsis) n_ell = std::max(n_ell, r - nl), any_ell = true;
-  }
-  // Ellipsis axes broadcast right-aligned, as NumPy's do.
-  std::vector<std::vector<int>> labels;
-  for (size_t i = 0; i < terms.size(); i++) {
-    std::vector<int> l = terms[i].labels;
-    if (terms[i].ellipsis) {
-      size_t e = size_t(operands[i].ndim()) - l.size();
-      std::vector<int> ell = iota_labels(kEllipsisLabel + int(n_ell - e), int(e));
-      l.insert(l.begin() + long(terms[i].ellipsis_at), ell.begin(), ell.end());
-    }
-    labels.push_back(l);
-  }
-  std::map<int, int> count;
-  for (auto& t : terms)
-    for (int l : t.labels) count[l]++;
-  std::vector<int> out;
-  if (explicit_out) {
-    for (int l : out_term.labels) {
-      if (!count.count(l))
-        fail("einsum", "output subscript '", char(l), "' in '", subscripts,
-             "' does not appear in the inputs");
-      if (has(out, l))
-        fail("einsum", "output subscript '", char(l), "' appears twice in '", subscripts,
-             "', expected each at most once");
-      out.push_back(l);
-    }
-    if (out_term.ellipsis) {
-      std::vector<int> ell = iota_labels(kEllipsisLabel, int(n_ell));
-      out.insert(out.begin() + long(out_term.ellipsis_at), ell.begin(), ell.end());
-    }
-  } else {
-    // Implicit output: ellipsis axes, then letters used once, in ASCII order (as NumPy).
-    if (any_ell) out = iota_labels(kEllipsisLabel, int(n_ell));
-    for (auto [l, c] : count)
-      if (c == 1) out.push_back(l);
-  }
-  std::map<int, int64_t> size;
-  for (size_t i = 0; i < labels.size(); i++) {
-    std::map<int, int64_t> own;
-    for (size_t k = 0; k < labels[i].size(); k++) {
-      const int l = labels[i][k];
-      const int64_t d = operands[i].shape()[k];
-      auto [it, fresh] = own.emplace(l, d);
-      if (!fresh && it->second != d)
-        fail("einsum", "subscript '", label_name(l), "' repeats in operand ", i, " of shape ",
-             shape_str(operands[i].shape()), " with sizes ", it->second, " and ", d,
-             ", expected equal sizes for a diagonal");
-      auto [jt, fresh2] = size.emplace(l, d);
-      if (!fresh2 && jt->second != d && jt->second != 1 && d != 1)
-        fail("einsum", "subscript '", label_name(l), "' has size ", d, " in operand ", i,
-             " of shape ", shape_str(operands[i].shape()), " but ", jt->second,
-             " in an earlier operand, expected equal sizes (or 1)");
-      if (!fresh2 && jt->second == 1) jt->second = d;
-    }
-  }
+  std::vector<Shape> shapes;
+  for (const Array& x : operands) shapes.push_back(x.shape());
+  const detail::EinsumSpec spec = detail::parse_einsum(subscripts, shapes);
+  const std::vector<std::vector<int>>& labels = spec.labels;
+  const std::vector<int>& out = spec.out;
 
   // ---- compute: diagonals, then pairwise contractions left to right ----
   const ContractType t = contract_type(operands);

@@ -4,6 +4,7 @@
 
 #include "backend/backend.h"
 #include "backend/wasm/wasm_backend.h"
+#include "formats/raw_array.h"
 #include "js_values.h"
 #include "op_table.h"
 
@@ -39,11 +40,14 @@ val from_bytes(const val& bytes, const val& shape, const std::string& dtype, con
     val(typed_memory_view(buf.size(), buf.data())).call<void>("set", bytes);
     Shape s;
     for (int i = 0; i < shape["length"].as<int>(); i++) s.push_back(shape[i].as<int>());
+    // The bytes must hold exactly the shape's elements: numpy::array reads prod(shape)
+    // elements, so a larger shape (np.array(typed, {shape})) would read past the buffer.
+    const formats::RawArray raw = formats::check_raw_array("array", buf.size(), s, dtype);
     std::string saved = default_device();
     set_default_device(device);
     Array a;
     try {
-      a = numpy::array(buf.data(), s, dtype_from_name(dtype));
+      a = numpy::array(buf.data(), raw.shape, raw.dtype);
     } catch (...) {
       set_default_device(saved);
       throw;

@@ -1,12 +1,12 @@
 // DEFLATE and gzip decoding: an LSB-first bit reader, canonical Huffman codes decoded
 // through one flat lookup table per code, and the gzip member framing with CRC-32/ISIZE.
-#include "library/gzip.h"
+#include "formats/gzip.h"
 
 #include <array>
 
 #include "ir/error.h"
 
-namespace kiln::io {
+namespace kiln::formats {
 
 namespace {
 
@@ -331,4 +331,4 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& b, const std::string& na
   return out;
 }
 
-}  // namespace kiln::io
+}  // namespace kiln::formats

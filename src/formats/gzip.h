@@ -1,11 +1,11 @@
-// kiln::io::inflate and gunzip: a small, strict DEFLATE (RFC 1951) and gzip (RFC 1952)
-// decoder, so read_idx can read Debian's gzipped Fashion-MNIST without a zlib dependency.
+// kiln::formats::inflate and gunzip: a small, strict DEFLATE (RFC 1951) and gzip (RFC 1952)
+// decoder (bytes in, bytes out), so IDX files can be gzipped without a zlib dependency.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace kiln::io {
+namespace kiln::formats {
 
 // Decodes a raw DEFLATE stream (stored, fixed- and dynamic-Huffman blocks). `name` is used
 // in error messages. Throws kiln::Error on any malformed or truncated input; bytes after
@@ -25,4 +25,4 @@ bool is_gzip(const std::vector<uint8_t>& bytes);
 // CRC-32 (ISO 3309, as gzip and zlib use), continuing from `crc` (0 to start).
 uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc = 0);
 
-}  // namespace kiln::io
+}  // namespace kiln::formats

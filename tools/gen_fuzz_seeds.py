@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Generates fuzz/corpus/<target>/: the seed inputs of the libFuzzer targets in fuzz/
+(`make fuzz`), which tests/fuzz_replay_test.cpp also replays in `make test`.
+
+Usage:  python3 tools/gen_fuzz_seeds.py            # (re)writes fuzz/corpus
+        python3 tools/gen_fuzz_seeds.py --check    # exits 1 if a seed is stale
+Only the standard library is needed; inputs come from random.Random with fixed seeds and
+zlib's deflate at fixed levels. Seeds are small (a few KiB at most) so the fuzzer mutates
+them quickly: each is a valid input showing one feature of its format. Crash inputs the
+fuzzer finds are not generated: they go to fuzz/regressions/<target>/ by hand.
+"""
+import os
+import random
+import struct
+import sys
+import zlib
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus")
+
+
+def deflate(data, level=6, strategy=zlib.Z_DEFAULT_STRATEGY, wbits=-15, mem_level=8):
+    c = zlib.compressobj(level, zlib.DEFLATED, wbits, mem_level, strategy)
+    return c.compress(data) + c.flush()
+
+
+def gzip_member(data, body=None, name=None, comment=None, extra=None, hcrc=False):
+    flags = (2 if hcrc else 0) | (4 if extra is not None else 0) | (8 if name else 0) | (
+        16 if comment else 0)
+    head = bytes([0x1F, 0x8B, 8, flags]) + struct.pack("<I", 0) + bytes([0, 255])
+    if extra is not None:
+        head += struct.pack("<H", len(extra)) + extra
+    if name:
+        head += name + b"\0"
+    if comment:
+        head += comment + b"\0"
+    if hcrc:
+        head += struct.pack("<H", zlib.crc32(head) & 0xFFFF)
+    if body is None:
+        body = deflate(data)
+    return head + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def words(seed, n):
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 6)))
+             for _ in range(40)]
+    return " ".join(rng.choice(vocab) for _ in range(n)).encode()
+
+
+def noise(seed, n):
+    rng = random.Random(seed)
+    return bytes(rng.getrandbits(8) for _ in range(n))
+
+
+def idx(code, dims, payload):
+    return bytes([0, 0, code, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims) + payload
+
+
+def idx_seeds():
+    rng = random.Random(1)
+    # MNIST's layout: ubyte images (N, 28, 28) with mostly-zero pixels, ubyte labels (N,).
+    img = bytes(rng.choice([0, 0, 0, 0, 84, 185, 253, 255]) for _ in range(2 * 28 * 28))
+    labels = bytes([7, 2, 1, 0, 4, 1, 4, 9, 5, 9])
+    return {
+        "mnist_images_2x28x28": idx(0x08, [2, 28, 28], img),
+        "mnist_labels_10": idx(0x08, [10], labels),
+        "byte_3": idx(0x09, [3], bytes([0x80, 0x00, 0x7F])),
+        "short_2x2": idx(0x0B, [2, 2], struct.pack(">4h", -2, 256, 32767, -32768)),
+        "int_3": idx(0x0C, [3], struct.pack(">3i", -1, 0, 2**31 - 1)),
+        "float_2": idx(0x0D, [2], struct.pack(">2f", 1.5, -0.0)),
+        "double_2": idx(0x0E, [2], struct.pack(">2d", 3.25, float("inf"))),
+        "empty_0x5": idx(0x08, [0, 5], b""),
+        "scalar_ndim0": idx(0x0C, [], struct.pack(">i", 42)),
+        "labels_gzipped": gzip_member(idx(0x08, [10], labels)),
+    }
+
+
+def gzip_seeds():
+    t = words(2, 300)
+    return {
+        "empty": gzip_member(b""),
+        "fixed": gzip_member(b"hello, hello, hello kiln\n",
+                             deflate(b"hello, hello, hello kiln\n", 9, zlib.Z_FIXED)),
+        "dynamic": gzip_member(t, deflate(t, 9)),
+        "stored": gzip_member(noise(3, 300), deflate(noise(3, 300), 0)),
+        "header_fields": gzip_member(t[:200], name=b"digits.idx", comment=b"kiln",
+                                     extra=b"AB\x02\x00xy", hcrc=True),
+        "two_members": gzip_member(t[:100]) + gzip_member(noise(4, 50)),
+    }
+
+
+def inflate_seeds():
+    t = words(5, 300)
+    rle = b"a" * 300 + b"bc" * 100 + noise(6, 30) + b"\0" * 500
+    return {
+        "empty": deflate(b""),
+        "fixed": deflate(b"hello, hello, hello kiln\n", 9, zlib.Z_FIXED),
+        "dynamic": deflate(t, 9),
+        "stored": deflate(noise(7, 200), 0),
+        "rle_overlapping": deflate(rle, 9, zlib.Z_RLE),
+        "huffman_only": deflate(t[:600], 9, zlib.Z_HUFFMAN_ONLY),
+        "small_window": deflate(t, 1, wbits=-9, mem_level=1),
+    }
+
+
+def einsum(subscripts, *shapes):
+    """fuzz/einsum_fuzz.cpp's input: operand count, each rank and dims, then the subscripts."""
+    b = bytes([len(shapes)])
+    for s in shapes:
+        b += bytes([len(s)]) + bytes(s)
+    return b + subscripts.encode()
+
+
+def einsum_seeds():
+    return {
+        "matmul": einsum("ij,jk->ik", (2, 3), (3, 2)),
+        "batch_diagonal": einsum("...ii->...i", (2, 3, 3)),
+        "attention_logits": einsum("btkgh,bskh->bkgts", (1, 2, 1, 2, 3), (1, 2, 1, 3)),
+        "trace_implicit": einsum("ii", (3, 3)),
+        "dot_implicit": einsum("i,i", (3,), (3,)),
+        "sum_all": einsum("ij->", (2, 3)),
+        "ellipsis_broadcast": einsum("a...b,b...->a...", (2, 1, 3), (3, 2)),
+        "three_operands": einsum("ij, jk ,kl->il", (1, 2), (2, 3), (3, 1)),
+        "outer_spaces": einsum(" i , j -> ij ", (2,), (3,)),
+    }
+
+
+def conv_layout(nd, lhs, rhs, out):
+    """fuzz/conv_layout_fuzz.cpp's input: the rank, then the three layouts, '\n'-separated."""
+    return bytes([nd]) + f"{lhs}\n{rhs}\n{out}".encode()
+
+
+def conv_layout_seeds():
+    return {
+        "default_2d": conv_layout(4, "", "", ""),
+        "nchw": conv_layout(4, "NCHW", "OIHW", "NCHW"),
+        "nhwc_hwio": conv_layout(4, "NHWC", "HWIO", "NHWC"),
+        "conv1d_nwc": conv_layout(3, "NWC", "WIO", "NCW"),
+        "conv3d_mixed": conv_layout(5, "NCDHW", "DHWIO", "NDHWC"),
+    }
+
+
+def raw_array(dtype, shape, payload):
+    """fuzz/raw_array_fuzz.cpp's input: dtype name length and name, rank, int32 LE dims, data."""
+    return (bytes([len(dtype)]) + dtype.encode() + bytes([len(shape)]) +
+            b"".join(struct.pack("<i", d) for d in shape) + payload)
+
+
+def raw_array_seeds():
+    return {
+        "float32_2x3": raw_array("float32", [2, 3], struct.pack("<6f", 0, 1, 2, 3, 4, 5)),
+        "bool_4": raw_array("bool", [4], bytes([1, 0, 0, 1])),
+        "int32_scalar": raw_array("int32", [], struct.pack("<i", -7)),
+        "float64_empty": raw_array("float64", [0, 3], b""),
+        "uint32_2x2": raw_array("uint32", [2, 2], struct.pack("<4I", 0, 1, 2**32 - 1, 5)),
+        "float16_3": raw_array("float16", [3], struct.pack("<3e", 1.0, -2.5, 0.0)),
+    }
+
+
+def build():
+    return {"idx": idx_seeds(), "gzip": gzip_seeds(), "inflate": inflate_seeds(),
+            "einsum": einsum_seeds(), "conv_layout": conv_layout_seeds(),
+            "raw_array": raw_array_seeds()}
+
+
+def main():
+    corpora = build()
+    # Every compressed seed must decode with Python's own zlib.
+    for name, b in corpora["inflate"].items():
+        zlib.decompress(b, -15)
+    for name, b in corpora["gzip"].items():
+        zlib.decompress(b, 31)
+    stale = []
+    for target, files in corpora.items():
+        d = os.path.join(OUT, target)
+        if "--check" in sys.argv:
+            have = set(os.listdir(d)) if os.path.isdir(d) else set()
+            stale += [f"{target}/{n}" for n in set(files) | have
+                      if n not in files or n not in have or
+                      open(os.path.join(d, n), "rb").read() != files[n]]
+            continue
+        os.makedirs(d, exist_ok=True)
+        for n, b in files.items():
+            with open(os.path.join(d, n), "wb") as f:
+                f.write(b)
+    total = sum(len(f) for f in corpora.values())
+    if "--check" in sys.argv:
+        if stale:
+            print(f"gen_fuzz_seeds: stale or unexpected {sorted(stale)}", file=sys.stderr)
+            sys.exit(1)
+        print(f"gen_fuzz_seeds: {total} seeds up to date")
+        return
+    print(f"gen_fuzz_seeds: wrote {total} seeds to fuzz/corpus")
+
+
+if __name__ == "__main__":
+    main()
