@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make fuzz: builds each fuzz/*_fuzz.cpp target with clang-14 and libFuzzer (+ ASan, UBSan,
 # zlib as the decoders' oracle), runs each for FUZZ_SECONDS, and prints one summary line each.
-# Usage: fuzz/run.sh [target...]   (default: every target). Env: FUZZ_SECONDS (60),
-# FUZZ_JOBS (1: libFuzzer processes per target), FUZZ_OUT (build/fuzz).
+# Usage: fuzz/run.sh [target...]   (default: every target). Env: FUZZ_SECONDS (60 per
+# target), FUZZ_RUNS (stop a target after this many executions instead, if sooner), FUZZ_OUT
+# (build/fuzz), FUZZ_CXX (clang++-14).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
@@ -35,7 +36,7 @@ for t in "${targets[@]}"; do
   echo "[kiln] fuzz: running $t for ${SECONDS_EACH}s (log: $log)"
   rc=0
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 nice "$OUT/$t" \
-    -max_total_time="$SECONDS_EACH" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$SECONDS_EACH" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$OUT/crashes/$t-" "$OUT/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n1)

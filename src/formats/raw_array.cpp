@@ -2,6 +2,8 @@
 // overflow, then the byte count against count * itemsize.
 #include "formats/raw_array.h"
 
+#include <cstdint>
+
 #include "ir/error.h"
 
 namespace kiln::formats {
@@ -30,23 +32,20 @@ RawArray check_raw_array(const std::string& op, size_t byte_count,
     if (d < 0) fail(op, "got shape ", shape_text(shape), ", expected non-negative dimensions");
     empty = empty || d == 0;
   }
-  // A count above byte_count / itemsize cannot match, so the product stops there and never
-  // overflows.
-  const uint64_t limit = uint64_t(byte_count) / size;
+  // The element count and its bytes, stopping at int64's range (no real array is near it).
+  const uint64_t max = uint64_t(INT64_MAX) / size;
   uint64_t count = empty ? 0 : 1;
-  bool too_many = false;
   for (int64_t d : shape) {
-    if (empty || too_many) break;
-    if (count > limit / uint64_t(d))
-      too_many = true;
-    else
-      count *= uint64_t(d);
+    if (empty) break;
+    if (count > max / uint64_t(d))
+      fail(op, "got shape ", shape_text(shape), " of ", dtype_name(r.dtype),
+           ", whose size in bytes overflows int64");
+    count *= uint64_t(d);
   }
-  if (too_many || count * size != uint64_t(byte_count))
+  if (count * size != uint64_t(byte_count))
     fail(op, "got ", byte_count, " bytes of ", dtype_name(r.dtype), " data for shape ",
-         shape_text(shape), ", expected ",
-         too_many ? std::string("more than that") : std::to_string(count * size), " (", size,
-         " per element)");
+         shape_text(shape), ", expected ", count * size, " (", count, " elements of ", size,
+         " bytes)");
   r.count = int64_t(count);
   return r;
 }
