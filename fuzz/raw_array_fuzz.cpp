@@ -10,7 +10,10 @@
 KILN_FUZZ_TARGET(raw_array) {
   size_t pos = 0;
   auto next = [&]() -> uint8_t { return pos < size ? data[pos++] : 0; };
-  size_t name_len = std::min<size_t>(next() % 16, size - pos);
+  // Read the length byte before measuring what is left (argument order is unspecified:
+  // g++ evaluated `size - pos` first and read one byte past the input).
+  const size_t want_len = next() % 16;
+  const size_t name_len = std::min(want_len, size - pos);
   std::string dtype(reinterpret_cast<const char*>(data) + pos, name_len);
   pos += name_len;
   std::vector<int64_t> shape(next() % 8);
