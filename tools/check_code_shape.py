@@ -30,12 +30,14 @@ MAX_FUNCTION_LINES = 150
 # What js/src/core (the embind bindings) may include besides include/kiln and its own files:
 # the device registry and buffer handles (backend.h), the two devices the JS runtime drives
 # (wasm: thread pool and FMA options; webgpu: the handles JS owns), and an Array's buffer for
-# zero-copy reads (array_impl.h).
+# zero-copy reads (array_impl.h), and the check of fromBytes's bytes against the shape and
+# dtype it gets (formats/raw_array.h: a pure parser, fuzzed, no public C++ API of its own).
 BINDING_INTERNALS = {
     "backend/backend.h",
     "backend/wasm/wasm_backend.h",
     "backend/webgpu/webgpu_backend.h",
     "frontend/array_impl.h",
+    "formats/raw_array.h",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/', re.M)
