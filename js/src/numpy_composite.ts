@@ -13,12 +13,6 @@ const axisTerms = (nd: number, axis: number, term: any) => {
 export function hypot(x1: ArrayLike, x2: ArrayLike): Array {
   return np.sqrt(np.add(np.square(x1), np.square(x2)));
 }
-export function logaddexp(x1: ArrayLike, x2: ArrayLike): Array {
-  const a = asArray(x1), b = asArray(x2);
-  const m = np.maximum(a.ref, b.ref);
-  const d = np.abs(np.subtract(a, b));
-  return np.add(m, np.log1p(np.exp(np.negative(d))));
-}
 export function logaddexp2(x1: ArrayLike, x2: ArrayLike): Array {
   const a = asArray(x1), b = asArray(x2);
   const m = np.maximum(a.ref, b.ref);

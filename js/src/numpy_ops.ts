@@ -170,6 +170,7 @@ export const trueDivide = bin("divide"), divide = trueDivide, floorDivide = bin(
 export const remainder = bin("mod"), power = bin("power"), pow = power;
 export const maximum = bin("maximum"), minimum = bin("minimum");
 export const atan2 = bin("arctan2"), arctan2 = atan2;
+export const logaddexp = bin("logaddexp"); // one primitive in the core (NaN/inf as JAX)
 export const equal = bin("equal"), notEqual = bin("not_equal"), less = bin("less"), lessEqual = bin("less_equal");
 export const greater = bin("greater"), greaterEqual = bin("greater_equal");
 export const logicalAnd = bin("logical_and"), logicalOr = bin("logical_or"), logicalXor = bin("logical_xor");

@@ -33,7 +33,7 @@ const BINARY: Record<string, (x: any, y: any) => np.Array> = {
   add: np.add, subtract: np.subtract, multiply: np.multiply, divide: np.divide,
   true_divide: np.trueDivide, floor_divide: np.floorDivide, remainder: np.remainder,
   mod: np.remainder, power: np.power, maximum: np.maximum, minimum: np.minimum,
-  arctan2: np.arctan2, equal: np.equal, not_equal: np.notEqual, less: np.less,
+  arctan2: np.arctan2, logaddexp: np.logaddexp, equal: np.equal, not_equal: np.notEqual, less: np.less,
   less_equal: np.lessEqual, greater: np.greater, greater_equal: np.greaterEqual,
   logical_and: np.logicalAnd, logical_or: np.logicalOr, logical_xor: np.logicalXor,
   bitwise_and: np.bitwiseAnd, bitwise_or: np.bitwiseOr, bitwise_xor: np.bitwiseXor,
