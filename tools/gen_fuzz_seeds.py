@@ -15,29 +15,9 @@ import struct
 import sys
 import zlib
 
+from gen_gzip_fixtures import deflate, gzip_member  # the same gzip/DEFLATE writers as the gzip fixtures
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus")
-
-
-def deflate(data, level=6, strategy=zlib.Z_DEFAULT_STRATEGY, wbits=-15, mem_level=8):
-    c = zlib.compressobj(level, zlib.DEFLATED, wbits, mem_level, strategy)
-    return c.compress(data) + c.flush()
-
-
-def gzip_member(data, body=None, name=None, comment=None, extra=None, hcrc=False):
-    flags = (2 if hcrc else 0) | (4 if extra is not None else 0) | (8 if name else 0) | (
-        16 if comment else 0)
-    head = bytes([0x1F, 0x8B, 8, flags]) + struct.pack("<I", 0) + bytes([0, 255])
-    if extra is not None:
-        head += struct.pack("<H", len(extra)) + extra
-    if name:
-        head += name + b"\0"
-    if comment:
-        head += comment + b"\0"
-    if hcrc:
-        head += struct.pack("<H", zlib.crc32(head) & 0xFFFF)
-    if body is None:
-        body = deflate(data)
-    return head + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
 
 
 def words(seed, n):
