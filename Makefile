@@ -63,11 +63,11 @@ build: setup data
 # A failing command fails the target (the echo must not hide its status).
 STAGE_LOG ?= build/stage-times.tsv
 define timed
-	@mkdir -p $(dir $(STAGE_LOG)); start=$$(date +%s); ( $(1) ) || { \
-	  echo "[kiln] $(2): FAILED after $$(( $$(date +%s) - start ))s"; \
-	  printf '%s\t%s\n' "$$(( $$(date +%s) - start ))" "FAILED: $(2)" >> $(STAGE_LOG); exit 1; }; \
-	echo "[kiln] $(2): $$(( $$(date +%s) - start ))s"; \
-	printf '%s\t%s\n' "$$(( $$(date +%s) - start ))" "$(2)" >> $(STAGE_LOG)
+	@mkdir -p $(dir $(STAGE_LOG)); start=$$(date +%s); status=0; ( $(1) ) || status=$$?; \
+	secs=$$(( $$(date +%s) - start )); \
+	if [ $$status = 0 ]; then label="$(2)"; echo "[kiln] $$label: $${secs}s"; \
+	else label="FAILED: $(2)"; echo "[kiln] $(2): FAILED after $${secs}s"; fi; \
+	printf '%s\t%s\n' "$$secs" "$$label" >> $(STAGE_LOG); exit $$status
 endef
 
 # The Release ctest runs every suite with KILN_DEVICE=native (kernels compiled by c++ once

@@ -9,6 +9,7 @@ wrong value is off by far more than MAX_ULPS."""
 
 import math
 import struct
+import sys
 
 # Largest last-place difference accepted between two machines' runs of one generator. Measured
 # on a Zen 4 with NumPy's X86_V4/AVX512_ICL and X86_V3 dispatch turned off in turn
@@ -102,8 +103,6 @@ def check_file(path, text, regenerate_hint, max_ulps=MAX_ULPS, skip_lines=0):
     """The --check mode: True (and a line on stdout) when the committed file at `path`
     matches `text`, else False with the first differences on stderr. skip_lines drops that
     many leading lines of both (a version banner that varies across installs)."""
-    import sys
-
     try:
         with open(path, encoding="utf-8") as f:
             old = f.read()
