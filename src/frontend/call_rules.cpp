@@ -214,12 +214,7 @@ std::shared_ptr<const CallSplit> call_partial_eval(const CallJaxpr& c, const std
   for (size_t i = 0; i < j.eqns.size(); i++)
     for (int o : j.eqns[i].out) producer[size_t(o)] = int(i);
   auto is_movement = [](const Eqn& e) {
-    switch (e.prim) {
-      case Prim::Reshape: case Prim::Transpose: case Prim::Expand: case Prim::Pad:
-      case Prim::Shrink: case Prim::Flip: case Prim::Stride: case Prim::Window:
-        return !e.custom && !e.call;
-      default: return false;
-    }
+    return !e.custom && !e.call && prim_info(e.prim).kind == PrimKind::Movement;
   };
   std::function<void(const Atom&)> need = [&](const Atom& a) {
     if (!a.is_var() || !kv[size_t(a.var)] || is_res[size_t(a.var)] || copied[size_t(a.var)]) return;

@@ -6,17 +6,12 @@
 
 namespace kiln::frontend::lowering {
 
-bool is_pointwise(Prim p) { return is_elementwise(p) || p == Prim::Cast || p == Prim::Bitcast; }
-
-bool is_view_op(Prim p) {
-  switch (p) {
-    case Prim::Reshape: case Prim::Transpose: case Prim::Expand: case Prim::Pad:
-    case Prim::Shrink: case Prim::Flip: case Prim::Stride: case Prim::Window:
-      return true;
-    default:
-      return false;
-  }
+bool is_pointwise(Prim p) {
+  PrimKind k = prim_info(p).kind;
+  return k == PrimKind::Elementwise || k == PrimKind::Convert;
 }
+
+bool is_view_op(Prim p) { return prim_info(p).kind == PrimKind::Movement; }
 
 bool is_cheap(const AluExp& e) {
   AluOp op = e.op();
