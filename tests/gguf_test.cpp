@@ -264,7 +264,7 @@ TEST(GgufMalformed, HeaderMagicAndVersion) {
   EXPECT_GGUF_ERROR(bad, "unsupported version 4");
   bad[4] = 0, bad[7] = 3;
   EXPECT_GGUF_ERROR(bad, "big-endian");
-  EXPECT_GGUF_ERROR(Bytes{'G', 'G'}, "magic at byte 0 needs 4 bytes, the file has 2");
+  EXPECT_GGUF_ERROR((Bytes{'G', 'G'}), "magic at byte 0 needs 4 bytes, the file has 2");
 }
 
 TEST(GgufMalformed, CountsBeyondTheFile) {
@@ -311,7 +311,7 @@ TEST(GgufMalformed, TensorInfos) {
   EXPECT_GGUF_ERROR(one_tensor({4}, f32, 16, 64), "data offset 16 is not a multiple of the alignment 32");
   EXPECT_GGUF_ERROR(one_tensor({4}, f32, 32, 16), ") runs past the end of the file");
   EXPECT_GGUF_ERROR(one_tensor({4}, f32, UINT64_MAX - 31, 16), "overflows 64 bits");
-  EXPECT_GGUF_ERROR(one_tensor({4}, f32, 0, 16, std::string("bad\nname")), "tensor 'bad\\x0aname'");
+  EXPECT_GGUF_ERROR(one_tensor({4}, f32, 8, 16, std::string("bad\nname")), "tensor 'bad\\x0aname'");
   Bytes dup = Raw().header(2, 0).info("w", {4}, f32, 0).info("w", {4}, f32, 32).data(64).b;
   EXPECT_GGUF_ERROR(dup, "duplicate tensor name 'w'");
   Bytes overlap = Raw().header(2, 0).info("a", {16}, f32, 0).info("b", {4}, f32, 32).data(64).b;

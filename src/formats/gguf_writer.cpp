@@ -83,7 +83,7 @@ std::vector<uint8_t> write_gguf(const std::vector<GgufKv>& metadata,
   if (version != 2 && version != 3) fail(kOp, "version ", version, ", expected 2 or 3");
   const uint32_t alignment = alignment_of(metadata);
   Out out;
-  out.bytes.insert(out.bytes.end(), {'G', 'G', 'U', 'F'});
+  out.uint(0x46554747, 4);  // "GGUF"
   out.uint(version, 4);
   out.uint(tensors.size(), 8);
   out.uint(metadata.size(), 8);
@@ -91,6 +91,7 @@ std::vector<uint8_t> write_gguf(const std::vector<GgufKv>& metadata,
   for (const GgufKv& kv : metadata) {
     if (kv.key.empty() || !seen.insert(kv.key).second)
       fail(kOp, "metadata key '", kv.key, "' is empty or appears twice");
+    out.string(kv.key);
     out.uint(uint32_t(kv.value.type), 4);
     write_value(out, kv.value, kv.value.type, kv.key);
   }
@@ -112,8 +113,7 @@ std::vector<uint8_t> write_gguf(const std::vector<GgufKv>& metadata,
     out.uint(offset, 8);
     offset += (size + alignment - 1) / alignment * alignment;
   }
-  // gguf-py pads the infos only when data follows; a metadata-only file ends after them.
-  if (!tensors.empty()) out.pad_to(alignment);
+  out.pad_to(alignment);  // gguf-py pads a metadata-only file too
   for (const GgufTensorToWrite& t : tensors) {
     out.bytes.insert(out.bytes.end(), t.data.begin(), t.data.end());
     out.pad_to(alignment);

@@ -101,7 +101,7 @@ JsonValue Parser::object(int depth) {
     skip_space();
     expect(':');
     JsonValue member = value(depth + 1);
-    v.members.emplace_back(std::move(key), std::move(member));
+    v.members.push_back({std::move(key), std::move(member)});
     skip_space();
     if (peek() == '}') {
       ++pos;

@@ -4,10 +4,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace kiln::formats {
+
+struct JsonMember;
 
 struct JsonValue {
   enum class Kind { Object, Array, String, Integer };
@@ -15,10 +16,16 @@ struct JsonValue {
   int64_t integer = 0;
   std::string str;  // UTF-8, escapes decoded
   std::vector<JsonValue> items;                            // Array
-  std::vector<std::pair<std::string, JsonValue>> members;  // Object, in text order
+  std::vector<JsonMember> members;  // Object, in text order
 
   // The member `key` of an object, or nullptr.
   const JsonValue* find(std::string_view key) const;
+};
+
+// A struct, not std::pair: pair's traits need JsonValue complete inside its own definition.
+struct JsonMember {
+  std::string key;
+  JsonValue value;
 };
 
 const char* json_kind_name(JsonValue::Kind kind);  // "object", "array", "string", "integer"
