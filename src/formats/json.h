@@ -15,7 +15,7 @@ struct JsonValue {
   Kind kind = Kind::Object;
   int64_t integer = 0;
   std::string str;  // UTF-8, escapes decoded
-  std::vector<JsonValue> items;                            // Array
+  std::vector<JsonValue> items;     // Array
   std::vector<JsonMember> members;  // Object, in text order
 
   // The member `key` of an object, or nullptr.
