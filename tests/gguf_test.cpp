@@ -73,10 +73,18 @@ std::string error_of(const Bytes& b) {
 // Little-endian GGUF pieces for hand-made (mostly malformed) files.
 struct Raw {
   Bytes b;
-  Raw& u8(uint8_t v) { b.push_back(v); return *this; }
-  Raw& u32(uint32_t v) { for (int i = 0; i < 4; ++i) b.push_back(uint8_t(v >> 8 * i)); return *this; }
-  Raw& u64(uint64_t v) { for (int i = 0; i < 8; ++i) b.push_back(uint8_t(v >> 8 * i)); return *this; }
-  Raw& str(const std::string& s) { u64(s.size()); b.insert(b.end(), s.begin(), s.end()); return *this; }
+  Raw& le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) b.push_back(uint8_t(v >> 8 * i));
+    return *this;
+  }
+  Raw& u8(uint8_t v) { return le(v, 1); }
+  Raw& u32(uint32_t v) { return le(v, 4); }
+  Raw& u64(uint64_t v) { return le(v, 8); }
+  Raw& str(const std::string& s) {
+    u64(s.size());
+    b.insert(b.end(), s.begin(), s.end());
+    return *this;
+  }
   Raw& header(uint64_t n_tensors, uint64_t n_kv, uint32_t version = 3) {
     b.insert(b.end(), {'G', 'G', 'U', 'F'});
     return u32(version).u64(n_tensors).u64(n_kv);
@@ -179,8 +187,9 @@ TEST(GgufWriter, RoundTripsEveryValueType) {
       {"a.f32", GgufValue::of_float(VT::F32, 0.1)},
       {"a.f64", GgufValue::of_float(VT::F64, 0.1)},
       {"a.s", GgufValue::of_string(std::string("nul\0byte", 8))},
-      {"a.nested", GgufValue::of_array(VT::Array, {GgufValue::of_array(VT::Bool, {GgufValue::of_bool(true)}),
-                                                    GgufValue::of_array(VT::I64, {})})},
+      {"a.nested",
+       GgufValue::of_array(VT::Array, {GgufValue::of_array(VT::Bool, {GgufValue::of_bool(true)}),
+                                       GgufValue::of_array(VT::I64, {})})},
   };
   Bytes q8(34 * 2, 3), f16(2 * 3, 9);
   std::vector<GgufTensorToWrite> ts = {{"q", {64}, GgmlType::Q8_0, q8},
@@ -212,9 +221,10 @@ TEST(GgufWriter, RefusesInconsistentInput) {
     }
     return std::string();
   };
-  EXPECT_NE(err({}, {{"w", {2}, GgmlType::F32, four}}).find("has 4 bytes of data"), std::string::npos);
-  EXPECT_NE(err({}, {{"w", {1}, GgmlType::F32, four}, {"w", {1}, GgmlType::F32, four}}).find("twice"),
+  const GgufTensorToWrite w1{"w", {1}, GgmlType::F32, four};
+  EXPECT_NE(err({}, {{"w", {2}, GgmlType::F32, four}}).find("has 4 bytes of data"),
             std::string::npos);
+  EXPECT_NE(err({}, {w1, w1}).find("twice"), std::string::npos);
   EXPECT_NE(err({}, {{"w", {16}, GgmlType::Q4_0, four}}).find("block size 32"), std::string::npos);
   EXPECT_NE(err({{"k", GgufValue::of_uint(VT::U8, 1)}, {"k", GgufValue::of_uint(VT::U8, 1)}}, {})
                 .find("twice"),
@@ -287,7 +297,8 @@ TEST(GgufMalformed, MetadataValues) {
                     "metadata key 'k': duplicate key");
   EXPECT_GGUF_ERROR(Raw().header(0, 1).str("general.alignment").u32(uint32_t(VT::U64)).u64(32).b,
                     "'general.alignment' has type u64, expected u32");
-  EXPECT_GGUF_ERROR(Raw().header(0, 1).str("general.alignment").u32(uint32_t(VT::U32)).u32(48).u64(0).b,
+  EXPECT_GGUF_ERROR(
+      Raw().header(0, 1).str("general.alignment").u32(uint32_t(VT::U32)).u32(48).u64(0).b,
                     "'general.alignment' is 48, expected a power of two");
   Raw deep;
   deep.header(0, 1).str("k").u32(uint32_t(VT::Array));
@@ -301,14 +312,17 @@ TEST(GgufMalformed, TensorInfos) {
   EXPECT_GGUF_ERROR(one_tensor({}, f32, 0, 0), "tensor 'w': 0 dims, expected 1 to 4");
   EXPECT_GGUF_ERROR(one_tensor({1, 1, 1, 1, 1}, f32, 0, 4), "tensor 'w': 5 dims");
   EXPECT_GGUF_ERROR(one_tensor({4, 0}, f32, 0, 0), "tensor 'w': dim 1 is 0");
-  EXPECT_GGUF_ERROR(one_tensor({uint64_t(1) << 63}, f32, 0, 0), "dim 0 is 9223372036854775808 (negative");
-  EXPECT_GGUF_ERROR(one_tensor({1ull << 32, 1ull << 32}, f32, 0, 0), "the product of its dims overflows");
+  EXPECT_GGUF_ERROR(one_tensor({uint64_t(1) << 63}, f32, 0, 0),
+                    "dim 0 is 9223372036854775808 (negative");
+  EXPECT_GGUF_ERROR(one_tensor({1ull << 32, 1ull << 32}, f32, 0, 0),
+                    "the product of its dims overflows");
   EXPECT_GGUF_ERROR(one_tensor({1ull << 62}, f32, 0, 0), "its size in bytes overflows");
   EXPECT_GGUF_ERROR(one_tensor({4}, 4, 0, 16), "tensor 'w': unknown ggml type id 4");
   EXPECT_GGUF_ERROR(one_tensor({4}, 1000, 0, 16), "unknown ggml type id 1000");
   EXPECT_GGUF_ERROR(one_tensor({48}, q4_0, 0, 64),
                     "tensor 'w' has a row of 48 elements, not a multiple of Q4_0's block size 32");
-  EXPECT_GGUF_ERROR(one_tensor({4}, f32, 16, 64), "data offset 16 is not a multiple of the alignment 32");
+  EXPECT_GGUF_ERROR(one_tensor({4}, f32, 16, 64),
+                    "data offset 16 is not a multiple of the alignment 32");
   EXPECT_GGUF_ERROR(one_tensor({4}, f32, 32, 16), ") runs past the end of the file");
   EXPECT_GGUF_ERROR(one_tensor({4}, f32, UINT64_MAX - 31, 16), "overflows 64 bits");
   EXPECT_GGUF_ERROR(one_tensor({4}, f32, 8, 16, std::string("bad\nname")), "tensor 'bad\\x0aname'");
@@ -317,7 +331,8 @@ TEST(GgufMalformed, TensorInfos) {
   Bytes overlap = Raw().header(2, 0).info("a", {16}, f32, 0).info("b", {4}, f32, 32).data(64).b;
   EXPECT_GGUF_ERROR(overlap, "tensors 'a' [");
   EXPECT_GGUF_ERROR(overlap, ") overlap");
-  EXPECT_EQ(error_of(Raw().header(2, 0).info("a", {8}, f32, 0).info("b", {4}, f32, 32).data(48).b), "");
+  EXPECT_EQ(error_of(Raw().header(2, 0).info("a", {8}, f32, 0).info("b", {4}, f32, 32).data(48).b),
+            "");
 }
 
 // The real model file, when `make models` has put it in data/models (not committed).

@@ -114,7 +114,8 @@ TEST(SafetensorsMalformed, Json) {
   EXPECT_ST_ERROR(file_of("{\"a\": 012}"), "leading zero");
   EXPECT_ST_ERROR(file_of(std::string(100, '[')), "does not start with '{'");
   EXPECT_ST_ERROR(file_of("{\"a\":" + std::string(100, '[')), "nested more than 64 deep");
-  JsonValue v = parse_json(R"({"s": "\u00e9\ud83d\ude00\"\\\/\b\f\n\r\t", "n": -9223372036854775808})", "t");
+  JsonValue v =
+      parse_json(R"({"s": "\u00e9\ud83d\ude00\"\\\/\b\f\n\r\t", "n": -9223372036854775808})", "t");
   EXPECT_EQ(v.find("s")->str, "\xc3\xa9\xf0\x9f\x98\x80\"\\/\b\f\n\r\t");
   EXPECT_EQ(v.find("n")->integer, INT64_MIN);
 }
@@ -138,10 +139,13 @@ TEST(SafetensorsMalformed, Entries) {
   EXPECT_ST_ERROR(one(R"({"dtype": "F32", "shape": [4], "data_offsets": [0]})"),
                   "data_offsets must be");
   EXPECT_ST_ERROR(one(R"({"dtype": "F32", "shape": [3], "data_offsets": [0, 16]})"),
-                  "tensor 'w': data_offsets [0, 16) hold 16 bytes, its shape and dtype F32 need 12");
+                  "tensor 'w': data_offsets [0, 16) hold 16 bytes, its shape and dtype F32 "
+                  "need 12");
   EXPECT_ST_ERROR(one(R"({"dtype": "F32", "shape": [4], "data_offsets": [8, 24]})"),
-                  "tensor 'w' data_offsets [8, 24) run past the end of the data section (16 bytes)");
-  EXPECT_ST_ERROR(one(R"({"dtype": "F64", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]})"),
+                  "tensor 'w' data_offsets [8, 24) run past the end of the data section "
+                  "(16 bytes)");
+  EXPECT_ST_ERROR(
+      one(R"({"dtype": "F64", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]})"),
                   "the size of its shape overflows");
   EXPECT_ST_ERROR(file_of(R"({"a": {"dtype": "I8", "shape": [8], "data_offsets": [0, 8]},
                               "b": {"dtype": "I8", "shape": [8], "data_offsets": [4, 12]}})", 16),
@@ -149,10 +153,11 @@ TEST(SafetensorsMalformed, Entries) {
   EXPECT_ST_ERROR(file_of(R"({"__metadata__": {"k": 1}})"), "__metadata__ 'k' is a JSON integer");
   EXPECT_ST_ERROR(file_of(R"({"__metadata__": []})"), "__metadata__ is a JSON array");
   // Zero-size tensors may share an offset; a scalar has shape [].
-  EXPECT_EQ(error_of(file_of(R"({"a": {"dtype": "BOOL", "shape": [0], "data_offsets": [4, 4]},
-                                 "b": {"dtype": "I32", "shape": [], "data_offsets": [0, 4]},
-                                 "c": {"dtype": "U8", "shape": [0, 2], "data_offsets": [4, 4]}})", 4)),
-            "");
+  const std::string zero_sized = R"({
+      "a": {"dtype": "BOOL", "shape": [0], "data_offsets": [4, 4]},
+      "b": {"dtype": "I32", "shape": [], "data_offsets": [0, 4]},
+      "c": {"dtype": "U8", "shape": [0, 2], "data_offsets": [4, 4]}})";
+  EXPECT_EQ(error_of(file_of(zero_sized, 4)), "");
 }
 
 }  // namespace

@@ -240,7 +240,8 @@ def safetensors_files():
     for name, tensors_, metadata in (("basic", f, meta), ("no_metadata", {"w": f["f16"]}, None)):
         blob = safetensors.numpy.save(tensors_, metadata=metadata)
         files[name + ".safetensors"] = blob
-        files[name + ".txt"] = ("\n".join(dump_safetensors(blob, tensors_, metadata)) + "\n").encode()
+        lines = dump_safetensors(blob, tensors_, metadata)
+        files[name + ".txt"] = ("\n".join(lines) + "\n").encode()
     files.update(bf16_file())
     return files
 

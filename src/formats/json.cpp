@@ -242,7 +242,8 @@ JsonValue parse_json(std::string_view text, const char* op) {
   Parser p{text, op};
   JsonValue v = p.value(0);
   p.skip_space();
-  if (p.pos != text.size()) p.error("unexpected ", Parser::describe(text[p.pos]), " after the value");
+  if (p.pos != text.size())
+    p.error("unexpected ", Parser::describe(text[p.pos]), " after the value");
   return v;
 }
 

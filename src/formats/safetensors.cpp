@@ -95,8 +95,9 @@ void place_tensors(Safetensors& out, uint64_t file_size) {
   }
   std::vector<const SafetensorsTensor*> order;
   for (const SafetensorsTensor& t : out.tensors) order.push_back(&t);
-  std::sort(order.begin(), order.end(),
-            [](auto* a, auto* b) { return a->begin < b->begin || (a->begin == b->begin && a->end < b->end); });
+  std::sort(order.begin(), order.end(), [](auto* a, auto* b) {
+    return a->begin < b->begin || (a->begin == b->begin && a->end < b->end);
+  });
   for (size_t i = 1; i < order.size(); ++i)
     if (order[i - 1]->end > order[i]->begin)
       fail(kOp, "tensors ", quoted(order[i - 1]->name), " [", order[i - 1]->begin, ", ",
