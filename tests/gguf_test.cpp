@@ -232,6 +232,11 @@ TEST(GgufWriter, RefusesInconsistentInput) {
   EXPECT_NE(err({{"a", GgufValue::of_array(VT::U8, {GgufValue::of_string("x")})}}, {})
                 .find("a string value where the array says u8"),
             std::string::npos);
+  EXPECT_NE(err({{"k", GgufValue::of_uint(VT::U8, 256)}}, {}).find("'k': 256 does not fit in u8"),
+            std::string::npos);
+  EXPECT_NE(err({{"k", GgufValue::of_int(VT::I16, -32769)}}, {}).find("-32769 does not fit in i16"),
+            std::string::npos);
+  EXPECT_EQ(err({{"k", GgufValue::of_int(VT::I32, INT32_MIN)}}, {}), "");
   EXPECT_NE(err({{"general.alignment", GgufValue::of_uint(VT::U32, 24)}}, {}).find("power of two"),
             std::string::npos);
 }

@@ -147,7 +147,8 @@ struct GgufTensorToWrite {
 // Writes a GGUF file (`version` 2 or 3): the metadata in order, the tensor infos, then each
 // tensor's data, every section padded with zeros to general.alignment (if the metadata sets
 // it, else 32), as llama.cpp's gguf-py lays it out. Throws kiln::Error("write_gguf: ...") for
-// duplicate keys or names, a data size that does not match, or a malformed value.
+// duplicate keys or names, a data size that does not match, or a malformed value (an array
+// item of another type than the array's, an integer outside its type's range).
 std::vector<uint8_t> write_gguf(const std::vector<GgufKv>& metadata,
                                 const std::vector<GgufTensorToWrite>& tensors,
                                 uint32_t version = 3);

@@ -27,10 +27,33 @@ struct Out {
   }
 };
 
+// Integers that do not fit their type would be silently cut to their low bytes: refused.
+void check_range(const GgufValue& v, const std::string& key) {
+  auto bits = [&]() -> int {
+    switch (v.type) {
+      case GgufValueType::U8: case GgufValueType::I8: return 8;
+      case GgufValueType::U16: case GgufValueType::I16: return 16;
+      case GgufValueType::U32: case GgufValueType::I32: return 32;
+      default: return 64;
+    }
+  }();
+  if (bits == 64) return;
+  const bool is_signed = v.type == GgufValueType::I8 || v.type == GgufValueType::I16 ||
+                         v.type == GgufValueType::I32;
+  const bool fits = is_signed ? v.sint >= -(int64_t(1) << (bits - 1)) &&
+                                    v.sint < (int64_t(1) << (bits - 1))
+                              : v.uint < (uint64_t(1) << bits);
+  if (!fits)
+    fail(kOp, "metadata key '", key, "': ", is_signed ? std::to_string(v.sint)
+                                                      : std::to_string(v.uint),
+         " does not fit in ", gguf_value_type_name(v.type));
+}
+
 void write_value(Out& out, const GgufValue& v, GgufValueType type, const std::string& key) {
   if (v.type != type)
     fail(kOp, "metadata key '", key, "': a ", gguf_value_type_name(v.type),
          " value where the array says ", gguf_value_type_name(type));
+  check_range(v, key);
   switch (type) {
     case GgufValueType::U8: out.uint(v.uint, 1); return;
     case GgufValueType::U16: out.uint(v.uint, 2); return;

@@ -41,7 +41,9 @@ struct Safetensors {
 // object {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {str: str}},
 // then the data. Every entry is checked (known dtype, shape dims >= 0, end - begin ==
 // prod(shape) * itemsize, inside the file, no two tensors overlapping); a malformed file
-// throws kiln::Error("safetensors: <which part>: ...") and nothing reads past `file`.
+// throws kiln::Error("safetensors: <which part>: ...") and nothing reads past `file`. Unused
+// bytes between or after tensors are allowed (the reference library refuses them): they
+// cannot make a read unsafe.
 Safetensors parse_safetensors(std::span<const uint8_t> file);
 
 // The bytes of `t` inside `file` (the buffer it was parsed from); throws if they do not fit.
