@@ -46,13 +46,15 @@ void check_sizes(const TokenizerSpec& spec) {
   if (spec.tokens.empty()) fail("tokenizer", "the vocabulary (tokenizer.ggml.tokens) is empty");
   const size_t n = spec.tokens.size();
   if (!spec.scores.empty() && spec.scores.size() != n)
-    fail("tokenizer", "tokenizer.ggml.scores has ", spec.scores.size(), " entries, expected one per token (", n, ")");
+    fail("tokenizer", "tokenizer.ggml.scores has ", spec.scores.size(),
+         " entries, expected one per token (", n, ")");
   if (!spec.token_types.empty() && spec.token_types.size() != n)
     fail("tokenizer", "tokenizer.ggml.token_type has ", spec.token_types.size(),
          " entries, expected one per token (", n, ")");
   for (size_t i = 0; i < spec.token_types.size(); ++i)
     if (spec.token_types[i] < 0 || spec.token_types[i] > 6)
-      fail("tokenizer", "token ", i, " has type ", spec.token_types[i], ", expected 0..6 (tokenizer.ggml.token_type)");
+      fail("tokenizer", "token ", i, " has type ", spec.token_types[i],
+           ", expected 0..6 (tokenizer.ggml.token_type)");
 }
 
 }  // namespace
@@ -70,22 +72,30 @@ Tokenizer::Tokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
   check_id(spec_.eos_id, "eos");
   check_id(spec_.unk_id, "unknown");
   check_id(spec_.pad_id, "padding");
-  if (spec_.add_bos && spec_.bos_id < 0) fail("tokenizer", "add_bos is set but the vocabulary has no bos token id");
-  if (spec_.add_eos && spec_.eos_id < 0) fail("tokenizer", "add_eos is set but the vocabulary has no eos token id");
+  if (spec_.add_bos && spec_.bos_id < 0)
+    fail("tokenizer", "add_bos is set but the vocabulary has no bos token id");
+  if (spec_.add_eos && spec_.eos_id < 0)
+    fail("tokenizer", "add_eos is set but the vocabulary has no eos token id");
 
   index_.reserve(spec_.tokens.size());
-  for (size_t i = 0; i < spec_.tokens.size(); ++i) index_[spec_.tokens[i]] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < spec_.tokens.size(); ++i)
+    index_[spec_.tokens[i]] = static_cast<int32_t>(i);
 
   if (byte_level_) {
-    if (spec_.merges.empty()) fail("tokenizer", "a gpt2 (byte-level BPE) vocabulary needs tokenizer.ggml.merges; it has none");
+    if (spec_.merges.empty())
+      fail("tokenizer",
+           "a gpt2 (byte-level BPE) vocabulary needs tokenizer.ggml.merges; it has none");
     ranks_.reserve(spec_.merges.size());
     for (size_t rank = 0; rank < spec_.merges.size(); ++rank) {
       const std::string& merge = spec_.merges[rank];
       const size_t space = merge.find(' ', 1);
       if (space == std::string::npos)
         fail("tokenizer", "merge ", rank, " '", merge, "' is not two tokens separated by a space");
-      for (std::string_view part : {std::string_view(merge).substr(0, space), std::string_view(merge).substr(space + 1)})
-        if (find_token(part) < 0) fail("tokenizer", "merge ", rank, " '", merge, "' names '", part, "', which is not a token");
+      for (std::string_view part :
+           {std::string_view(merge).substr(0, space), std::string_view(merge).substr(space + 1)})
+        if (find_token(part) < 0)
+          fail("tokenizer", "merge ", rank, " '", merge, "' names '", part,
+               "', which is not a token");
       ranks_.emplace(merge, static_cast<int32_t>(rank));  // the first listing of a pair wins
     }
   } else {
@@ -102,21 +112,25 @@ Tokenizer::Tokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
     const TokenType type = token_type(static_cast<int32_t>(i));
     if (spec_.tokens[i].empty()) continue;
     if (type == TokenType::Control || type == TokenType::Unknown || type == TokenType::UserDefined)
-      specials_.push_back({spec_.tokens[i], static_cast<int32_t>(i), type != TokenType::UserDefined});
+      specials_.push_back(
+          {spec_.tokens[i], static_cast<int32_t>(i), type != TokenType::UserDefined});
   }
   // Longest first, so that "<end_of_turn>" is not cut by a shorter token inside it.
-  std::stable_sort(specials_.begin(), specials_.end(),
-                   [](const SpecialToken& a, const SpecialToken& b) { return a.text.size() > b.text.size(); });
+  std::stable_sort(
+      specials_.begin(), specials_.end(),
+      [](const SpecialToken& a, const SpecialToken& b) { return a.text.size() > b.text.size(); });
 }
 
 void Tokenizer::check_id(int32_t id, const char* what) const {
   if (id < -1 || id >= vocab_size())
-    fail("tokenizer", what, " token id ", id, " is out of range for a vocabulary of ", vocab_size(), " tokens");
+    fail("tokenizer", what, " token id ", id, " is out of range for a vocabulary of ", vocab_size(),
+         " tokens");
 }
 
 TokenType Tokenizer::token_type(int32_t id) const {
   if (id < 0 || id >= vocab_size())
-    fail("tokenizer", "token id ", id, " is out of range for a vocabulary of ", vocab_size(), " tokens");
+    fail("tokenizer", "token id ", id, " is out of range for a vocabulary of ", vocab_size(),
+         " tokens");
   if (spec_.token_types.empty()) return TokenType::Normal;
   return static_cast<TokenType>(spec_.token_types[id]);
 }
@@ -128,7 +142,8 @@ int32_t Tokenizer::find_token(std::string_view text) const {
 
 // Cuts the text at every occurrence of each special token in turn (longest tokens first), the
 // way llama.cpp partitions it: a later token is only looked for in what is still raw text.
-std::vector<Tokenizer::Fragment> Tokenizer::split_specials(std::string_view text, bool parse_special) const {
+std::vector<Tokenizer::Fragment> Tokenizer::split_specials(std::string_view text,
+                                                           bool parse_special) const {
   std::vector<Fragment> fragments;
   if (!text.empty()) fragments.push_back({-1, text});
   for (const SpecialToken& special : specials_) {
@@ -155,7 +170,8 @@ std::vector<Tokenizer::Fragment> Tokenizer::split_specials(std::string_view text
   return fragments;
 }
 
-void Tokenizer::encode_text(std::string_view text, bool prev_was_special, std::vector<int32_t>& out) const {
+void Tokenizer::encode_text(std::string_view text, bool prev_was_special,
+                            std::vector<int32_t>& out) const {
   if (byte_level_) {
     for (const std::string& word : pre_tokenize(*pre_, text))
       byte_level_bpe(byte_level_encode(word), ranks_, index_, out);
@@ -168,7 +184,8 @@ void Tokenizer::encode_text(std::string_view text, bool prev_was_special, std::v
   sentencepiece_bpe(escape_spaces(prefixed), index_, spec_.scores, byte_tokens_, out);
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
+                                       bool parse_special) const {
   std::vector<int32_t> out;
   if (add_special && spec_.add_bos) out.push_back(spec_.bos_id);
   bool prev_was_special = true;
@@ -199,7 +216,8 @@ std::string Tokenizer::token_bytes(int32_t id, bool render_special) const {
     case TokenType::Byte:
       if (!byte_level_) {
         unsigned value = 0;
-        if (text.size() == 6 && std::sscanf(text.c_str(), "<0x%02X>", &value) == 1) return std::string(1, static_cast<char>(value));
+        if (text.size() == 6 && std::sscanf(text.c_str(), "<0x%02X>", &value) == 1)
+          return std::string(1, static_cast<char>(value));
         fail("tokenizer", "byte token ", id, " '", text, "' is not spelled <0xNN>");
       }
       return byte_level_decode(text);

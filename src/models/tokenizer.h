@@ -14,19 +14,26 @@ namespace kiln::models {
 
 // The tokenizer.* metadata of a GGUF file, as plain values (the GGUF reader fills it).
 struct TokenizerSpec {
-  std::string model;                 // tokenizer.ggml.model: "gpt2" (byte-level BPE) or "llama" (SentencePiece)
-  std::string pre;                   // tokenizer.ggml.pre, e.g. "smollm", "default"
+  std::string model;  // tokenizer.ggml.model: "gpt2" (byte-level BPE) or "llama" (SentencePiece)
+  std::string pre;    // tokenizer.ggml.pre, e.g. "smollm", "default"
   std::vector<std::string> tokens;   // tokenizer.ggml.tokens
   std::vector<float> scores;         // tokenizer.ggml.scores (may be empty)
   std::vector<int32_t> token_types;  // tokenizer.ggml.token_type (may be empty: all normal)
   std::vector<std::string> merges;   // tokenizer.ggml.merges ("a b"), BPE only
   int32_t bos_id = -1, eos_id = -1, unk_id = -1, pad_id = -1;
   bool add_bos = false, add_eos = false, add_space_prefix = false;
-  std::string chat_template;         // tokenizer.chat_template
+  std::string chat_template;  // tokenizer.chat_template
 };
 
 // tokenizer.ggml.token_type values.
-enum class TokenType : int32_t { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
+enum class TokenType : int32_t {
+  Normal = 1,
+  Unknown = 2,
+  Control = 3,
+  UserDefined = 4,
+  Unused = 5,
+  Byte = 6
+};
 
 class Tokenizer {
  public:
@@ -55,8 +62,8 @@ class Tokenizer {
 
  private:
   struct Fragment {
-    int32_t token;           // >= 0: a special token matched in the text
-    std::string_view text;   // otherwise: raw text
+    int32_t token;          // >= 0: a special token matched in the text
+    std::string_view text;  // otherwise: raw text
   };
   struct SpecialToken {
     std::string_view text;

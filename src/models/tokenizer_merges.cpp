@@ -18,7 +18,8 @@ const std::array<uint32_t, 256>& byte_to_codepoint() {
     std::array<uint32_t, 256> t{};
     uint32_t next_free = 256;
     for (uint32_t b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      const bool printable =
+          (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
       t[b] = printable ? b : next_free++;
     }
     return t;
@@ -37,7 +38,8 @@ std::vector<Symbol> symbols_of(std::string_view text) {
   std::vector<Symbol> symbols;
   size_t offset = 0;
   while (offset < text.size()) {
-    const size_t n = std::min(text.size() - offset, utf8_sequence_length(static_cast<uint8_t>(text[offset])));
+    const size_t n =
+        std::min(text.size() - offset, utf8_sequence_length(static_cast<uint8_t>(text[offset])));
     const int index = static_cast<int>(symbols.size());
     symbols.push_back({index - 1, offset + n == text.size() ? -1 : index + 1, offset, n});
     offset += n;
@@ -146,7 +148,8 @@ void byte_level_bpe(std::string_view word, const MergeRanks& ranks, const TokenI
   }
 }
 
-void sentencepiece_bpe(std::string_view text, const TokenIndex& index, const std::vector<float>& scores,
+void sentencepiece_bpe(std::string_view text, const TokenIndex& index,
+                       const std::vector<float>& scores,
                        const std::array<int32_t, 256>& byte_tokens, std::vector<int32_t>& out) {
   std::vector<Symbol> symbols = symbols_of(text);
   std::string joined;

@@ -33,7 +33,8 @@ void byte_level_bpe(std::string_view word, const MergeRanks& ranks, const TokenI
 // merges the adjacent pair whose concatenation is the token of highest score (leftmost among
 // equals) until none is a token, then appends the pieces' ids; a piece that is not a token
 // is spelled with its bytes' <0xNN> tokens (`byte_tokens`, -1 where the vocabulary lacks one).
-void sentencepiece_bpe(std::string_view text, const TokenIndex& index, const std::vector<float>& scores,
+void sentencepiece_bpe(std::string_view text, const TokenIndex& index,
+                       const std::vector<float>& scores,
                        const std::array<int32_t, 256>& byte_tokens, std::vector<int32_t>& out);
 
 }  // namespace kiln::models

@@ -19,14 +19,16 @@ struct CodepointFlags {
 
 CodepointFlags flags_of(uint32_t cp) {
   const CodepointClass cls = codepoint_class(cp);
-  return {true, cls == CodepointClass::Letter, cls == CodepointClass::Number, is_unicode_whitespace(cp)};
+  return {true, cls == CodepointClass::Letter, cls == CodepointClass::Number,
+          is_unicode_whitespace(cp)};
 }
 
 // Splits one word [begin, end) into lengths (in code points), appended to `out`.
 using WordScanner = void (*)(const std::vector<uint32_t>& cps, size_t begin, size_t end,
                              std::vector<size_t>& out);
 
-void isolate_numbers(const std::vector<uint32_t>& cps, size_t begin, size_t end, std::vector<size_t>& out) {
+void isolate_numbers(const std::vector<uint32_t>& cps, size_t begin, size_t end,
+                     std::vector<size_t>& out) {
   size_t run_start = begin;
   for (size_t i = begin; i < end; ++i) {
     if (codepoint_class(cps[i]) != CodepointClass::Number) continue;
@@ -45,13 +47,18 @@ size_t contraction_length(const std::vector<uint32_t>& cps, size_t pos, size_t e
   if (next == 's' || next == 't' || next == 'm' || next == 'd') return 2;
   if (pos + 2 >= end) return 0;
   const uint32_t after = cps[pos + 2];
-  if ((next == 'r' && after == 'e') || (next == 'v' && after == 'e') || (next == 'l' && after == 'l')) return 3;
+  if ((next == 'r' && after == 'e') || (next == 'v' && after == 'e') ||
+      (next == 'l' && after == 'l'))
+    return 3;
   return 0;
 }
 
-void gpt2_words(const std::vector<uint32_t>& cps, size_t begin, size_t end, std::vector<size_t>& out) {
+void gpt2_words(const std::vector<uint32_t>& cps, size_t begin, size_t end,
+                std::vector<size_t>& out) {
   const auto flags = [&](size_t pos) { return pos < end ? flags_of(cps[pos]) : CodepointFlags{}; };
-  const auto is_other = [](const CodepointFlags& f) { return f.present && !f.whitespace && !f.letter && !f.number; };
+  const auto is_other = [](const CodepointFlags& f) {
+    return f.present && !f.whitespace && !f.letter && !f.number;
+  };
   size_t word_start = begin;
   const auto emit_until = [&](size_t stop) {
     if (stop > word_start) out.push_back(stop - word_start);

@@ -8,8 +8,9 @@ namespace kiln::models {
 
 CodepointClass codepoint_class(uint32_t cp) {
   const CodepointRange* end = kCategoryRanges + kCategoryRangeCount;
-  const CodepointRange* it = std::upper_bound(
-      kCategoryRanges, end, cp, [](uint32_t value, const CodepointRange& r) { return value < r.first; });
+  const CodepointRange* it =
+      std::upper_bound(kCategoryRanges, end, cp,
+                       [](uint32_t value, const CodepointRange& r) { return value < r.first; });
   if (it == kCategoryRanges) return CodepointClass::Other;
   --it;
   return cp <= it->last ? it->cls : CodepointClass::Other;
@@ -31,7 +32,9 @@ bool is_continuation(std::string_view text, size_t at) {
 // One code point at `offset` (advanced past it), or false when the bytes there are not a
 // complete sequence. Overlong forms and surrogates pass, as in llama.cpp's decoder.
 bool decode_one(std::string_view text, size_t& offset, uint32_t& cp) {
-  const auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(text[offset + k])); };
+  const auto b = [&](size_t k) {
+    return static_cast<uint32_t>(static_cast<uint8_t>(text[offset + k]));
+  };
   const uint32_t lead = b(0);
   if (!(lead & 0x80)) {
     cp = lead;
@@ -92,7 +95,7 @@ size_t complete_utf8_prefix(std::string_view bytes) {
   for (size_t back = 1; back <= std::min<size_t>(n, 4); ++back) {
     const auto byte = static_cast<uint8_t>(bytes[n - back]);
     if ((byte & 0xC0) == 0x80) continue;  // a continuation byte: keep looking for the lead
-    if (byte < 0xC0) return n;           // ASCII ends a sequence
+    if (byte < 0xC0) return n;            // ASCII ends a sequence
     const size_t needed = utf8_sequence_length(byte);
     return back >= needed ? n : n - back;
   }
