@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -189,6 +190,21 @@ TEST(TokenizerSpecials, ControlTokensNeedParseSpecialUserDefinedDoNot) {
   Tokenizer bpe(default_bpe_spec());
   EXPECT_EQ(bpe.encode("<|im_start|>ab<tool>", true, true), Ids({11, 4, 12}));  // add_bos is off
   EXPECT_EQ(bpe.decode({11, 4, 12}), "ab<tool>");
+}
+
+TEST(TokenizerSpecials, EndOfTurnSpellingsAreControlWhateverTheirType) {
+  // Gemma 3's vocabulary lists "</s>" as user-defined; llama.cpp makes it a control token.
+  TokenizerSpec spec = spm_spec();
+  spec.tokens.push_back("</s>");
+  spec.scores.push_back(0);
+  spec.token_types.push_back(4);
+  const int32_t end = static_cast<int32_t>(spec.tokens.size()) - 1;
+  Tokenizer tok(spec);
+  EXPECT_EQ(tok.token_type(end), kiln::models::TokenType::Control);
+  EXPECT_EQ(tok.encode("a</s>", false, true), Ids({5, end}));
+  const Ids plain = tok.encode("a</s>", false, false);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), end), 0);
+  EXPECT_EQ(tok.decode({5, end}), "a");
 }
 
 TEST(TokenizerStream, HoldsBackUtf8SplitOverTokens) {

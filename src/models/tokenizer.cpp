@@ -42,6 +42,22 @@ std::string unescape_spaces(std::string_view text) {
   return out;
 }
 
+// Spellings of end-of-turn, end-of-generation and fill-in-the-middle tokens that llama.cpp
+// treats as control tokens whatever type the file gives them (Gemma 3's "</s>" is
+// user-defined there): they match in text only with parse_special and decode to nothing.
+// clang-format off
+constexpr std::string_view kControlLookingTokens[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
+    "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<end_of_utterance>", "<|eom_id|>", "</s>",
+    "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<eos>", "<turn|>", "<|tool_response>",
+    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<PRE>", "<|code_prefix|>", "<|prefix|>",
+    "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<SUF>", "<|code_suffix|>", "<|suffix|>",
+    "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<MID>", "<|code_middle|>", "<|middle|>",
+    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+    "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>",
+};
+// clang-format on
+
 void check_sizes(const TokenizerSpec& spec) {
   if (spec.tokens.empty()) fail("tokenizer", "the vocabulary (tokenizer.ggml.tokens) is empty");
   const size_t n = spec.tokens.size();
@@ -108,8 +124,15 @@ Tokenizer::Tokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
     }
   }
 
+  types_.resize(spec_.tokens.size(), TokenType::Normal);
+  for (size_t i = 0; i < spec_.token_types.size(); ++i)
+    types_[i] = static_cast<TokenType>(spec_.token_types[i]);
+  for (std::string_view text : kControlLookingTokens) {
+    const int32_t id = find_token(text);
+    if (id >= 0) types_[id] = TokenType::Control;
+  }
   for (size_t i = 0; i < spec_.tokens.size(); ++i) {
-    const TokenType type = token_type(static_cast<int32_t>(i));
+    const TokenType type = types_[i];
     if (spec_.tokens[i].empty()) continue;
     if (type == TokenType::Control || type == TokenType::Unknown || type == TokenType::UserDefined)
       specials_.push_back(
@@ -131,8 +154,7 @@ TokenType Tokenizer::token_type(int32_t id) const {
   if (id < 0 || id >= vocab_size())
     fail("tokenizer", "token id ", id, " is out of range for a vocabulary of ", vocab_size(),
          " tokens");
-  if (spec_.token_types.empty()) return TokenType::Normal;
-  return static_cast<TokenType>(spec_.token_types[id]);
+  return types_[id];
 }
 
 int32_t Tokenizer::find_token(std::string_view text) const {

@@ -56,6 +56,8 @@ class Tokenizer {
 
   const TokenizerSpec& spec() const { return spec_; }
   int32_t vocab_size() const { return static_cast<int32_t>(spec_.tokens.size()); }
+  // The type the tokenizer uses: the file's, except that end-of-turn/end-of-generation/FIM
+  // spellings ("</s>", "<|im_end|>", ...) are Control, as llama.cpp makes them.
   TokenType token_type(int32_t id) const;
   // The id of the token spelled exactly `text`, or -1.
   int32_t find_token(std::string_view text) const;
@@ -78,6 +80,7 @@ class Tokenizer {
   TokenizerSpec spec_;
   bool byte_level_ = false;  // gpt2; otherwise SentencePiece
   const PreTokenizer* pre_ = nullptr;
+  std::vector<TokenType> types_;
   TokenIndex index_;
   MergeRanks ranks_;
   std::array<int32_t, 256> byte_tokens_{};
