@@ -205,6 +205,12 @@ TEST(TokenizerSpecials, EndOfTurnSpellingsAreControlWhateverTheirType) {
   const Ids plain = tok.encode("a</s>", false, false);
   EXPECT_EQ(std::count(plain.begin(), plain.end(), end), 0);
   EXPECT_EQ(tok.decode({5, end}), "a");
+  // Generation ends at eos and at these spellings, not at other control tokens.
+  EXPECT_TRUE(tok.is_end_of_generation(end));
+  EXPECT_TRUE(tok.is_end_of_generation(1));
+  EXPECT_TRUE(tok.is_end_of_generation(12));   // <end_of_turn>
+  EXPECT_FALSE(tok.is_end_of_generation(11));  // <start_of_turn>
+  EXPECT_FALSE(tok.is_end_of_generation(2));   // <bos>
 }
 
 TEST(TokenizerStream, HoldsBackUtf8SplitOverTokens) {

@@ -45,16 +45,31 @@ std::string unescape_spaces(std::string_view text) {
 // Spellings of end-of-turn, end-of-generation and fill-in-the-middle tokens that llama.cpp
 // treats as control tokens whatever type the file gives them (Gemma 3's "</s>" is
 // user-defined there): they match in text only with parse_special and decode to nothing.
+// Those marked `ends` also end generation (llama.cpp's EOG set, with the eos token).
+struct ControlSpelling {
+  std::string_view text;
+  bool ends;
+};
 // clang-format off
-constexpr std::string_view kControlLookingTokens[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-    "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<end_of_utterance>", "<|eom_id|>", "</s>",
-    "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<eos>", "<turn|>", "<|tool_response>",
-    "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<PRE>", "<|code_prefix|>", "<|prefix|>",
-    "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<SUF>", "<|code_suffix|>", "<|suffix|>",
-    "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<MID>", "<|code_middle|>", "<|middle|>",
-    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
-    "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>",
+constexpr ControlSpelling kControlSpellings[] = {
+    {"<|eot_id|>", true}, {"<|im_end|>", true}, {"<|end|>", true}, {"<end_of_turn>", true},
+    {"<|endoftext|>", true}, {"<|end_of_text|>", true}, {"<EOT>", true}, {"_<EOT>", true},
+    {"[EOT]", true}, {"[EOS]", true}, {"<end_of_utterance>", true}, {"<|eom_id|>", true},
+    {"</s>", true}, {"<|return|>", true}, {"<|call|>", true}, {"<|flush|>", true},
+    {"<|calls|>", true}, {"<eos>", true}, {"<turn|>", true}, {"<|tool_response>", true},
+    // fill-in-the-middle: prefix, suffix, middle (control only), pad, repo, file separator
+    {"<|fim_prefix|>", false}, {"<fim-prefix>", false}, {"<fim_prefix>", false},
+    {"<\xEF\xBD\x9C" "fim\xE2\x96\x81" "begin\xEF\xBD\x9C>", false}, {"<PRE>", false},
+    {"<|code_prefix|>", false}, {"<|prefix|>", false},
+    {"<|fim_suffix|>", false}, {"<fim-suffix>", false}, {"<fim_suffix>", false},
+    {"<\xEF\xBD\x9C" "fim\xE2\x96\x81" "hole\xEF\xBD\x9C>", false}, {"<SUF>", false},
+    {"<|code_suffix|>", false}, {"<|suffix|>", false},
+    {"<|fim_middle|>", false}, {"<fim-middle>", false}, {"<fim_middle>", false},
+    {"<\xEF\xBD\x9C" "fim\xE2\x96\x81" "end\xEF\xBD\x9C>", false}, {"<MID>", false},
+    {"<|code_middle|>", false}, {"<|middle|>", false},
+    {"<|fim_pad|>", true}, {"<fim-pad>", true}, {"<fim_pad>", true}, {"<PAD>", true},
+    {"[PAD]", true}, {"<|fim_repo|>", true}, {"<|repo_name|>", true}, {"<fim-repo>", true},
+    {"<REPO>", true}, {"<reponame>", true}, {"<|file_sep|>", true},
 };
 // clang-format on
 
@@ -127,10 +142,13 @@ Tokenizer::Tokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
   types_.resize(spec_.tokens.size(), TokenType::Normal);
   for (size_t i = 0; i < spec_.token_types.size(); ++i)
     types_[i] = static_cast<TokenType>(spec_.token_types[i]);
-  for (std::string_view text : kControlLookingTokens) {
-    const int32_t id = find_token(text);
-    if (id >= 0) types_[id] = TokenType::Control;
+  for (const ControlSpelling& spelling : kControlSpellings) {
+    const int32_t id = find_token(spelling.text);
+    if (id < 0) continue;
+    types_[id] = TokenType::Control;
+    if (spelling.ends) end_of_generation_.push_back(id);
   }
+  if (spec_.eos_id >= 0) end_of_generation_.push_back(spec_.eos_id);
   for (size_t i = 0; i < spec_.tokens.size(); ++i) {
     const TokenType type = types_[i];
     if (spec_.tokens[i].empty()) continue;
@@ -155,6 +173,11 @@ TokenType Tokenizer::token_type(int32_t id) const {
     fail("tokenizer", "token id ", id, " is out of range for a vocabulary of ", vocab_size(),
          " tokens");
   return types_[id];
+}
+
+bool Tokenizer::is_end_of_generation(int32_t id) const {
+  return std::find(end_of_generation_.begin(), end_of_generation_.end(), id) !=
+         end_of_generation_.end();
 }
 
 int32_t Tokenizer::find_token(std::string_view text) const {

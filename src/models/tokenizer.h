@@ -59,6 +59,10 @@ class Tokenizer {
   // The type the tokenizer uses: the file's, except that end-of-turn/end-of-generation/FIM
   // spellings ("</s>", "<|im_end|>", ...) are Control, as llama.cpp makes them.
   TokenType token_type(int32_t id) const;
+  // Whether generation stops at `id`: eos, and end-of-turn/end-of-text tokens found by their
+  // spelling (SmolLM2: <|endoftext|>, <|im_end|>, <reponame>; Gemma 3: <eos>,
+  // <end_of_turn>, </s>), as llama.cpp's end-of-generation set.
+  bool is_end_of_generation(int32_t id) const;
   // The id of the token spelled exactly `text`, or -1.
   int32_t find_token(std::string_view text) const;
 
@@ -81,6 +85,7 @@ class Tokenizer {
   bool byte_level_ = false;  // gpt2; otherwise SentencePiece
   const PreTokenizer* pre_ = nullptr;
   std::vector<TokenType> types_;
+  std::vector<int32_t> end_of_generation_;
   TokenIndex index_;
   MergeRanks ranks_;
   std::array<int32_t, 256> byte_tokens_{};
