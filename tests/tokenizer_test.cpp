@@ -213,6 +213,13 @@ TEST(TokenizerSpecials, EndOfTurnSpellingsAreControlWhateverTheirType) {
   EXPECT_FALSE(tok.is_end_of_generation(2));   // <bos>
 }
 
+TEST(TokenizerSpecials, CopiesOfATokenizerOutliveTheOriginal) {
+  std::optional<Tokenizer> original(spm_spec());
+  const Tokenizer copy = *original;
+  original.reset();
+  EXPECT_EQ(copy.encode("<start_of_turn>a\n", false, true), Ids({11, 5, 13}));
+}
+
 TEST(TokenizerStream, HoldsBackUtf8SplitOverTokens) {
   Tokenizer tok(spm_spec());
   StreamDecoder stream(tok);

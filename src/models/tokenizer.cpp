@@ -113,32 +113,47 @@ Tokenizer::Tokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
     index_[spec_.tokens[i]] = static_cast<int32_t>(i);
 
   if (byte_level_) {
-    if (spec_.merges.empty())
-      fail("tokenizer",
-           "a gpt2 (byte-level BPE) vocabulary needs tokenizer.ggml.merges; it has none");
-    ranks_.reserve(spec_.merges.size());
-    for (size_t rank = 0; rank < spec_.merges.size(); ++rank) {
-      const std::string& merge = spec_.merges[rank];
-      const size_t space = merge.find(' ', 1);
-      if (space == std::string::npos)
-        fail("tokenizer", "merge ", rank, " '", merge, "' is not two tokens separated by a space");
-      for (std::string_view part :
-           {std::string_view(merge).substr(0, space), std::string_view(merge).substr(space + 1)})
-        if (find_token(part) < 0)
-          fail("tokenizer", "merge ", rank, " '", merge, "' names '", part,
-               "', which is not a token");
-      ranks_.emplace(merge, static_cast<int32_t>(rank));  // the first listing of a pair wins
-    }
+    rank_merges();
   } else {
-    for (int b = 0; b < 256; ++b) {
-      char name[8];
-      std::snprintf(name, sizeof name, "<0x%02X>", b);
-      const char raw = static_cast<char>(b);
-      int32_t id = find_token(name);
-      byte_tokens_[b] = id >= 0 ? id : find_token(std::string_view(&raw, 1));
-    }
+    find_byte_tokens();
   }
+  classify_tokens();
+}
 
+// The merges' ranks; each merge must name two tokens.
+void Tokenizer::rank_merges() {
+  if (spec_.merges.empty())
+    fail("tokenizer",
+         "a gpt2 (byte-level BPE) vocabulary needs tokenizer.ggml.merges; it has none");
+  ranks_.reserve(spec_.merges.size());
+  for (size_t rank = 0; rank < spec_.merges.size(); ++rank) {
+    const std::string& merge = spec_.merges[rank];
+    const size_t space = merge.find(' ', 1);
+    if (space == std::string::npos)
+      fail("tokenizer", "merge ", rank, " '", merge, "' is not two tokens separated by a space");
+    for (std::string_view part :
+         {std::string_view(merge).substr(0, space), std::string_view(merge).substr(space + 1)})
+      if (find_token(part) < 0)
+        fail("tokenizer", "merge ", rank, " '", merge, "' names '", part,
+             "', which is not a token");
+    ranks_.emplace(merge, static_cast<int32_t>(rank));  // the first listing of a pair wins
+  }
+}
+
+// SentencePiece's byte fallback: <0xNN>, else the byte itself as a token, else none (-1).
+void Tokenizer::find_byte_tokens() {
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    const char raw = static_cast<char>(b);
+    int32_t id = find_token(name);
+    byte_tokens_[b] = id >= 0 ? id : find_token(std::string_view(&raw, 1));
+  }
+}
+
+// Token types as llama.cpp uses them, the end-of-generation set, and the specials to match
+// in text.
+void Tokenizer::classify_tokens() {
   types_.resize(spec_.tokens.size(), TokenType::Normal);
   for (size_t i = 0; i < spec_.token_types.size(); ++i)
     types_[i] = static_cast<TokenType>(spec_.token_types[i]);
@@ -153,13 +168,13 @@ Tokenizer::Tokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
     const TokenType type = types_[i];
     if (spec_.tokens[i].empty()) continue;
     if (type == TokenType::Control || type == TokenType::Unknown || type == TokenType::UserDefined)
-      specials_.push_back(
-          {spec_.tokens[i], static_cast<int32_t>(i), type != TokenType::UserDefined});
+      specials_.push_back({static_cast<int32_t>(i), type != TokenType::UserDefined});
   }
   // Longest first, so that "<end_of_turn>" is not cut by a shorter token inside it.
-  std::stable_sort(
-      specials_.begin(), specials_.end(),
-      [](const SpecialToken& a, const SpecialToken& b) { return a.text.size() > b.text.size(); });
+  std::stable_sort(specials_.begin(), specials_.end(),
+                   [&](const SpecialToken& a, const SpecialToken& b) {
+                     return spec_.tokens[a.id].size() > spec_.tokens[b.id].size();
+                   });
 }
 
 void Tokenizer::check_id(int32_t id, const char* what) const {
@@ -193,7 +208,8 @@ std::vector<Tokenizer::Fragment> Tokenizer::split_specials(std::string_view text
   if (!text.empty()) fragments.push_back({-1, text});
   for (const SpecialToken& special : specials_) {
     if (special.needs_parse_special && !parse_special) continue;
-    if (special.text.size() > text.size()) continue;
+    const std::string_view special_text = spec_.tokens[special.id];
+    if (special_text.size() > text.size()) continue;
     std::vector<Fragment> next;
     bool found = false;
     for (const Fragment& fragment : fragments) {
@@ -202,11 +218,11 @@ std::vector<Tokenizer::Fragment> Tokenizer::split_specials(std::string_view text
         continue;
       }
       std::string_view rest = fragment.text;
-      for (size_t at; (at = rest.find(special.text)) != std::string_view::npos;) {
+      for (size_t at; (at = rest.find(special_text)) != std::string_view::npos;) {
         found = true;
         if (at > 0) next.push_back({-1, rest.substr(0, at)});
         next.push_back({special.id, {}});
-        rest = rest.substr(at + special.text.size());
+        rest = rest.substr(at + special_text.size());
       }
       if (!rest.empty()) next.push_back({-1, rest});
     }

@@ -72,12 +72,14 @@ class Tokenizer {
     std::string_view text;  // otherwise: raw text
   };
   struct SpecialToken {
-    std::string_view text;
-    int32_t id;
+    int32_t id;  // an id, not a view of the text, so that copies of the Tokenizer stay valid
     bool needs_parse_special;  // control/unknown: only when parse_special; user-defined: always
   };
 
   void check_id(int32_t id, const char* what) const;
+  void rank_merges();
+  void find_byte_tokens();
+  void classify_tokens();
   std::vector<Fragment> split_specials(std::string_view text, bool parse_special) const;
   void encode_text(std::string_view text, bool prev_was_special, std::vector<int32_t>& out) const;
 
