@@ -220,6 +220,15 @@ TEST(TokenizerSpecials, CopiesOfATokenizerOutliveTheOriginal) {
   EXPECT_EQ(copy.encode("<start_of_turn>a\n", false, true), Ids({11, 5, 13}));
 }
 
+TEST(TokenizerSpecials, EmptyTokensAreRenamedAsInLlamaCpp) {
+  TokenizerSpec spec = default_bpe_spec();
+  spec.tokens.push_back("");
+  spec.token_types.push_back(4);
+  Tokenizer tok(spec);
+  EXPECT_EQ(tok.decode({14}), "[EMPTY_14]");
+  EXPECT_EQ(tok.encode("a[EMPTY_14]", false, false), Ids({1, 14}));
+}
+
 TEST(TokenizerStream, HoldsBackUtf8SplitOverTokens) {
   Tokenizer tok(spm_spec());
   StreamDecoder stream(tok);

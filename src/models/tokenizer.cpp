@@ -108,6 +108,9 @@ Tokenizer::Tokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
   if (spec_.add_eos && spec_.eos_id < 0)
     fail("tokenizer", "add_eos is set but the vocabulary has no eos token id");
 
+  // llama.cpp renames empty tokens (which no text could produce) to "[EMPTY_<id>]".
+  for (size_t i = 0; i < spec_.tokens.size(); ++i)
+    if (spec_.tokens[i].empty()) spec_.tokens[i] = "[EMPTY_" + std::to_string(i) + "]";
   index_.reserve(spec_.tokens.size());
   for (size_t i = 0; i < spec_.tokens.size(); ++i)
     index_[spec_.tokens[i]] = static_cast<int32_t>(i);
@@ -166,7 +169,6 @@ void Tokenizer::classify_tokens() {
   if (spec_.eos_id >= 0) end_of_generation_.push_back(spec_.eos_id);
   for (size_t i = 0; i < spec_.tokens.size(); ++i) {
     const TokenType type = types_[i];
-    if (spec_.tokens[i].empty()) continue;
     if (type == TokenType::Control || type == TokenType::Unknown || type == TokenType::UserDefined)
       specials_.push_back({static_cast<int32_t>(i), type != TokenType::UserDefined});
   }
