@@ -168,7 +168,8 @@ TEST(TokenizerSentencePiece, MergesByScoreWithSpacePrefix) {
   prefixed.add_space_prefix = true;
   Tokenizer with_prefix(prefixed);
   EXPECT_EQ(with_prefix.encode("a", false, false), Ids({10}));
-  EXPECT_EQ(with_prefix.decode({10, 6}), "ab");  // the added space is dropped again
+  EXPECT_EQ(with_prefix.decode({10, 6}), "ab");      // the added space is dropped again
+  EXPECT_EQ(with_prefix.decode({2, 10, 6}), " ab");  // not after a BOS, as in llama.cpp
 }
 
 TEST(TokenizerSentencePiece, UnknownCharactersAreSpelledAsByteTokens) {

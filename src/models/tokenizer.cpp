@@ -298,10 +298,13 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool render_speci
 
 std::string StreamDecoder::push(int32_t id) {
   std::string piece = tokenizer_.token_bytes(id, render_special_);
-  if (first_piece_ && !piece.empty()) {
-    // A space-prefixing SentencePiece vocabulary added the first space itself: drop it.
+  if (first_piece_) {
+    // A space-prefixing SentencePiece vocabulary added the first space itself: drop it. As
+    // in llama.cpp's detokenizer, only the first token's piece is looked at (after a BOS,
+    // whose piece is empty, the space stays).
     const TokenizerSpec& spec = tokenizer_.spec();
-    if (spec.model == "llama" && spec.add_space_prefix && piece[0] == ' ') piece.erase(0, 1);
+    if (spec.model == "llama" && spec.add_space_prefix && !piece.empty() && piece[0] == ' ')
+      piece.erase(0, 1);
     first_piece_ = false;
   }
   pending_ += piece;

@@ -51,7 +51,8 @@ class Tokenizer {
   // their text when render_special, else nothing. May end inside a UTF-8 sequence.
   std::string token_bytes(int32_t id, bool render_special = false) const;
 
-  // The text of `ids` (pieces joined; a space-prefixing vocabulary drops its first space).
+  // The text of `ids`: pieces joined; a space-prefixing vocabulary drops one leading space of
+  // the first token's piece.
   std::string decode(const std::vector<int32_t>& ids, bool render_special = false) const;
 
   const TokenizerSpec& spec() const { return spec_; }
