@@ -102,6 +102,7 @@ test-js: setup data
 	$(call timed,cd js && KILN_NUM_THREADS=1 npx vitest run test/threads.test.ts test/api.test.ts test/numpy_fixtures.test.ts test/js_fixtures.test.ts test/optax.test.ts,vitest in node: single-threaded core (KILN_NUM_THREADS=1))
 	$(call timed,cd js && node test/browser/run.mjs,the same suite in headless chromium)
 	$(call timed,cd js && node test/browser/mnist.mjs,examples/mnist-web trains 20 steps in headless chromium)
+	$(call timed,cd js && MNIST_WEBGPU=1 MNIST_STEPS=3 MNIST_TEST=100 MNIST_MIN_ACCURACY=0 node test/browser/mnist.mjs,examples/mnist-web on webgpu (SwiftShader): init + 3 steps in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
 # The NumPy (and standard-library zlib, PyPI gguf and safetensors) fixture generators must

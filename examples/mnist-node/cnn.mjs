@@ -75,14 +75,17 @@ export function makeCnn({ kiln, optax }) {
 
   const predict = jit((p, x) => np.argmax(apply(p, x), -1));
 
-  /** Fraction of `split` classified correctly, in batches of `size`; params are kept. */
-  function accuracy(params, split, size = 1000) {
+  /**
+   * Resolves to the fraction of `split` classified correctly, in batches of `size`; params are
+   * kept. Reads are asynchronous, so it runs on devices without synchronous reads (webgpu).
+   */
+  async function accuracy(params, split, size = 1000) {
     const order = Array.from({ length: split.n }, (_, i) => i);
     let correct = 0;
     for (let b = 0; b < split.n; b += size) {
       const e = Math.min(split.n, b + size);
       const { x } = batch(np, split, order, b, e);
-      const pred = predict(kiln.tree.ref(params), x).dataSync();
+      const pred = await predict(kiln.tree.ref(params), x).data();
       for (let i = 0; i < e - b; i++) correct += pred[i] === split.labels[b + i] ? 1 : 0;
     }
     return split.n ? correct / split.n : 0;

@@ -80,7 +80,7 @@ for (let e = 0; e < o.epochs; e++) {
     if (s + 1 === stepsPerEpoch || (s + 1) % 5 === 0) bar(s + 1, stepsPerEpoch, sum / (s + 1), (performance.now() - start) / 1000);
   }
   const trainS = (performance.now() - start) / 1000;
-  const acc = cnn.accuracy(params, test);
+  const acc = await cnn.accuracy(params, test);
   const epochS = (performance.now() - start) / 1000;
   total += epochS;
   console.log(`epoch ${e + 1}/${o.epochs}: train loss ${(sum / Math.max(1, stepsPerEpoch)).toFixed(4)}, test accuracy ${(100 * acc).toFixed(2)}%, ${epochS.toFixed(1)} s (train ${trainS.toFixed(1)} s, test ${(epochS - trainS).toFixed(1)} s), total ${total.toFixed(1)} s`);

@@ -47,23 +47,24 @@ async function main() {
     drawChart(canvas, { losses: state.losses, accuracies: state.accuracies, totalSteps });
     state.draws++;
   };
-  const evaluate = () => {
-    const accuracy = cnn.accuracy(params, test, 500);
+  const evaluate = async () => {
+    const accuracy = await cnn.accuracy(params, test, 500);
     state.accuracies.push({ step: state.steps, accuracy });
     document.getElementById("accuracy").textContent = `${(100 * accuracy).toFixed(2)}% after ${state.steps} steps`;
   };
   const t0 = performance.now();
   let sum = 0;
   for (let e = 0; e < o.epochs && state.steps < totalSteps; e++) {
-    const order = kiln.random.permutation(kiln.random.foldIn(shuffleKey.ref, e), train.n).dataSync();
+    // Asynchronous reads only: the webgpu device has no synchronous ones.
+    const order = await kiln.random.permutation(kiln.random.foldIn(shuffleKey.ref, e), train.n).data();
     for (let s = 0; s < stepsPerEpoch && state.steps < totalSteps; s++) {
       const { x, y } = batch(kiln.numpy, train, order, s * o.batchSize, (s + 1) * o.batchSize);
       let l;
       [params, optState, l] = step(params, optState, x, y);
-      sum += l.item();
+      sum += (await l.data())[0];
       state.steps++;
       state.losses.push(sum / state.steps);
-      if (state.steps % o.evalEvery === 0 || state.steps === totalSteps) evaluate();
+      if (state.steps % o.evalEvery === 0 || state.steps === totalSteps) await evaluate();
       redraw();
       log(`device ${state.device}: epoch ${e + 1}, step ${state.steps}/${totalSteps}, mean loss ${(sum / state.steps).toFixed(4)}, ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       await tick();

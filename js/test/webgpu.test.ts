@@ -6,8 +6,12 @@
 // "skipped" in CI).
 import { beforeEach, describe, expect, test } from "vitest";
 import {
-  blockUntilReady, defaultDevice, devicePut, getWebGPUDevice, grad, init, jit, lax, nn, numpy as np, valueAndGrad, webgpuDebug,
+  blockUntilReady, defaultDevice, devicePut, getWebGPUDevice, grad, init, jit, lax, nn, numpy as np, random, tree, valueAndGrad,
+  webgpuDebug,
 } from "../dist/index.js";
+import * as optax from "../dist/optax/index.js";
+// @ts-ignore: plain JS shared with the Node example and the page
+import { makeCnn } from "../../examples/mnist-node/cnn.mjs";
 import { webGpuRuntime, webGpuUnavailableReason } from "../dist/webgpu/attach.js";
 import { compareAsync } from "./fixtures.js";
 import { cases, runNumpyCase } from "./numpy_cases.js";
@@ -364,6 +368,42 @@ if (!gpu && requireGpu) {
       rt.free(h);
       expect(rt.pipeline("x", 200)).toBe(-1);
       expect(rt.lastError).toMatch(/201 storage buffers/);
+    });
+
+    // WGSL has no float64: samplers that widen to float64 elsewhere (XLA's FMA in uniform's
+    // scaling and erf_inv's Horner steps) round the product first here. uniform may then differ
+    // from the cpu by one ulp of max(|floats * span|, |lo|); normal and truncatedNormal also go
+    // through WGSL's log and sqrt, which the WGSL spec lets be off by 3 ulp (log: 2^-21 absolute
+    // near 1), so a few ulp of the sample's scale.
+    test("random samplers run on webgpu and agree with the cpu", async () => {
+      const draw = {
+        uniform: [() => random.uniform(random.key(1), [4096], { minval: -0.9, maxval: 0.7 }), 2 ** -23],
+        normal: [() => random.normal(random.key(2), [4096]), 4 * 2 ** -22],
+        truncatedNormal: [() => random.truncatedNormal(random.key(3), -2, 2, [4096]), 4 * 2 ** -22],
+      } as const;
+      for (const [name, [f, atol]] of Object.entries(draw)) {
+        defaultDevice("cpu");
+        const want = await f().data();
+        defaultDevice("webgpu");
+        const got = await f().data();
+        let worst = 0;
+        for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i] - want[i]));
+        expect(worst, name).toBeLessThanOrEqual(atol);
+      }
+    });
+
+    // (Its init draws from truncatedNormal: it stopped the page at init on WebGPU before.)
+    test("the MNIST CNN of examples/ initializes on webgpu", async () => {
+      defaultDevice("webgpu");
+      const cnn = makeCnn({ kiln: { numpy: np, random, nn, jit, valueAndGrad, lax }, optax });
+      const { params, shuffleKey } = cnn.init(0);
+      shuffleKey.dispose();
+      const leaves = tree.leaves(params) as np.Array[];
+      expect(leaves.length).toBeGreaterThan(0);
+      for (const p of leaves) expect(p.device).toBe("webgpu");
+      const first = (await leaves[0].ref.data()) as Float32Array;
+      expect(first.every(Number.isFinite)).toBe(true);
+      tree.dispose(params);
     });
 
     describe("numpy fixtures on webgpu", () => {

@@ -50,6 +50,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual const std::string& name() const = 0;
+  // Whether kernels on this device can compute in `d` (WGSL has no 64-bit floats): library
+  // functions that widen internally pick another formula where it cannot.
+  virtual bool supports(DType) const { return true; }
 
   // A new buffer's contents are unspecified until written (the jit's pool reuses buffers, and
   // the wasm device does not clear them): callers write it whole before anything reads it.

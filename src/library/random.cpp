@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "backend/backend.h"
 #include "frontend/transforms.h"
 #include "library/array_args.h"
 #include "library/lax.h"
@@ -103,8 +104,11 @@ bool traced(const Array& a) { return a.impl()->tracer != nullptr; }
 // One stable sort of x along `axis` by fresh random keys.
 Array shuffle_once(const Array& key, const Array& x, int axis) {
   Array sort_keys = np::moveaxis(bits(key, x.shape()), axis, -1);
-  Array perm =
-      traced(key) || traced(x) ? traced_argsort_last(sort_keys) : host_argsort_last(sort_keys);
+  // On the host where the keys read back synchronously; on the device (a stable bitonic
+  // argsort) where they cannot (webgpu). Both give JAX's permutation.
+  Array perm = traced(key) || traced(x)                         ? traced_argsort_last(sort_keys)
+               : get_backend(sort_keys.device()).can_read_sync() ? host_argsort_last(sort_keys)
+                                                                 : np::argsort(sort_keys, -1);
   return np::moveaxis(np::take_along_axis(np::moveaxis(x, axis, -1), perm, -1), -1, axis);
 }
 

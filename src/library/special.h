@@ -14,6 +14,7 @@ Array erf_inv(const Array& x);
 // contracts multiply-adds into: computed in float64, where the product is exact, so the only
 // difference from a true FMA is double rounding (a tie at 2^-29 relative: never seen).
 // kiln's own ops round every step; the samplers use this where JAX's results depend on it.
+// On a device without float64 (webgpu) it is a * b + c with the product rounded first.
 Array fma_f32(const Array& a, const Array& b, const Array& c);
 // The next float32 after x towards y (XLA's NextAfter: nan if either is nan, y if x == y).
 Array nextafter(const Array& x, const Array& y);

@@ -14,13 +14,19 @@ const env = (k, d) => (process.env[k] ? Number(process.env[k]) : d);
 const STEPS = env("MNIST_STEPS", 20);
 const TEST = env("MNIST_TEST", 500), EVAL = env("MNIST_EVAL", STEPS);
 const MIN_ACCURACY = env("MNIST_MIN_ACCURACY", 0.3); // chance is 0.1; measured 2026-12-03: see bench/results/mnist.md
+// MNIST_WEBGPU=1: Chromium with WebGPU on SwiftShader, where the page must pick `webgpu`
+// (without it the page must fall back to `wasm`).
+const WEBGPU = process.env.MNIST_WEBGPU === "1";
+const gpuArgs = WEBGPU
+  ? ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader", "--use-webgpu-adapter=swiftshader"]
+  : ["--disable-gpu"];
 const server = await startServer();
 const url = `http://127.0.0.1:${server.address().port}/examples/mnist-web/?steps=${STEPS}&test=${TEST}&eval=${EVAL}`;
 const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
   headless: true,
-  args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  args: ["--headless=new", "--no-sandbox", ...gpuArgs, "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
 });
 let ok = false;
 try {
@@ -37,7 +43,7 @@ try {
     return { error: m.error, steps: m.steps, draws: m.draws, accuracies: m.accuracies, device: m.device, inked, text: document.getElementById("accuracy").textContent, isolated: crossOriginIsolated };
   });
   const acc = r.accuracies.at(-1)?.accuracy ?? 0;
-  ok = !r.error && r.steps === STEPS && r.draws === STEPS && r.inked > 500 && acc >= MIN_ACCURACY && r.text.includes("%") && r.isolated;
+  ok = !r.error && r.device === (WEBGPU ? "webgpu" : "wasm") && r.steps === STEPS && r.draws === STEPS && r.inked > 500 && acc >= MIN_ACCURACY && r.text.includes("%") && r.isolated;
   console.log(`[kiln] examples/mnist-web: ${ok ? "ok" : "WRONG"}: device ${r.device}, ${r.steps} steps, ${r.draws} chart draws, ${r.inked} inked pixels, accuracy "${r.text}", crossOriginIsolated ${r.isolated}, evaluations ${r.accuracies.map((a) => `${a.step}: ${(100 * a.accuracy).toFixed(2)}%`).join(", ")}${r.error ? `\n${r.error}` : ""}`);
 } finally {
   await context.close();

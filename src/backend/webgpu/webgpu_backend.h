@@ -22,6 +22,7 @@ class WebGpuBackend : public Backend {
   explicit WebGpuBackend(const webgpu::WgslParams& params) : params_(params) {}
   ~WebGpuBackend() override;
   const std::string& name() const override;
+  bool supports(DType d) const override { return d != DType::Float64; }
   void write(int64_t handle, int64_t offset, const void* data, int64_t bytes) override;
   bool can_read_sync() const override { return false; }
   void read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) override;
