@@ -2,7 +2,6 @@
 // package's dequantization, tools/gen_ggml_block_fixtures.py) bit for bit, the type table, errors.
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -25,6 +24,12 @@ struct BlockCase {
   std::vector<uint8_t> bytes;
   std::vector<uint32_t> bits;  // expected float32 values, as IEEE bits
 };
+
+uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
 
 GgmlType type_named(const std::string& name) {
   for (uint32_t id = 0; id < 64; ++id) {
@@ -80,7 +85,7 @@ TEST(GgmlBlocks, BitExactAgainstGgufPackage) {
     dequantize(c.type, c.bytes, c.n, out.data());
     int mismatches = 0;
     for (int64_t i = 0; i < c.n; ++i) {
-      const uint32_t got = std::bit_cast<uint32_t>(out[size_t(i)]);
+      const uint32_t got = bits_of(out[size_t(i)]);
       if (got != c.bits[size_t(i)] && ++mismatches <= 3)
         ADD_FAILURE() << c.name << " value " << i << ": got bits " << std::hex << got
                       << ", expected " << c.bits[size_t(i)];
@@ -112,9 +117,9 @@ TEST(GgmlBlocks, WholeTensorIsItsBlocksInOrder) {
   bytes.insert(bytes.end(), b->bytes.begin(), b->bytes.end());
   std::vector<float> out(size_t(a->n + b->n));
   dequantize(GgmlType::Q4_K, bytes, a->n + b->n, out.data());
-  EXPECT_EQ(std::bit_cast<uint32_t>(out[0]), a->bits[0]);
-  EXPECT_EQ(std::bit_cast<uint32_t>(out[size_t(a->n)]), b->bits[0]);
-  EXPECT_EQ(std::bit_cast<uint32_t>(out.back()), b->bits.back());
+  EXPECT_EQ(bits_of(out[0]), a->bits[0]);
+  EXPECT_EQ(bits_of(out[size_t(a->n)]), b->bits[0]);
+  EXPECT_EQ(bits_of(out.back()), b->bits.back());
 }
 
 TEST(GgmlBlocks, TypeTable) {
