@@ -196,7 +196,11 @@ async function generateForModel(llama, nlcVersion, name, args) {
   writeFileSync(join(args.out, `${name}_tokenize.txt`), tokenize.join("\n") + "\n");
   const greedy = [...header("greedy", info), ...GREEDY_FORMAT];
   const prompts = readEntries("prompts.txt");
-  for (let i = 0; i < prompts.length; i++) greedy.push(...(await greedyLines(context, model, i, prompts[i])));
+  const start = Date.now();
+  for (let i = 0; i < prompts.length; i++) {
+    greedy.push(...(await greedyLines(context, model, i, prompts[i])));
+    console.error(`[gen_llm_fixtures] ${name}: prompt ${i} done at ${((Date.now() - start) / 1000).toFixed(0)} s`);
+  }
   writeFileSync(join(args.out, `${name}_greedy.txt`), greedy.join("\n") + "\n");
   console.log(`[gen_llm_fixtures] ${name}: ${tokenize.length} tokenizer lines, ${greedy.length} greedy lines (cpu variant ${info.variant})`);
   await context.dispose();
