@@ -3,8 +3,10 @@
 //
 // Usage (after `make models`):
 //   cd tools/llm-oracle && npm ci --omit=optional --ignore-scripts   # prebuilt CPU binary only
-//   node tools/gen_llm_fixtures.mjs [--out DIR] [--models smollm2,gemma3]
+//   node tools/gen_llm_fixtures.mjs [--out DIR] [--models smollm2,gemma3] [--threads N]
 // --out writes somewhere else than tests/fixtures/llm (a second run to diff for determinism).
+// Time on the 2-core development machine (2026-12-04, loaded): SmolLM2 ~1-8 min, Gemma 3 ~13 min,
+// most of it node-llama-cpp handing the whole-vocabulary probabilities (262144 for Gemma) to JS.
 //
 // What it writes, per model (formats repeated in each file's header):
 // - <model>_tokenize.txt: each line of tests/fixtures/llm/corpus.txt (escapes \n \t \r \\
@@ -37,7 +39,7 @@ const MODELS = {
 };
 // Fixed so that runs compare: 2 threads (the development machine's cores), one batch holds any
 // prompt, a context that holds a prompt plus the continuation.
-const THREADS = 2;
+let THREADS = 2;
 const BATCH_SIZE = 512;
 const CONTEXT_SIZE = 512;
 const MAX_NEW_TOKENS = 64;
@@ -45,14 +47,15 @@ const TOP_K = 8;
 // Measured by running this generator twice into separate folders and diffing (see the
 // commit that last changed it); printed into each header.
 const DETERMINISM =
-  "two runs on the same machine (same CPU variant) gave byte-identical files";
+  "two runs on one machine (same CPU variant) gave byte-identical files; SmolLM2 at 1 thread gave the same ids and logprobs as at 2";
 
 function parseArgs(argv) {
   const args = { out: FIXTURES, models: Object.keys(MODELS) };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--out") args.out = argv[++i];
     else if (argv[i] === "--models") args.models = argv[++i].split(",");
-    else throw new Error(`unknown argument ${argv[i]} (use --out DIR, --models a,b)`);
+    else if (argv[i] === "--threads") THREADS = Number(argv[++i]);
+    else throw new Error(`unknown argument ${argv[i]} (use --out DIR, --models a,b, --threads N)`);
   }
   return args;
 }
