@@ -8,7 +8,8 @@ namespace kiln::formats {
 
 // Values are ggml's type ids, as stored in a GGUF tensor info (GGUF spec; the PyPI gguf
 // package's GGMLQuantizationType). Ids 4, 5 (Q4_2, Q4_3), 31-33 and 36-38 (repacked
-// Q4_0 variants) were removed from ggml and are unknown here.
+// Q4_0 variants) were removed from ggml and are unknown here, and so are the newest, 40
+// (NVFP4) and 41 (Q1_0), which the gguf package 0.19 lists but no model here uses yet.
 enum class GgmlType : uint32_t {
   F32 = 0,
   F16 = 1,
