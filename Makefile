@@ -111,13 +111,15 @@ test-js: setup data
 	$(call timed,cd js && node test/browser/mnist.mjs,examples/mnist-web trains 20 steps in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
-# The NumPy (and standard-library zlib, and PyPI gguf's block quantizers) fixture generators
-# must reproduce the committed fixtures, with numpy and gguf pinned in tools/requirements.txt: every token the same, floats within a
-# few ulp (NumPy's transcendental kernels round differently per CPU SIMD level; see
-# tools/fixture_check.py, tested by tools/test_fixture_check.py). The JAX generators need
-# jax, a large download, so they are checked by `make check-jax-fixtures` instead.
+# The NumPy (and standard-library zlib, PyPI gguf and safetensors) fixture generators must
+# reproduce the committed fixtures, with numpy, gguf and safetensors pinned in
+# tools/requirements.txt: every token the same, floats within a few ulp (NumPy's
+# transcendental kernels round differently per CPU SIMD level; see tools/fixture_check.py,
+# tested by tools/test_fixture_check.py). The JAX generators need jax, a large download, so
+# they are checked by `make check-jax-fixtures` instead.
 NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py tools/gen_gzip_fixtures.py \
-  tools/gen_js_fixtures.py tools/gen_fuzz_seeds.py tools/gen_ggml_block_fixtures.py
+  tools/gen_js_fixtures.py tools/gen_gguf_fixtures.py tools/gen_fuzz_seeds.py \
+  tools/gen_ggml_block_fixtures.py
 test-fixtures:
 	$(call timed,python3 tools/check_code_shape.py,code shape: layer order of src/ and function lengths)
 	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && python3 tools/test_fixture_check.py && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check || exit 1; done,fixture generators reproduce the fixtures)

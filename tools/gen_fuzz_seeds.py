@@ -5,7 +5,8 @@
 Usage:  python3 tools/gen_fuzz_seeds.py            # (re)writes fuzz/corpus
         python3 tools/gen_fuzz_seeds.py --check    # exits 1 if a seed is stale
 Only the standard library is needed; inputs come from random.Random with fixed seeds and
-zlib's deflate at fixed levels. Seeds are small (a few KiB at most) so the fuzzer mutates
+zlib's deflate at fixed levels; the gguf and safetensors seeds add a few committed fixtures
+that the real libraries wrote (tests/fixtures/{gguf,safetensors}). Seeds are small (a few KiB at most) so the fuzzer mutates
 them quickly: each is a valid input showing one feature of its format. Crash inputs the
 fuzzer finds are not generated: they go to fuzz/regressions/<target>/ by hand.
 """
@@ -143,7 +144,7 @@ def ggml_blocks(type_id, n_values, payload):
 
 
 def ggml_blocks_seeds():
-    # One valid input per decoded type (ggml ids; block geometry as formats/ggml_types.cpp),
+    # One valid input per decoded type (ggml ids; block geometry as formats/gguf.cpp's table),
     # with finite f16 scales where a block format has them, plus two bad sizes.
     rng = random.Random(19)
     half_one, half_neg = struct.pack("<e", 0.5), struct.pack("<e", -0.25)
@@ -168,10 +169,73 @@ def ggml_blocks_seeds():
     }
 
 
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
+
+
+def fixture(*parts):
+    """A committed fixture's bytes (written by the real libraries in gen_gguf_fixtures.py)."""
+    with open(os.path.join(FIXTURES, *parts), "rb") as f:
+        return f.read()
+
+
+def gguf_kv(key, vtype, payload):
+    k = key.encode()
+    return struct.pack("<Q", len(k)) + k + struct.pack("<I", vtype) + payload
+
+
+def gguf_file(kvs, infos, data, alignment=32):
+    """A little-endian GGUF v3 file: header, kv pairs, tensor infos, padding, data."""
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(infos), len(kvs)) + b"".join(kvs) + b"".join(infos)
+    return head + b"\0" * (-len(head) % alignment) + data
+
+
+def gguf_info(name, dims, ggml_type, offset):
+    n = name.encode()
+    return (struct.pack("<Q", len(n)) + n + struct.pack("<I", len(dims)) +
+            b"".join(struct.pack("<Q", d) for d in dims) + struct.pack("<IQ", ggml_type, offset))
+
+
+def gguf_seeds():
+    nested = struct.pack("<IQ", 9, 2) + struct.pack("<IQ", 4, 1) + struct.pack("<I", 7) + \
+        struct.pack("<IQ", 8, 1) + struct.pack("<Q", 2) + b"hi"
+    small = gguf_file(
+        [gguf_kv("general.architecture", 8, struct.pack("<Q", 5) + b"llama"),
+         gguf_kv("general.alignment", 4, struct.pack("<I", 16)),
+         gguf_kv("n", 9, nested)],
+        [gguf_info("a", [4], 0, 0), gguf_info("q", [32, 1], 8, 16)],
+        struct.pack("<4f", 1, 2, 3, 4) + bytes(range(34)), alignment=16)
+    return {
+        "small_nested_align16": small,
+        "metadata_only": gguf_file([gguf_kv("b", 7, b"\1")], [], b""),
+        "all_types": fixture("gguf", "all_types.gguf"),
+        "v2": fixture("gguf", "v2.gguf"),
+        "align64": fixture("gguf", "align64.gguf"),
+    }
+
+
+def safetensors_file(header, data):
+    text = header.encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def safetensors_seeds():
+    return {
+        "basic": fixture("safetensors", "basic.safetensors"),
+        "bf16_metadata": fixture("safetensors", "bf16.safetensors"),
+        "scalar_and_empty": safetensors_file(
+            '{"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]},'
+            '"e":{"dtype":"I64","shape":[0,2],"data_offsets":[4,4]}}  ', b"\0\0\x80?"),
+        "escapes": safetensors_file(
+            '{"__metadata__":{"k\\u00e9":"\\ud83d\\ude00\\n"},'
+            '"w":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}', b"ab"),
+    }
+
+
 def build():
     return {"idx": idx_seeds(), "gzip": gzip_seeds(), "inflate": inflate_seeds(),
             "einsum": einsum_seeds(), "conv_layout": conv_layout_seeds(),
-            "raw_array": raw_array_seeds(), "ggml_blocks": ggml_blocks_seeds()}
+            "raw_array": raw_array_seeds(), "gguf": gguf_seeds(),
+            "safetensors": safetensors_seeds(), "ggml_blocks": ggml_blocks_seeds()}
 
 
 def main():

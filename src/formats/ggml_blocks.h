@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include "formats/ggml_types.h"
+#include "formats/gguf.h"  // GgmlType and ggml's type table
 
 namespace kiln::formats {
 

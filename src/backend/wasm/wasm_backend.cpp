@@ -161,10 +161,22 @@ uint32_t b_ipow_u32(uint32_t a, uint32_t b) {
 float b_half_to_float(int32_t bits) { return half_to_float(uint16_t(bits)); }
 int32_t b_float_to_half(float f) { return float_to_half(f); }
 float b_round_half(float f) { return half_to_float(float_to_half(f)); }
-// Scratch for packed operand panels: one buffer per thread (so a dispatch split across
-// pthread workers packs into disjoint memory), grown on demand and never shrunk.
+// Scratch for packed operand panels: one buffer per worker slot of a dispatch (so a dispatch
+// split across pthread workers packs into disjoint memory), never shrunk. The dispatching
+// thread grows every slot a dispatch may use before it starts (reserve_scratch), while the
+// workers are idle: which worker first runs a chunk depends on timing, and growing there made
+// the heap's size depend on it too. b_scratch still grows as a fallback for direct calls.
+std::vector<std::vector<float>> g_scratch_slots(1);
+thread_local size_t t_scratch_slot = 0;
+
+void reserve_scratch(int slots, uint32_t bytes) {
+  if (g_scratch_slots.size() < size_t(slots)) g_scratch_slots.resize(size_t(slots));
+  for (int i = 0; i < slots; i++)
+    if (g_scratch_slots[size_t(i)].size() * 4 < bytes) g_scratch_slots[size_t(i)].resize((bytes + 3) / 4);
+}
+
 uint32_t b_scratch(uint32_t bytes) {
-  thread_local std::vector<float> buf;
+  auto& buf = g_scratch_slots[t_scratch_slot];
   if (buf.size() * 4 < bytes) buf.resize((bytes + 3) / 4);
   return uint32_t(reinterpret_cast<uintptr_t>(buf.data()));
 }
@@ -221,6 +233,7 @@ struct WasmExecutable : Executable {
   std::vector<uint32_t> imports;
   int64_t grain = 1;  // split points are multiples of this (CompiledKernel::grain)
   int64_t work = 0;   // elements x reduction steps x expression nodes
+  uint32_t scratch_bytes = 0;  // per thread (CompiledKernel::scratch_bytes)
 };
 
 // The default of WasmBackend::parallel_min_work. x + 1 over n float32 (work 4n), 1 vs 2
@@ -331,6 +344,7 @@ std::shared_ptr<Executable> WasmBackend::prepare(const Kernel& kernel) {
   exe->inputs = kernel.inputs;
   exe->out_dtype = kernel.out_dtype();
   exe->grain = std::max<int64_t>(1, ck.grain);
+  exe->scratch_bytes = ck.scratch_bytes;
   const int64_t nodes = kernel.exp.node_count() + (kernel.reduction ? kernel.reduction->epilogue.node_count() : 0);
   exe->work = kernel.size * (kernel.reduction ? std::max<int64_t>(1, kernel.reduction->size) : 1) * nodes;
   if (max_threads_ > 1) {
@@ -366,11 +380,13 @@ void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inpu
   }
   uint32_t a = uint32_t(reinterpret_cast<uintptr_t>(args));
   auto on_this_thread = [&](int64_t b, int64_t e) {
+    t_scratch_slot = 0;
     if (mode_ == CallMode::Table) exe.fn(a, int32_t(b), int32_t(e));
     else kiln_wasm_trampoline(exe.id, a, int32_t(b), int32_t(e));
   };
   const int64_t grains = (exe.size + exe.grain - 1) / exe.grain;
   if (threads_ <= 1 || exe.work < min_work_ || grains < 2 || exe.bytes.empty()) {
+    reserve_scratch(1, exe.scratch_bytes);
     on_this_thread(0, exe.size);
     return;
   }
@@ -379,9 +395,11 @@ void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inpu
   const int64_t chunk = std::max<int64_t>(1, grains / (4 * int64_t(threads_))) * exe.grain;
   if (!pool_) pool_ = std::make_unique<wasm::ThreadPool>(max_threads_);
   split_dispatches_++;
+  reserve_scratch(threads_, exe.scratch_bytes);
   pool_->parallel_for(exe.size, chunk, threads_, [&](int64_t b, int64_t e, int worker) {
     if (worker == 0) return on_this_thread(b, e);
     worker_chunks_.fetch_add(1, std::memory_order_relaxed);
+    t_scratch_slot = size_t(worker);
     if (kiln_wasm_worker_call(exe.id, exe.bytes.data(), int(exe.bytes.size()), exe.imports.data(),
                               int(exe.imports.size()), a, int32_t(b), int32_t(e)) != 0) {
       char msg[512];

@@ -229,7 +229,7 @@ CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& o) {
     if ((ts.pack || !a_in_place(*ct)) && !o.tile_panel) ts.panel = kPackPanel;
     if ((ts.pack || !a_in_place(*ct)) && !o.tile_kblock) ts.kblock = kPackKblock;
     ts.fma = o.fma;
-    emit_tiled(ke, se, *ct, ts, generic);
+    out.scratch_bytes = emit_tiled(ke, se, *ct, ts, generic);
     out.tiled = true;
     out.grain = ct->n * ts.rows;
   } else {

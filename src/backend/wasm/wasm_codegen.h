@@ -41,6 +41,9 @@ struct CompiledKernel {
   // MR-row blocks of a tiled contraction, 4-blocks of the SIMD loop), so a dispatch split
   // across threads runs the same code per element as one that is not.
   int64_t grain = 1;
+  // Scratch each thread running it needs (builtin `scratch`), reserved by the backend before a
+  // dispatch so that no worker grows it at a time that depends on scheduling.
+  uint32_t scratch_bytes = 0;
 };
 
 // How kernels are generated. Every combination computes the same bits as alu_eval, except

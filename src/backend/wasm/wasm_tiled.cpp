@@ -111,6 +111,7 @@ class TiledLoopEmitter {
   TiledLoopEmitter(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct,
                    const TileShape& t);
   void emit(const GenericLoop& generic);
+  uint32_t scratch_bytes() const { return scratch_bytes_; }
 
  private:
   // Phases, in the order their code runs.
@@ -176,6 +177,7 @@ class TiledLoopEmitter {
   // epilogue runs after the last block.
   const int32_t panel_columns_, kblock_;
   const TileLocals l_;
+  uint32_t scratch_bytes_ = 0;  // what emit_scratch asks each thread for
 };
 
 TiledLoopEmitter::TiledLoopEmitter(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct,
@@ -282,7 +284,8 @@ void TiledLoopEmitter::emit_scratch() {
   const int32_t b_block = b_packed_ ? std::min(panel_columns_, tiled_columns_) * block_steps : 0;
   const int32_t a_block = a_packed_ ? rows_ * block_steps : 0;
   const int32_t table_a = int32_t(table_a_.saved.size()), table_b = int32_t(table_b_.saved.size());
-  c_.i32_const(4 * (b_block + a_block + (table_b + table_a) * block_steps));
+  scratch_bytes_ = uint32_t(4 * (b_block + a_block + (table_b + table_a) * block_steps));
+  c_.i32_const(int32_t(scratch_bytes_));
   e_.call_builtin(Builtin::Scratch);
   c_.local_tee(l_.scratch);
   add_const(4 * b_block);
@@ -631,9 +634,11 @@ bool pack_pays(const ContractionShape& c) {
   return !b_in_place(c) || (c.m >= 16 && c.k * c.n > 256 * 256);
 }
 
-void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, const TileShape& t,
-                const std::function<void(uint32_t, uint32_t)>& generic) {
-  TiledLoopEmitter(ke, se, ct, t).emit(generic);
+uint32_t emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, const TileShape& t,
+                    const std::function<void(uint32_t, uint32_t)>& generic) {
+  TiledLoopEmitter tiled(ke, se, ct, t);
+  tiled.emit(generic);
+  return tiled.scratch_bytes();
 }
 
 }  // namespace kiln::wasm

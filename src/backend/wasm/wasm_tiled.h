@@ -40,7 +40,8 @@ bool pack_pays(const ContractionShape& c);
 // Emits the tiled loop over each batch's rows of [begin, end) that are whole and a multiple
 // of MR, columns [0, n - n % (4 NR)); then every gidx not covered goes through
 // `generic(from, to)`. `se` must have analyzed the kernel (it evaluates packed B factors).
-void emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& c, const TileShape& t,
+// Returns the scratch bytes each thread running the kernel needs (0: none).
+uint32_t emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& c, const TileShape& t,
                 const std::function<void(uint32_t, uint32_t)>& generic);
 
 }  // namespace kiln::wasm
