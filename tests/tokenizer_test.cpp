@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 
+#include "formats/gguf.h"
 #include "ir/error.h"
 #include "models/chat_template.h"
 
@@ -329,8 +331,9 @@ TEST(TokenizerChat, UnrecognizedTemplatesAreErrors) {
             std::string::npos);
 }
 
-// ---- llama.cpp fixtures: tests/fixtures/llm/<model>_tokenize.txt, one line per corpus line:
-// <utf-8 text as hex>\t<space-separated token ids> (no BOS), made by node-llama-cpp.
+// ---- llama.cpp fixtures: tests/fixtures/llm/<model>_tokenize.txt (tools/gen_llm_fixtures.mjs),
+// one line per corpus line: <utf-8 text as hex>\t<space-separated token ids> (no BOS), after
+// `#` header lines; then `detok\t<ids>\t<hex>` lines (llama.cpp's decodings, not read here).
 
 std::string from_hex(const std::string& hex) {
   std::string out;
@@ -347,7 +350,7 @@ size_t check_against_llama_cpp(const TokenizerSpec& spec, const std::string& fix
   std::string line;
   size_t lines = 0;
   while (std::getline(in, line)) {
-    if (line.empty()) continue;
+    if (line.empty() || line[0] == '#' || line.rfind("detok\t", 0) == 0) continue;
     const size_t tab = line.find('\t');
     const std::string text = from_hex(line.substr(0, tab));
     Ids want;
@@ -360,10 +363,40 @@ size_t check_against_llama_cpp(const TokenizerSpec& spec, const std::string& fix
   return lines;
 }
 
-// TODO(integrator): fill the spec from the GGUF reader (spec_from_gguf over
-// formats' GGUF metadata) and drop this stub; until then the fixture tests skip.
-std::optional<TokenizerSpec> spec_from_gguf_file(const std::string& /*gguf_path*/) {
-  return std::nullopt;
+// The tokenizer spec from a GGUF file's tokenizer.* metadata (formats::parse_gguf).
+std::optional<TokenizerSpec> spec_from_gguf_file(const std::string& gguf_path) {
+  std::ifstream in(gguf_path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  const kiln::formats::Gguf g = kiln::formats::parse_gguf(bytes);
+  using VT = kiln::formats::GgufValueType;
+  TokenizerSpec spec;
+  spec.model = g.get_string("tokenizer.ggml.model");
+  if (g.find("tokenizer.ggml.pre")) spec.pre = g.get_string("tokenizer.ggml.pre");
+  spec.tokens = g.get_string_array("tokenizer.ggml.tokens");
+  if (g.find("tokenizer.ggml.scores"))
+    for (const auto& v : g.get_array("tokenizer.ggml.scores", VT::F32))
+      spec.scores.push_back(float(v.real));
+  if (g.find("tokenizer.ggml.token_type"))
+    for (const auto& v : g.get_array("tokenizer.ggml.token_type", VT::I32))
+      spec.token_types.push_back(int32_t(v.sint));
+  if (g.find("tokenizer.ggml.merges")) spec.merges = g.get_string_array("tokenizer.ggml.merges");
+  auto id = [&](const char* key, int32_t& out) {
+    if (g.find(key)) out = int32_t(g.get_u32(key));
+  };
+  id("tokenizer.ggml.bos_token_id", spec.bos_id);
+  id("tokenizer.ggml.eos_token_id", spec.eos_id);
+  id("tokenizer.ggml.unknown_token_id", spec.unk_id);
+  id("tokenizer.ggml.padding_token_id", spec.pad_id);
+  auto flag = [&](const char* key, bool& out) {
+    if (g.find(key)) out = g.get_bool(key);
+  };
+  flag("tokenizer.ggml.add_bos_token", spec.add_bos);
+  flag("tokenizer.ggml.add_eos_token", spec.add_eos);
+  flag("tokenizer.ggml.add_space_prefix", spec.add_space_prefix);
+  if (g.find("tokenizer.chat_template"))
+    spec.chat_template = g.get_string("tokenizer.chat_template");
+  return spec;
 }
 
 void run_llama_cpp_fixture(const std::string& gguf_name, const std::string& fixture_name) {

@@ -138,6 +138,37 @@ def raw_array_seeds():
     }
 
 
+def ggml_blocks(type_id, n_values, payload):
+    """fuzz/ggml_blocks_fuzz.cpp's input: ggml type id (u8), n_values (u32 LE), the blocks."""
+    return bytes([type_id]) + struct.pack("<I", n_values) + payload
+
+
+def ggml_blocks_seeds():
+    # One valid input per decoded type (ggml ids; block geometry as formats/gguf.cpp's table),
+    # with finite f16 scales where a block format has them, plus two bad sizes.
+    rng = random.Random(19)
+    half_one, half_neg = struct.pack("<e", 0.5), struct.pack("<e", -0.25)
+    def blob(n):
+        return bytes(rng.randrange(256) for _ in range(n))
+    return {
+        "f32_4": ggml_blocks(0, 4, struct.pack("<4f", 1.5, -0.0, float("inf"), 3e-39)),
+        "f16_3": ggml_blocks(1, 3, struct.pack("<3e", 1.0, -2.5, 6e-8)),
+        "bf16_2": ggml_blocks(30, 2, bytes([0x80, 0x3F, 0xC0, 0xFF])),
+        "q4_0_32": ggml_blocks(2, 32, half_one + blob(16)),
+        "q4_1_64": ggml_blocks(3, 64, (half_one + half_neg + blob(16)) * 2),
+        "q5_0_32": ggml_blocks(6, 32, half_neg + blob(20)),
+        "q5_1_32": ggml_blocks(7, 32, half_one + half_neg + blob(20)),
+        "q8_0_32": ggml_blocks(8, 32, half_one + blob(32)),
+        "q2_K_256": ggml_blocks(10, 256, blob(80) + half_one + half_neg),
+        "q3_K_256": ggml_blocks(11, 256, blob(108) + half_neg),
+        "q4_K_256": ggml_blocks(12, 256, half_one + half_neg + blob(140)),
+        "q5_K_256": ggml_blocks(13, 256, half_one + half_neg + blob(172)),
+        "q6_K_256": ggml_blocks(14, 256, blob(208) + half_one),
+        "q4_0_short": ggml_blocks(2, 32, half_one + blob(15)),
+        "q8_K_no_decoder": ggml_blocks(15, 256, blob(292)),
+    }
+
+
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
 
 
@@ -204,7 +235,7 @@ def build():
     return {"idx": idx_seeds(), "gzip": gzip_seeds(), "inflate": inflate_seeds(),
             "einsum": einsum_seeds(), "conv_layout": conv_layout_seeds(),
             "raw_array": raw_array_seeds(), "gguf": gguf_seeds(),
-            "safetensors": safetensors_seeds()}
+            "safetensors": safetensors_seeds(), "ggml_blocks": ggml_blocks_seeds()}
 
 
 def main():
