@@ -9,7 +9,7 @@ export const logSigmoid = (x: ArrayLike): Array => run("log_sigmoid", [x]);
 export const silu = (x: ArrayLike): Array => run("silu", [x]);
 export const swish = silu;
 export const softplus = (x: ArrayLike): Array => run("softplus", [x]);
-export const identity = (x: ArrayLike): Array => asArray(x);
+export const identity = (x: ArrayLike): Array => asArray(x, "identity");
 export function elu(x: ArrayLike, alpha: number = 1.0): Array {
   return run("elu", [x], { alpha });
 }
@@ -40,7 +40,7 @@ export function dotProductAttention(query: ArrayLike, key: ArrayLike, value: Arr
 
 // ---- composed from core ops (jax.nn's definitions) ----
 export function celu(x: ArrayLike, alpha: number = 1.0): Array {
-  const a = asArray(x);
+  const a = asArray(x, "celu");
   const neg = run("multiply", [run("expm1", [run("divide", [a.ref, alpha])]), alpha]);
   return run("add", [run("maximum", [a, 0]), run("minimum", [neg, 0])]);
 }
@@ -49,18 +49,18 @@ const SELU_ALPHA = 1.6732632423543772848170429916717;
 const SELU_SCALE = 1.0507009873554804934193349852946;
 export const selu = (x: ArrayLike): Array => run("multiply", [elu(x, SELU_ALPHA), SELU_SCALE]);
 export function softSign(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "softSign");
   return run("divide", [a.ref, run("add", [run("abs", [a]), 1])]);
 }
 export const hardTanh = (x: ArrayLike): Array => run("clip", [x, -1, 1], { hasMin: true, hasMax: true });
 export const hardSigmoid = (x: ArrayLike): Array => run("divide", [run("relu6", [run("add", [x, 3])]), 6]);
 export function hardSilu(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "hardSilu");
   return run("multiply", [a.ref, hardSigmoid(a)]);
 }
 export const hardSwish = hardSilu;
 export function mish(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "mish");
   return run("multiply", [a.ref, run("tanh", [run("softplus", [a])])]);
 }
 export function glu(x: ArrayLike, axis = -1): Array {
@@ -68,11 +68,11 @@ export function glu(x: ArrayLike, axis = -1): Array {
   return run("multiply", [a, run("sigmoid", [b])]);
 }
 export function squareplus(x: ArrayLike, b: number = 4): Array {
-  const a = asArray(x);
+  const a = asArray(x, "squareplus");
   return run("divide", [run("add", [a.ref, run("sqrt", [run("add", [run("square", [a]), b])])]), 2]);
 }
 export function logmeanexp(x: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
-  const a = asArray(x);
+  const a = asArray(x, "logmeanexp");
   const shape = a.shape;
   const axes = axis === undefined || axis === null ? shape.map((_, i) => i) : typeof axis === "number" ? [axis] : axis;
   const n = axes.reduce((p, ax) => p * shape[(ax + shape.length) % shape.length], 1);
@@ -80,13 +80,13 @@ export function logmeanexp(x: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Ar
 }
 /** log(1 - exp(-x)), stable on both sides of ln 2. */
 export function log1mexp(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "log1mexp");
   const small = run("log", [run("negative", [run("expm1", [run("negative", [a.ref])])])]);
   const large = run("log1p", [run("negative", [run("exp", [run("negative", [a.ref])])])]);
   return run("where", [run("greater", [a, Math.LN2]), large, small]);
 }
 export function sparsePlus(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "sparsePlus");
   const mid = run("divide", [run("square", [run("add", [a.ref, 1])]), 4]);
   return run("where", [run("less_equal", [a.ref, -1]), 0, run("where", [run("greater_equal", [a.ref, 1]), a, mid])]);
 }

@@ -14,13 +14,13 @@ export function hypot(x1: ArrayLike, x2: ArrayLike): Array {
   return np.sqrt(np.add(np.square(x1), np.square(x2)));
 }
 export function logaddexp2(x1: ArrayLike, x2: ArrayLike): Array {
-  const a = asArray(x1), b = asArray(x2);
+  const a = asArray(x1, "logaddexp2"), b = asArray(x2, "logaddexp2");
   const m = np.maximum(a.ref, b.ref);
   const d = np.abs(np.subtract(a, b));
   return np.add(m, np.divide(np.log1p(np.exp2(np.negative(d))), Math.LN2));
 }
 export function cbrt(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "cbrt");
   return np.multiply(np.sign(a.ref), np.power(np.abs(a), 1 / 3));
 }
 export const deg2rad = (x: ArrayLike): Array => np.multiply(x, Math.PI / 180);
@@ -28,17 +28,17 @@ export const rad2deg = (x: ArrayLike): Array => np.multiply(x, 180 / Math.PI);
 export const radians = deg2rad;
 export const degrees = rad2deg;
 export function sinc(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "sinc");
   const px = np.multiply(a.ref, Math.PI);
   const q = np.divide(np.sin(px.ref), px);
   return np.where(np.equal(a, 0), 1, q);
 }
 export function heaviside(x1: ArrayLike, x2: ArrayLike): Array {
-  const a = asArray(x1);
+  const a = asArray(x1, "heaviside");
   return np.where(np.less(a.ref, 0), 0, np.where(np.greater(a, 0), 1, x2));
 }
 export function signbit(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "signbit");
   // -0.0 has its sign bit set: 1 / -0 is -inf.
   const zeroNeg = np.logicalAnd(np.equal(a.ref, 0), np.less(np.divide(1, a.ref), 0));
   return np.logicalOr(np.less(a, 0), zeroNeg);
@@ -48,30 +48,32 @@ export function copysign(x: ArrayLike, y: ArrayLike): Array {
   return np.where(signbit(y), np.negative(m.ref), m);
 }
 export function fmax(x1: ArrayLike, x2: ArrayLike): Array {
-  const a = asArray(x1), b = asArray(x2);
+  const a = asArray(x1, "fmax"), b = asArray(x2, "fmax");
   const m = np.maximum(a.ref, b.ref);
   return np.where(np.isnan(b.ref), a.ref, np.where(np.isnan(a), b, m));
 }
 export function fmin(x1: ArrayLike, x2: ArrayLike): Array {
-  const a = asArray(x1), b = asArray(x2);
+  const a = asArray(x1, "fmin"), b = asArray(x2, "fmin");
   const m = np.minimum(a.ref, b.ref);
   return np.where(np.isnan(b.ref), a.ref, np.where(np.isnan(a), b, m));
 }
 /** C's fmod (the sign of the dividend), from the exact floor-mod (the sign of the divisor). */
 export function fmod(x: ArrayLike, y: ArrayLike): Array {
-  const a = asArray(x), b = asArray(y);
+  const a = asArray(x, "fmod"), b = asArray(y, "fmod");
   const r = np.remainder(a.ref, b.ref);
   const fix = np.logicalAnd(np.notEqual(r.ref, 0), np.notEqual(np.less(r.ref, 0), np.less(a, 0)));
   return np.where(fix, np.subtract(r.ref, b), r);
 }
 export function ldexp(x1: ArrayLike, x2: ArrayLike): Array {
-  return np.multiply(x1, np.exp2(np.astype(x2, DType.Float32)));
+  // x1 is checked first: a bad x1 met after exp2 would leak exp2's result.
+  const a = asArray(x1, "ldexp");
+  return np.multiply(a, np.exp2(np.astype(x2, DType.Float32)));
 }
 export const isposinf = (x: ArrayLike): Array => np.equal(x, Infinity);
 export const isneginf = (x: ArrayLike): Array => np.equal(x, -Infinity);
 
 export function ptp(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
-  const x = asArray(a);
+  const x = asArray(a, "ptp");
   return np.subtract(np.max(x.ref, axis, opts), np.min(x, axis, opts));
 }
 export function countNonzero(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
@@ -86,12 +88,12 @@ export const nanprod = (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array
 export const nanmax = (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.max(nanTo(a, -Infinity), axis, opts);
 export const nanmin = (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.min(nanTo(a, Infinity), axis, opts);
 export function nanmean(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
-  const x = asArray(a);
+  const x = asArray(a, "nanmean");
   const n = np.sum(np.astype(np.logicalNot(np.isnan(x.ref)), DType.Float32), axis, opts);
   return np.divide(nansum(x, axis, opts), n);
 }
 export function nanToNum(x: ArrayLike, { nan = 0, posinf, neginf }: { nan?: number; posinf?: number; neginf?: number } = {}): Array {
-  const a = asArray(x);
+  const a = asArray(x, "nanToNum");
   const big = a.dtype === DType.Float64 ? Number.MAX_VALUE : a.dtype === DType.Float16 ? 65504 : 3.4028234663852886e38;
   const y = np.where(np.isnan(a.ref), nan, a);
   const z = np.where(np.equal(y.ref, Infinity), posinf ?? big, y);
@@ -99,8 +101,8 @@ export function nanToNum(x: ArrayLike, { nan = 0, posinf, neginf }: { nan?: numb
 }
 export function average(a: ArrayLike, axis?: Axis, opts: { weights?: ArrayLike } & ReduceOpts = {}): Array {
   if (opts.weights === undefined) return np.mean(a, axis, opts);
-  const x = asArray(a);
-  let w = asArray(opts.weights);
+  const x = asArray(a, "average");
+  let w = asArray(opts.weights, "average");
   if (w.ndim === 1 && x.ndim > 1 && typeof axis === "number") {
     // 1-d weights lie along `axis`, as NumPy's average takes them.
     const shape = x.shape.map((_, i) => (i === (axis + x.ndim) % x.ndim ? -1 : 1));
@@ -111,7 +113,7 @@ export function average(a: ArrayLike, axis?: Axis, opts: { weights?: ArrayLike }
 }
 
 export function diff(a: ArrayLike, n = 1, axis = -1): Array {
-  let x = asArray(a);
+  let x = asArray(a, "diff");
   for (let i = 0; i < n; i++) {
     const nd = x.ndim;
     const hi = x.ref.slice(...axisTerms(nd, axis, [1]));
@@ -131,15 +133,15 @@ function triMask(a: Array, k: number): Array {
   return tri(s[s.length - 2], s[s.length - 1], k, { dtype: DType.Bool });
 }
 export function tril(a: ArrayLike, k = 0): Array {
-  const x = asArray(a);
+  const x = asArray(a, "tril");
   return np.where(triMask(x, k), x, 0);
 }
 export function triu(a: ArrayLike, k = 0): Array {
-  const x = asArray(a);
+  const x = asArray(a, "triu");
   return np.where(triMask(x, k - 1), 0, x);
 }
 export function roll(a: ArrayLike, shift: number | number[], axis?: Axis): Array {
-  let x = asArray(a);
+  let x = asArray(a, "roll");
   if (axis === undefined || axis === null) {
     const shape = x.shape;
     return np.reshape(roll(np.ravel(x), shift, 0), shape);
@@ -166,14 +168,14 @@ export function vecmat(x1: ArrayLike, x2: ArrayLike): Array {
   return np.squeeze(np.matmul(np.expandDims(x1, -2), x2), -2);
 }
 export function columnStack(xs: ArrayLike[]): Array {
-  return np.concatenate(xs.map((x) => (asArray(x).ndim < 2 ? np.reshape(x, [-1, 1]) : x)) as Array[], 1);
+  return np.concatenate(xs.map((x) => (asArray(x, "columnStack").ndim < 2 ? np.reshape(x, [-1, 1]) : x)) as Array[], 1);
 }
 export function dstack(xs: ArrayLike[]): Array {
   const up = (x: Array) => (x.ndim === 0 ? np.reshape(x, [1, 1, 1]) : x.ndim === 1 ? np.reshape(x, [1, -1, 1]) : x.ndim === 2 ? np.expandDims(x, 2) : x);
-  return np.concatenate(xs.map((x) => up(asArray(x))), 2);
+  return np.concatenate(xs.map((x) => up(asArray(x, "dstack"))), 2);
 }
 export function unstack(x: ArrayLike, axis = 0): Array[] {
-  const a = asArray(x);
+  const a = asArray(x, "unstack");
   const n = a.shape[(axis + a.ndim) % a.ndim];
   const out: Array[] = [];
   for (let i = 0; i < n; i++) out.push(a.ref.slice(...axisTerms(a.ndim, axis, i)));
@@ -182,7 +184,7 @@ export function unstack(x: ArrayLike, axis = 0): Array[] {
 }
 export function arraySplit(a: ArrayLike, indicesOrSections: number | number[], axis = 0): Array[] {
   if (typeof indicesOrSections !== "number") return np.split(a, indicesOrSections, axis);
-  const x = asArray(a);
+  const x = asArray(a, "arraySplit");
   const n = x.shape[(axis + x.ndim) % x.ndim];
   const s = indicesOrSections;
   const idx: number[] = [];
@@ -205,7 +207,7 @@ export function geomspace(start: number, stop: number, num = 50, endpoint = true
   return np.astype(np.multiply(np.power(10, e), sgn), dtype);
 }
 export function diag(v: ArrayLike, k = 0): Array {
-  const x = asArray(v);
+  const x = asArray(v, "diag");
   if (x.ndim === 1) {
     const n = x.shape[0] + Math.abs(k);
     const dtype = x.dtype;
@@ -226,7 +228,7 @@ export function select(condlist: ArrayLike[], choicelist: ArrayLike[], defaultVa
   if (condlist.length !== choicelist.length) throw new Error(`select: got ${condlist.length} conditions and ${choicelist.length} choices, expected as many`);
   let out: ArrayLike = defaultValue;
   for (let i = condlist.length - 1; i >= 0; i--) out = np.where(condlist[i], choicelist[i], out);
-  return asArray(out);
+  return asArray(out, "select");
 }
 export function meshgrid(xs: Array[], { indexing = "xy" }: { indexing?: "xy" | "ij" } = {}): Array[] {
   const n = xs.length;
@@ -243,7 +245,7 @@ export function meshgrid(xs: Array[], { indexing = "xy" }: { indexing?: "xy" | "
 
 // ---- more of jax-js's numpy, composed ----
 export function arrayEqual(a1: ArrayLike, a2: ArrayLike, { equalNaN = false }: { equalNaN?: boolean } = {}): Array {
-  const a = asArray(a1), b = asArray(a2);
+  const a = asArray(a1, "arrayEqual"), b = asArray(a2, "arrayEqual");
   if (a.shape.join(",") !== b.shape.join(",")) {
     a.dispose();
     b.dispose();
@@ -276,16 +278,16 @@ export function diagflat(v: ArrayLike, k = 0): Array {
   return diag(np.ravel(v), k);
 }
 export function divmod(x1: ArrayLike, x2: ArrayLike): [Array, Array] {
-  const a = asArray(x1), b = asArray(x2);
+  const a = asArray(x1, "divmod"), b = asArray(x2, "divmod");
   return [np.floorDivide(a.ref, b.ref), np.remainder(a, b)];
 }
 export function modf(x: ArrayLike): [Array, Array] {
-  const a = asArray(x);
+  const a = asArray(x, "modf");
   const whole = np.trunc(a.ref);
   return [np.subtract(a, whole.ref), whole];
 }
 export const hsplit = (a: ArrayLike, s: number | number[]): Array[] => {
-  const x = asArray(a);
+  const x = asArray(a, "hsplit");
   return np.split(x, s, x.ndim === 1 ? 0 : 1);
 };
 export const vsplit = (a: ArrayLike, s: number | number[]): Array[] =>
@@ -298,7 +300,7 @@ export function ediff1d(ary: ArrayLike): Array {
 export const nancumsum = (a: ArrayLike, axis?: number): Array => np.cumsum(nanTo(a, 0), axis);
 export const nancumprod = (a: ArrayLike, axis?: number): Array => np.cumprod(nanTo(a, 1), axis);
 export function nanvar(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array {
-  const x = asArray(a);
+  const x = asArray(a, "nanvar");
   const valid = np.logicalNot(np.isnan(x.ref));
   const n = np.sum(np.astype(valid, DType.Float32), axis, { keepdims: true });
   const mean = np.divide(nansum(x.ref, axis, { keepdims: true }), n.ref);
@@ -310,14 +312,14 @@ export const nanstd = (a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correctio
 /** The trapezoidal rule along `axis`, with unit spacing or dx (x samples: not supported yet). */
 export function trapezoid(y: ArrayLike, x: ArrayLike | null = null, { dx = 1, axis = -1 }: { dx?: number; axis?: number } = {}): Array {
   if (x !== null) throw new Error("trapezoid: sample points x are not supported by kiln yet; pass dx");
-  const a = asArray(y);
+  const a = asArray(y, "trapezoid");
   const nd = a.ndim;
   const hi = a.ref.slice(...axisTerms(nd, axis, [1]));
   const lo = a.slice(...axisTerms(nd, axis, [0, -1]));
   return np.multiply(np.sum(np.add(hi, lo), axis), dx / 2);
 }
 export function rot90(m: ArrayLike, k = 1, axes: [number, number] = [0, 1]): Array {
-  let x = asArray(m);
+  let x = asArray(m, "rot90");
   const kk = ((k % 4) + 4) % 4;
   const [a0, a1] = axes;
   if (kk === 0) return x;
@@ -336,7 +338,7 @@ export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
   return np.stack(out, axis < 0 ? axis + out[0].ndim + 1 : axis);
 }
 export function vander(x: ArrayLike, { n: N, increasing = false }: { n?: number; increasing?: boolean } = {}): Array {
-  const a = asArray(x);
+  const a = asArray(x, "vander");
   const n = N ?? a.shape[0];
   let p = np.arange(0, n, 1, { dtype: a.dtype });
   if (!increasing) p = np.flip(p, 0);
@@ -384,7 +386,7 @@ export function iinfo(dtype: DType) {
 // ---- membership, NaN-aware argmax/argmin and polynomials (jax-js's compositions) ----
 /** Whether each element of `element` occurs in `testElements` (invert: does not). */
 export function isin(element: ArrayLike, testElements: ArrayLike, { invert = false }: { invert?: boolean } = {}): Array {
-  const e = asArray(element);
+  const e = asArray(element, "isin");
   const s = e.shape;
   const hit = np.any(np.equal(np.expandDims(np.ravel(e), 1), np.ravel(testElements)), 1);
   return np.reshape(invert ? np.logicalNot(hit) : hit, s);
@@ -402,7 +404,7 @@ export const nanargmax = (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): A
 export const nanargmin = (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array => nanArg("argmin", a, axis, opts);
 /** p[0] x^(n-1) + ... + p[n-1], by Horner's rule. */
 export function polyval(p: ArrayLike, x: ArrayLike): Array {
-  const c = asArray(p), xx = asArray(x);
+  const c = asArray(p, "polyval"), xx = asArray(x, "polyval");
   if (c.ndim === 0) throw new Error(`polyval: coefficients must have at least one dimension, got 0D`);
   const terms = unstack(c, 0);
   let acc = terms[0];
@@ -425,7 +427,7 @@ export function polysub(a1: ArrayLike, a2: ArrayLike): Array {
 /** The m-th derivative of the polynomial p (highest power first). */
 export function polyder(p: ArrayLike, m = 1): Array {
   if (!Number.isInteger(m) || m < 0) throw new Error(`polyder: order of derivative must be a non-negative integer, got ${m}`);
-  let c = asArray(p);
+  let c = asArray(p, "polyder");
   if (!c.dtype.startsWith("float")) c = np.astype(c, DType.Float32);
   for (let k = 0; k < m; k++) {
     const n = c.shape[0];
@@ -443,7 +445,7 @@ export function polyder(p: ArrayLike, m = 1): Array {
 
 /** Mantissa in ±[0.5, 1) and int32 exponent with x = m 2^e (0, inf and NaN: exponent 0). */
 export function frexp(x: ArrayLike): [Array, Array] {
-  let a = asArray(x);
+  let a = asArray(x, "frexp");
   if (a.dtype !== "float32" && a.dtype !== "float16" && a.dtype !== "float64") a = np.astype(a, DType.Float32);
   const dtype = a.dtype;
   if (dtype === "float64") return frexpByScaling(a);
@@ -483,7 +485,7 @@ function frexpByScaling(a: Array): [Array, Array] {
 
 /** Number of 1 bits of |x| (bool gives int32; int32 and uint32 keep their dtype), as jnp. */
 export function bitwiseCount(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "bitwiseCount");
   if (a.dtype === "bool") return np.astype(a, DType.Int32);
   if (a.dtype !== "int32" && a.dtype !== "uint32") {
     const d = a.dtype;

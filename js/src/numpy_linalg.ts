@@ -57,7 +57,7 @@ export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
 
 /** Least squares through the normal equations and a Cholesky factor (jax-js's method). */
 export function lstsq(a: ArrayLike, b: ArrayLike): Array {
-  const aa = asArray(a), bb = asArray(b);
+  const aa = asArray(a, "lstsq"), bb = asArray(b, "lstsq");
   if (aa.ndim !== 2) throw new Error(`lstsq: 'a' must be a 2D array, got shape [${aa.shape}]`);
   const [m, n] = aa.shape;
   if (bb.shape[0] !== m) throw new Error(`lstsq: leading dimension of 'b' must match the rows of 'a' (${m}), got shape [${bb.shape}]`);
@@ -80,7 +80,7 @@ export function lstsq(a: ArrayLike, b: ArrayLike): Array {
 /** a^n by repeated squaring (n < 0 inverts first). */
 export function matrixPower(a: ArrayLike, n: number): Array {
   if (!Number.isInteger(n)) throw new Error(`matrixPower: exponent must be an integer, got ${n}`);
-  let x = asArray(a);
+  let x = asArray(a, "matrixPower");
   const s = x.shape;
   if (s.length < 2 || s[s.length - 1] !== s[s.length - 2]) throw new Error(`matrixPower: got shape [${s}], expected square matrices [..., n, n]`);
   if (n === 0) {
@@ -114,7 +114,7 @@ export function vectorNorm(x: ArrayLike, { ord = 2, axis = null, keepdims = fals
   const ax = axis ?? undefined;
   if (ord === Infinity) return np.max(np.abs(x), ax, { keepdims });
   if (ord === -Infinity) return np.min(np.abs(x), ax, { keepdims });
-  const a = asArray(x);
+  const a = asArray(x, "vectorNorm");
   if (ord === 0) return np.sum(np.astype(np.notEqual(a.ref, 0), a.dtype), ax, { keepdims });
   return np.power(np.sum(np.power(np.abs(a), ord), ax, { keepdims }), 1 / ord);
 }
@@ -130,13 +130,13 @@ export function matrixNorm(x: ArrayLike, { ord = "fro", keepdims = false }: { or
     const s = np.sum(np.abs(x), [-1], { keepdims });
     return ord === Infinity ? np.max(s, [keepdims ? -2 : -1], { keepdims }) : np.min(s, [keepdims ? -2 : -1], { keepdims });
   }
-  if (isSingularOrd(ord)) return singularNorm(asArray(x), ord, keepdims);
+  if (isSingularOrd(ord)) return singularNorm(asArray(x, "matrixNorm"), ord, keepdims);
   throw new Error(`matrixNorm: got order ${ord}, expected "fro", "nuc", 1, -1, 2, -2, Infinity or -Infinity`);
 }
 
 /** jnp.linalg.norm: vector norms over one axis, matrix norms over two, the flat 2-norm by default. */
 export function norm(x: ArrayLike, { ord = null, axis = null, keepdims = false }: { ord?: number | "f" | "fro" | "nuc" | null; axis?: number | number[] | null; keepdims?: boolean } = {}): Array {
-  let a = asArray(x);
+  let a = asArray(x, "norm");
   if (a.dtype !== "float32" && a.dtype !== "float16" && a.dtype !== "float64") a = np.astype(a, np.float32);
   const nd = a.ndim;
   let axes: number[];

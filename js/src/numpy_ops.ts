@@ -2,7 +2,7 @@
 // (jax-js's names and argument forms: option objects for keyword arguments), the dtype
 // constants and array creation. Every function consumes its Arrays. The modules that compose
 // numpy functions import this one; `numpy.ts` re-exports it as part of the namespace.
-import { Array, DType, run, type ArrayLike, type Axis, type Device, type Pair, type ReduceOpts } from "./array.js";
+import { Array, DType, describeValue, run, type ArrayLike, type Axis, type Device, type Pair, type ReduceOpts } from "./array.js";
 import { check, core } from "./core.js";
 
 export const float32 = DType.Float32;
@@ -77,6 +77,11 @@ export function array(
     const rec = (x: any, axis: number) => {
       if (axis === inferredShape.length) {
         if (globalThis.Array.isArray(x)) throw new Error(`array: ragged nested array (expected shape [${inferredShape}])`);
+        // Anything else (an object, a string, a disposed-or-live Array) would become NaN.
+        if (typeof x !== "number" && typeof x !== "boolean") {
+          if (x instanceof Array) x._h(); // a disposed Array is a ReferenceError, as elsewhere
+          throw new TypeError(`array: got ${describeValue(x)} as an element, expected numbers or booleans`);
+        }
         out.push(x);
         return;
       }
@@ -89,6 +94,8 @@ export function array(
     inferred = out.length > 0 && typeof out[0] === "boolean" ? DType.Bool : DType.Float32;
   }
   const target = dtype ?? inferred;
+  if (!Object.values(DType).includes(target as DType))
+    throw new TypeError(`array: got dtype '${String(target)}', expected one of ${Object.values(DType).join(", ")}`);
   const storage = target === DType.Float16 ? DType.Float32 : target;
   const Ctor = typedCtor[storage];
   // Typed arrays convert through the constructor: TypedArray.from(typed, fn) first collects

@@ -43,7 +43,7 @@ const isFloat = (d: string) => d === "float32" || d === "float64" || d === "floa
 
 /** Return the product of two polynomials. */
 export function polymul(a1: ArrayLike, a2: ArrayLike): Array {
-  let a = asArray(a1), b = asArray(a2);
+  let a = asArray(a1, "polymul"), b = asArray(a2, "polymul");
   if (a.ndim !== 1 || b.ndim !== 1) {
     const [n1, n2] = [a.ndim, b.ndim];
     a.dispose();
@@ -67,7 +67,7 @@ export function polymul(a1: ArrayLike, a2: ArrayLike): Array {
 
 /** Unwrap a periodic signal: differences larger than `discont` become their wrapped value. */
 export function unwrap(p: ArrayLike, discont: number | null = null, axis = -1, period = 2 * Math.PI): Array {
-  let x = asArray(p);
+  let x = asArray(p, "unwrap");
   const nd = x.ndim;
   if (axis < -nd || axis >= nd) {
     x.dispose();
@@ -91,10 +91,10 @@ export function unwrap(p: ArrayLike, discont: number | null = null, axis = -1, p
 
 /** Estimate the sample covariance of a set of variables (rows, unless rowvar is false). */
 export function cov(x: ArrayLike, y: ArrayLike | null = null, { rowvar = true }: { rowvar?: boolean } = {}): Array {
-  let a = asArray(x);
+  let a = asArray(x, "cov");
   if (a.ndim === 1) a = a.reshape([1, a.shape[0]]);
   if (y !== null) {
-    let b = asArray(y);
+    let b = asArray(y, "cov");
     if (b.ndim === 1) b = b.reshape([1, b.shape[0]]);
     a = np.vstack([a, b]);
   }

@@ -12,7 +12,13 @@ export function split(key: Array, num: number | number[] = 2): Array {
   return run("random_split", [key], { num });
 }
 export function foldIn(key: Array, data: ArrayLike): Array {
-  return run("random_fold_in", [key, typeof data === "number" ? run("astype", [data], { dtype: "uint32" }) : data]);
+  const d = typeof data === "number" ? run("astype", [data], { dtype: "uint32" }) : data;
+  try {
+    return run("random_fold_in", [key, d]);
+  } catch (e) {
+    if (d !== data) (d as Array).dispose(); // the uint32 copy made here must not leak with a bad key
+    throw e;
+  }
 }
 export function bits(key: Array, shape: number[] = []): Array {
   return run("random_bits", [key], { shape });

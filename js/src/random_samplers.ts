@@ -41,7 +41,7 @@ export const pareto = (key: Array, b: ArrayLike, shape: number[] = []): Array =>
 export const weibullMin = (key: Array, scale: ArrayLike, concentration: ArrayLike, shape: number[] = []): Array =>
   np.multiply(scale, np.exp(np.divide(np.log(exponential(key, shape)), concentration)));
 export function triangular(key: Array, left: ArrayLike, mode: ArrayLike, right: ArrayLike, shape: number[] = []): Array {
-  const l = asArray(left), m = asArray(mode), r = asArray(right);
+  const l = asArray(left, "triangular"), m = asArray(mode, "triangular"), r = asArray(right, "triangular");
   const u = uniform(key, shape);
   const width = np.subtract(r.ref, l.ref), leftSpan = np.subtract(m.ref, l.ref), rightSpan = np.subtract(r.ref, m);
   const cutoff = np.divide(leftSpan.ref, width.ref);
@@ -60,7 +60,7 @@ export function rademacher(key: Array, { shape = [], dtype = DType.Int32 }: { sh
 }
 /** mean + cholesky(cov) z, z normal of shape [...shape, n] (the shapes broadcast as jax-js). */
 export function multivariateNormal(key: Array, mean: ArrayLike, cov: ArrayLike, shape: number[] = []): Array {
-  const m = asArray(mean), c = asArray(cov);
+  const m = asArray(mean, "multivariateNormal"), c = asArray(cov, "multivariateNormal");
   const n = m.shape[m.ndim - 1];
   if (c.shape[c.ndim - 1] !== n || c.shape[c.ndim - 2] !== n)
     throw new Error(`multivariateNormal: got cov of shape [${c.shape}], expected its last two dimensions to be [${n}, ${n}]`);
@@ -91,7 +91,7 @@ export function categoricalWithoutReplacement(key: Array, logits: Array, axis: n
 /** Samples of category indices from logits along `axis` (replace=false: the Gumbel top-k trick). */
 export function categorical(key: ArrayLike, logits: ArrayLike, { axis = -1, shape, replace = true }: { axis?: number; shape?: number[]; replace?: boolean } = {}): Array {
   if (!replace) {
-    const l = asArray(logits);
+    const l = asArray(logits, "categorical");
     const ax = (axis + l.ndim) % l.ndim;
     return categoricalWithoutReplacement(key as Array, l, axis, shape ?? l.shape.filter((_, i) => i !== ax));
   }
@@ -105,7 +105,7 @@ export function choice(key: Array, a: number | ArrayLike, { shape = [], replace 
     if (!Number.isInteger(a) || a < 0) throw new Error(`choice: a must be a non-negative integer, got ${a}`);
     n = a;
   } else {
-    values = asArray(a);
+    values = asArray(a, "choice");
     axis = (axis + values.ndim) % values.ndim;
     n = values.shape[axis];
   }
