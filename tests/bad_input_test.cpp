@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <regex>
@@ -289,6 +290,8 @@ TEST(BadInput, EveryPublicFunctionHasARow) {
 
 void expect_no_failures(const std::vector<bad_input::Row>& rows) {
   auto failures = bad_input::run_rows(rows);
+  ::testing::Test::RecordProperty("rows", int(rows.size()));
+  std::printf("[ BadInput ] %zu rows, %zu failed\n", rows.size(), failures.size());
   std::string all;
   for (auto& f : failures) all += "\n  " + f;
   EXPECT_TRUE(failures.empty()) << failures.size() << " of " << rows.size() << " rows failed:" << all;
