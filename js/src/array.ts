@@ -341,6 +341,25 @@ export function asArray(x: ArrayLike, op = "asarray"): Array {
   return run("positive", [x]);
 }
 
+/**
+ * @ignore `f` with its errors naming `name` first, for functions composed in TypeScript of
+ * other kiln functions: "deg2rad: multiply: got ...", not only the part that failed. A
+ * ReferenceError (a disposed Array) passes unchanged, as jax-js's; errors that already
+ * start with the name are left alone.
+ */
+export function named<F extends (...args: any[]) => any>(name: string, f: F): F {
+  const g = function (this: unknown, ...args: any[]) {
+    try {
+      return f.apply(this, args);
+    } catch (e) {
+      if (e instanceof Error && !(e instanceof ReferenceError) && !e.message.startsWith(`${name}:`)) e.message = `${name}: ${e.message}`;
+      throw e;
+    }
+  };
+  Object.defineProperty(g, "name", { value: name });
+  return g as unknown as F;
+}
+
 /** A short description of a JS value for error messages: "a string 'abc'", "an object". */
 export function describeValue(x: unknown): string {
   if (x === null) return "null";
