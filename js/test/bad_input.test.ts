@@ -43,6 +43,11 @@ const aliases: Record<string, string[]> = {
   "numpy.trueDivide": ["divide"], "numpy.remainder": ["mod"], "numpy.asin": ["arcsin"], "numpy.asinh": ["arcsinh"],
   "numpy.var_": ["var"], "numpy.permuteDims": ["transpose"], "numpy.cumulativeSum": ["cumsum"], "numpy.cumulativeProd": ["cumprod"],
   "numpy.bitwiseLeftShift": ["left_shift"], "numpy.atan2": ["arctan2"], "numpy.logicalNot": ["logical_not"],
+  // The same function object under a second name (numpy_ops.ts, nn.ts, numpy_composite.ts).
+  "numpy.absolute": ["abs"], "numpy.acos": ["arccos"], "numpy.atan": ["arctan"], "numpy.acosh": ["arccosh"],
+  "numpy.atanh": ["arctanh"], "numpy.around": ["round"], "numpy.rint": ["round"], "numpy.bitwiseNot": ["invert"],
+  "numpy.bitwiseInvert": ["invert"], "numpy.bitwiseRightShift": ["right_shift"], "numpy.radians": ["deg2rad"],
+  "numpy.degrees": ["rad2deg"], "nn.swish": ["silu"], "nn.hardSwish": ["hardSilu"], "jacobian": ["jacrev"],
 };
 
 /** Generic rows for a function whose first parameter is an Array. */
