@@ -124,6 +124,8 @@ function diff_(a: ArrayLike, n = 1, axis = -1): Array {
 }
 /** Ones on and below diagonal k of an n x m matrix. */
 function tri_(n: number, m?: number, k = 0, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
+  for (const d of m === undefined ? [n] : [n, m])
+    if (!Number.isInteger(d) || d < 0) throw new Error(`tri: got size ${d}, expected a non-negative integer`);
   const i = np.reshape(np.arange(0, n), [n, 1]);
   const j = np.reshape(np.arange(0, m ?? n), [1, m ?? n]);
   return np.astype(np.greaterEqual(np.add(i, k), j), dtype);
