@@ -25,6 +25,9 @@ const notArrayFirst = new Set([
   "numpy.bartlett", "numpy.blackman", "numpy.diagIndices", "numpy.fromfunction", "numpy.applyAlongAxis",
   "numpy.applyOverAxes", "numpy.isscalar", "numpy.shape", "numpy.ndim", "numpy.size", "numpy.linalg.multiDot",
   "numpy.fft.fftfreq", "numpy.fft.rfftfreq", "numpy.polyval",
+  // ComplexPair { real, imag } first, not an Array:
+  "numpy.fft.fft", "numpy.fft.fftn", "numpy.fft.fft2", "numpy.fft.ifft", "numpy.fft.ifftn", "numpy.fft.ifft2",
+  "numpy.fft.irfft", "numpy.fft.irfftn", "numpy.fft.irfft2", "numpy.fft.hfft",
   "random.key", "tree.flatten", "tree.leaves", "tree.structure", "tree.unflatten", "tree.map", "tree.ref", "tree.dispose",
   "profiler.startTrace", "profiler.stopTrace",
   "optax.adam", "optax.adamw", "optax.rmsprop", "optax.sgd", "optax.applyUpdates", "optax.identity", "optax.setToZero",

@@ -86,6 +86,14 @@ function manyArrays(): Row[] {
     err("numpy.linalg.multiDot", (m) => np.linalg.multiDot([m.f23(), m.f23()])),
     err("numpy.linalg.multiDot", () => np.linalg.multiDot([])),
     err("numpy.polyval", (m) => np.polyval({} as any, m.f23())),
+    ...["fft", "fftn", "fft2", "ifft", "ifftn", "ifft2", "irfft", "irfftn", "irfft2", "hfft"].flatMap((name) => {
+      const f = (np.fft as any)[name];
+      return [
+        refErr(`numpy.fft.${name}`, (m) => f({ real: m.freed(), imag: m.arr([[1, 2], [3, 4]]) })),
+        err(`numpy.fft.${name}`, () => f({} as any), "ComplexPair"),
+        err(`numpy.fft.${name}`, (m) => f({ real: m.f23(), imag: m.arr([1]) })),
+      ];
+    }),
     err("numpy.fft.fftfreq", () => np.fft.fftfreq(0)),
     err("numpy.fft.rfftfreq", () => np.fft.rfftfreq(-2)),
   ];
