@@ -268,6 +268,9 @@ function isscalar_(element: unknown): boolean {
 }
 /** The dtype of a binary op on strong operands of these dtypes (the core's promotion). */
 function promoteTypes_(dtype1: DType, dtype2: DType): DType {
+  // Checked first: the zeros made below would leak if the second dtype failed.
+  for (const d of [dtype1, dtype2])
+    if (!Object.values(DType).includes(d)) throw new TypeError(`promoteTypes: got dtype '${String(d)}', expected one of ${Object.values(DType).join(", ")}`);
   const z = np.add(np.zeros([], { dtype: dtype1 }), np.zeros([], { dtype: dtype2 }));
   const d = z.dtype;
   z.dispose();

@@ -8,7 +8,6 @@ export const knownGaps: Record<string, string> = {
   "numpy.matvec": "leaks an Array it made from one argument when another is bad",
   "numpy.trapezoid": "checks another argument before it sees the disposed Array",
   "numpy.indices": "leaks an Array it made from one argument when another is bad",
-  "numpy.promoteTypes": "leaks an Array it made from one argument when another is bad",
   "numpy.resultType": "accepts the bad input without an Error",
   "numpy.vstack": "leaks an Array it made from one argument when another is bad",
   "numpy.dstack": "leaks an Array it made from one argument when another is bad",
