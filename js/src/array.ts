@@ -307,7 +307,7 @@ export function run(op: string, args: ArrayLike[], params: Record<string, any> =
     }
     if (a instanceof Array) return a._h();
     if (typeof a === "number" || typeof a === "boolean") return a;
-    throw new TypeError(`${op}: got a ${typeof a} where an Array or a number was expected`);
+    throw new TypeError(`${op}: got ${describeValue(a)} where an Array or a number was expected`);
   });
   let r: any;
   try {
@@ -331,6 +331,41 @@ export function wrapResult(r: any): any {
  * scalar Array (what the core makes of a number operand), so that composed functions can
  * take `.ref` of any operand. Ownership passes through: an Array argument is not copied.
  */
-export function asArray(x: ArrayLike): Array {
-  return x instanceof Array ? x : run("positive", [x]);
+export function asArray(x: ArrayLike, op = "asarray"): Array {
+  // A disposed Array fails here, before the caller converts its other operands (a number
+  // converted first would be a new Array that the error then leaks).
+  if (x instanceof Array) return x._h() && x;
+  // A foreign value is reported under the public function's name (composed functions pass
+  // theirs), not under the core op that would have met it.
+  if (typeof x !== "number" && typeof x !== "boolean") throw new TypeError(`${op}: got ${describeValue(x)}, expected an Array or a number`);
+  return run("positive", [x]);
+}
+
+/**
+ * @ignore `f` with its errors naming `name` first, for functions composed in TypeScript of
+ * other kiln functions: "deg2rad: multiply: got ...", not only the part that failed. A
+ * ReferenceError (a disposed Array) passes unchanged, as jax-js's; errors that already
+ * start with the name are left alone.
+ */
+export function named<F extends (...args: any[]) => any>(name: string, f: F): F {
+  const g = function (this: unknown, ...args: any[]) {
+    try {
+      return f.apply(this, args);
+    } catch (e) {
+      if (e instanceof Error && !(e instanceof ReferenceError) && !e.message.startsWith(`${name}:`)) e.message = `${name}: ${e.message}`;
+      throw e;
+    }
+  };
+  Object.defineProperty(g, "name", { value: name });
+  return g as unknown as F;
+}
+
+/** A short description of a JS value for error messages: "a string 'abc'", "an object". */
+export function describeValue(x: unknown): string {
+  if (x === null) return "null";
+  if (x === undefined) return "undefined";
+  if (typeof x === "string") return `the string '${x.length > 20 ? x.slice(0, 20) + "..." : x}'`;
+  if (globalThis.Array.isArray(x)) return "a JS array";
+  if (typeof x === "object") return `a ${(x as object).constructor?.name ?? "plain"} object`;
+  return `a ${typeof x}`;
 }

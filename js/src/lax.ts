@@ -1,17 +1,17 @@
 // kiln's `lax` namespace (jax-js names): convolutions, windowed reductions, erf and
 // stopGradient, each a call into the core's op table.
-import { Array, run, type ArrayLike, type Pair } from "./array.js";
+import { Array, run, type ArrayLike, type Pair, named } from "./array.js";
 
 export * as linalg from "./lax_linalg.js";
 
 /** The k largest values along `axis` and their int32 indices; equal values by lower index first. */
-export function topK(x: ArrayLike, k: number, axis = -1): [Array, Array] {
+function topK_(x: ArrayLike, k: number, axis = -1): [Array, Array] {
   return run("top_k", [x], { k, axis });
 }
 
 export type PaddingType = "VALID" | "SAME" | "SAME_LOWER" | Pair[];
 
-export function convGeneralDilated(
+function convGeneralDilated_(
   lhs: Array,
   rhs: Array,
   windowStrides: number[],
@@ -20,10 +20,10 @@ export function convGeneralDilated(
 ): Array {
   return run("conv_general_dilated", [lhs, rhs], { strides: windowStrides, padding, lhsDilation, rhsDilation, featureGroupCount });
 }
-export function conv(lhs: Array, rhs: Array, windowStrides: number[], padding: PaddingType): Array {
+function conv_(lhs: Array, rhs: Array, windowStrides: number[], padding: PaddingType): Array {
   return convGeneralDilated(lhs, rhs, windowStrides, padding);
 }
-export function convWithGeneralPadding(lhs: Array, rhs: Array, windowStrides: number[], padding: PaddingType, lhsDilation?: number[], rhsDilation?: number[]): Array {
+function convWithGeneralPadding_(lhs: Array, rhs: Array, windowStrides: number[], padding: PaddingType, lhsDilation?: number[], rhsDilation?: number[]): Array {
   return convGeneralDilated(lhs, rhs, windowStrides, padding, { lhsDilation, rhsDilation });
 }
 /**
@@ -32,7 +32,7 @@ export function convWithGeneralPadding(lhs: Array, rhs: Array, windowStrides: nu
  * by k - 1 - p (k the dilated kernel size), where JAX pads by p itself.
  * `transposeKernel` flips the kernel and swaps its first two axes.
  */
-export function convTranspose(
+function convTranspose_(
   lhs: Array,
   rhs: Array,
   strides: number[],
@@ -50,16 +50,16 @@ export function convTranspose(
   return run("conv_transpose", [lhs, rhs], { strides, padding, rhsDilation, transposeKernel });
 }
 /** reduceWindow with one of np.sum, np.max, np.min, np.prod as the computation. */
-export function reduceWindow(operand: Array, computation: (x: Array) => Array, windowDimensions: number[], windowStrides?: number[]): Array {
+function reduceWindow_(operand: Array, computation: (x: Array) => Array, windowDimensions: number[], windowStrides?: number[]): Array {
   const name = (computation as any).kilnReduce ?? computation.name;
   const op = { sum: "sum", max: "max", min: "min", prod: "prod" }[name as string];
   if (op === undefined) throw new Error(`reduceWindow: got computation ${name || "(anonymous)"}, kiln supports np.sum, np.max, np.min and np.prod`);
   return run("reduce_window", [operand], { op, window: windowDimensions, strides: windowStrides ?? windowDimensions.map(() => 1), padding: "VALID" });
 }
-export const erf = (x: ArrayLike): Array => run("erf", [x]);
-export const erfc = (x: ArrayLike): Array => run("subtract", [1, run("erf", [x])]);
-export const erfInv = (x: ArrayLike): Array => run("erf_inv", [x]);
-export const stopGradient = (x: ArrayLike): Array => run("stop_gradient", [x]);
+export const erf = named("erf", (x: ArrayLike): Array => run("erf", [x]));
+export const erfc = named("erfc", (x: ArrayLike): Array => run("subtract", [1, run("erf", [x])]));
+export const erfInv = named("erfInv", (x: ArrayLike): Array => run("erf_inv", [x]));
+export const stopGradient = named("stopGradient", (x: ArrayLike): Array => run("stop_gradient", [x]));
 
 export type DotDimensionNumbers = {
   lhsContractingDims?: number[];
@@ -72,7 +72,7 @@ export type DotDimensionNumbers = {
  * General contraction (lax.dot_general), as one einsum: output axes are the batch axes,
  * then lhs free axes, then rhs free axes. Default: contract lhs's last with rhs's first.
  */
-export function dot(lhs: Array, rhs: Array, dims: DotDimensionNumbers = {}): Array {
+function dot_(lhs: Array, rhs: Array, dims: DotDimensionNumbers = {}): Array {
   const ln = lhs.ndim, rn = rhs.ndim;
   const norm = (d: number[], n: number) => d.map((x) => (x + n) % n);
   const lc = norm(dims.lhsContractingDims ?? [ln - 1], ln), rc = norm(dims.rhsContractingDims ?? [0], rn);
@@ -89,4 +89,13 @@ export function dot(lhs: Array, rhs: Array, dims: DotDimensionNumbers = {}): Arr
   const out = [...lb.map((d) => l[d]), ...l.filter((_, i) => !lb.includes(i) && !lc.includes(i)), ...r.filter((_, i) => !rb.includes(i) && !rc.includes(i))];
   return run("einsum", [lhs, rhs], { subscripts: `${l.join("")},${r.join("")}->${out.join("")}` });
 }
-export const bitcastConvertType = (x: ArrayLike, dtype: string): Array => run("bitcast_convert_type", [x], { dtype });
+export const bitcastConvertType = named("bitcastConvertType", (x: ArrayLike, dtype: string): Array => run("bitcast_convert_type", [x], { dtype }));
+
+// Errors name these functions first (array.ts, named), also where they are composed of others.
+export const topK = named("topK", topK_);
+export const convGeneralDilated = named("convGeneralDilated", convGeneralDilated_);
+export const conv = named("conv", conv_);
+export const convWithGeneralPadding = named("convWithGeneralPadding", convWithGeneralPadding_);
+export const convTranspose = named("convTranspose", convTranspose_);
+export const reduceWindow = named("reduceWindow", reduceWindow_);
+export const dot = named("dot", dot_);

@@ -18,7 +18,7 @@ export function diagIndices(n: number, ndim = 2): Array[] {
 
 /** diagIndices for an array whose axes all have one length (at least 2D); consumes it. */
 export function diagIndicesFrom(arr: ArrayLike): Array[] {
-  const a = asArray(arr);
+  const a = asArray(arr, "diagIndicesFrom");
   const s = a.shape;
   a.dispose();
   if (s.length < 2) throw new Error(`diagIndicesFrom: input array must be at least 2D, got ${s.length}D`);
@@ -35,12 +35,12 @@ export function fromfunction(func: (...indices: Array[]) => any, shape: number[]
     f = vmap(f, shape.map((_, d) => (d === mapped ? 0 : null)));
   }
   const out = f(...shape.map((s) => np.arange(0, s, 1, { dtype, device })));
-  return tree.map((leaf: any) => asArray(leaf), out);
+  return tree.map((leaf: any) => asArray(leaf, "fromfunction"), out);
 }
 
 /** func1d applied to the 1D slices along `axis` (vmap over the other axes, as jax-js). */
 export function applyAlongAxis(func1d: (x: Array) => Array, axis: number, x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "applyAlongAxis");
   const nd = a.ndim;
   if (axis < -nd || axis >= nd) {
     a.dispose();
@@ -57,7 +57,7 @@ export function applyAlongAxis(func1d: (x: Array) => Array, axis: number, x: Arr
 
 /** func(a, axis) for each axis in turn; results that lose the axis get it back (size 1). */
 export function applyOverAxes(func: (x: Array, axis: number) => Array, a: ArrayLike, axes: number[]): Array {
-  let x = asArray(a);
+  let x = asArray(a, "applyOverAxes");
   for (const axis of axes) {
     const nd = x.ndim;
     const b = func(x, axis);

@@ -1,6 +1,6 @@
 // The numpy functions of jax-js that kiln composes from core ops in TypeScript (no C++
 // primitive of their own). Each consumes its Array arguments once, with .ref for reuse.
-import { Array, DType, asArray, run, type ArrayLike, type Axis, type ReduceOpts } from "./array.js";
+import { Array, DType, asArray, run, type ArrayLike, type Axis, type ReduceOpts, named } from "./array.js";
 import { bitcastConvertType } from "./lax.js";
 import * as np from "./numpy_ops.js";
 
@@ -10,97 +10,99 @@ const axisTerms = (nd: number, axis: number, term: any) => {
   return t;
 };
 
-export function hypot(x1: ArrayLike, x2: ArrayLike): Array {
+function hypot_(x1: ArrayLike, x2: ArrayLike): Array {
   return np.sqrt(np.add(np.square(x1), np.square(x2)));
 }
-export function logaddexp2(x1: ArrayLike, x2: ArrayLike): Array {
-  const a = asArray(x1), b = asArray(x2);
+function logaddexp2_(x1: ArrayLike, x2: ArrayLike): Array {
+  const a = asArray(x1, "logaddexp2"), b = asArray(x2, "logaddexp2");
   const m = np.maximum(a.ref, b.ref);
   const d = np.abs(np.subtract(a, b));
   return np.add(m, np.divide(np.log1p(np.exp2(np.negative(d))), Math.LN2));
 }
-export function cbrt(x: ArrayLike): Array {
-  const a = asArray(x);
+function cbrt_(x: ArrayLike): Array {
+  const a = asArray(x, "cbrt");
   return np.multiply(np.sign(a.ref), np.power(np.abs(a), 1 / 3));
 }
-export const deg2rad = (x: ArrayLike): Array => np.multiply(x, Math.PI / 180);
-export const rad2deg = (x: ArrayLike): Array => np.multiply(x, 180 / Math.PI);
+export const deg2rad = named("deg2rad", (x: ArrayLike): Array => np.multiply(x, Math.PI / 180));
+export const rad2deg = named("rad2deg", (x: ArrayLike): Array => np.multiply(x, 180 / Math.PI));
 export const radians = deg2rad;
 export const degrees = rad2deg;
-export function sinc(x: ArrayLike): Array {
-  const a = asArray(x);
+function sinc_(x: ArrayLike): Array {
+  const a = asArray(x, "sinc");
   const px = np.multiply(a.ref, Math.PI);
   const q = np.divide(np.sin(px.ref), px);
   return np.where(np.equal(a, 0), 1, q);
 }
-export function heaviside(x1: ArrayLike, x2: ArrayLike): Array {
-  const a = asArray(x1);
+function heaviside_(x1: ArrayLike, x2: ArrayLike): Array {
+  const a = asArray(x1, "heaviside");
   return np.where(np.less(a.ref, 0), 0, np.where(np.greater(a, 0), 1, x2));
 }
-export function signbit(x: ArrayLike): Array {
-  const a = asArray(x);
+function signbit_(x: ArrayLike): Array {
+  const a = asArray(x, "signbit");
   // -0.0 has its sign bit set: 1 / -0 is -inf.
   const zeroNeg = np.logicalAnd(np.equal(a.ref, 0), np.less(np.divide(1, a.ref), 0));
   return np.logicalOr(np.less(a, 0), zeroNeg);
 }
-export function copysign(x: ArrayLike, y: ArrayLike): Array {
+function copysign_(x: ArrayLike, y: ArrayLike): Array {
   const m = np.abs(x);
   return np.where(signbit(y), np.negative(m.ref), m);
 }
-export function fmax(x1: ArrayLike, x2: ArrayLike): Array {
-  const a = asArray(x1), b = asArray(x2);
+function fmax_(x1: ArrayLike, x2: ArrayLike): Array {
+  const a = asArray(x1, "fmax"), b = asArray(x2, "fmax");
   const m = np.maximum(a.ref, b.ref);
   return np.where(np.isnan(b.ref), a.ref, np.where(np.isnan(a), b, m));
 }
-export function fmin(x1: ArrayLike, x2: ArrayLike): Array {
-  const a = asArray(x1), b = asArray(x2);
+function fmin_(x1: ArrayLike, x2: ArrayLike): Array {
+  const a = asArray(x1, "fmin"), b = asArray(x2, "fmin");
   const m = np.minimum(a.ref, b.ref);
   return np.where(np.isnan(b.ref), a.ref, np.where(np.isnan(a), b, m));
 }
 /** C's fmod (the sign of the dividend), from the exact floor-mod (the sign of the divisor). */
-export function fmod(x: ArrayLike, y: ArrayLike): Array {
-  const a = asArray(x), b = asArray(y);
+function fmod_(x: ArrayLike, y: ArrayLike): Array {
+  const a = asArray(x, "fmod"), b = asArray(y, "fmod");
   const r = np.remainder(a.ref, b.ref);
   const fix = np.logicalAnd(np.notEqual(r.ref, 0), np.notEqual(np.less(r.ref, 0), np.less(a, 0)));
   return np.where(fix, np.subtract(r.ref, b), r);
 }
-export function ldexp(x1: ArrayLike, x2: ArrayLike): Array {
-  return np.multiply(x1, np.exp2(np.astype(x2, DType.Float32)));
+function ldexp_(x1: ArrayLike, x2: ArrayLike): Array {
+  // x1 is checked first: a bad x1 met after exp2 would leak exp2's result.
+  const a = asArray(x1, "ldexp");
+  return np.multiply(a, np.exp2(np.astype(x2, DType.Float32)));
 }
-export const isposinf = (x: ArrayLike): Array => np.equal(x, Infinity);
-export const isneginf = (x: ArrayLike): Array => np.equal(x, -Infinity);
+export const isposinf = named("isposinf", (x: ArrayLike): Array => np.equal(x, Infinity));
+export const isneginf = named("isneginf", (x: ArrayLike): Array => np.equal(x, -Infinity));
 
-export function ptp(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
-  const x = asArray(a);
+function ptp_(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
+  const x = asArray(a, "ptp");
   return np.subtract(np.max(x.ref, axis, opts), np.min(x, axis, opts));
 }
-export function countNonzero(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
+function countNonzero_(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
   return np.astype(np.sum(np.astype(np.notEqual(a, 0), DType.Int32), axis, opts), DType.Int32);
 }
 const nanTo = (a: ArrayLike, v: number) => {
   const x = asArray(a);
   return np.where(np.isnan(x.ref), v, x);
 };
-export const nansum = (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.sum(nanTo(a, 0), axis, opts);
-export const nanprod = (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.prod(nanTo(a, 1), axis, opts);
-export const nanmax = (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.max(nanTo(a, -Infinity), axis, opts);
-export const nanmin = (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.min(nanTo(a, Infinity), axis, opts);
-export function nanmean(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
-  const x = asArray(a);
+export const nansum = named("nansum", (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.sum(nanTo(a, 0), axis, opts));
+export const nanprod = named("nanprod", (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.prod(nanTo(a, 1), axis, opts));
+export const nanmax = named("nanmax", (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.max(nanTo(a, -Infinity), axis, opts));
+export const nanmin = named("nanmin", (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.min(nanTo(a, Infinity), axis, opts));
+function nanmean_(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
+  const x = asArray(a, "nanmean");
   const n = np.sum(np.astype(np.logicalNot(np.isnan(x.ref)), DType.Float32), axis, opts);
   return np.divide(nansum(x, axis, opts), n);
 }
-export function nanToNum(x: ArrayLike, { nan = 0, posinf, neginf }: { nan?: number; posinf?: number; neginf?: number } = {}): Array {
-  const a = asArray(x);
+function nanToNum_(x: ArrayLike, { nan = 0, posinf, neginf }: { nan?: number; posinf?: number; neginf?: number } = {}): Array {
+  const a = asArray(x, "nanToNum");
   const big = a.dtype === DType.Float64 ? Number.MAX_VALUE : a.dtype === DType.Float16 ? 65504 : 3.4028234663852886e38;
   const y = np.where(np.isnan(a.ref), nan, a);
   const z = np.where(np.equal(y.ref, Infinity), posinf ?? big, y);
   return np.where(np.equal(z.ref, -Infinity), neginf ?? -big, z);
 }
-export function average(a: ArrayLike, axis?: Axis, opts: { weights?: ArrayLike } & ReduceOpts = {}): Array {
+function average_(a: ArrayLike, axis?: Axis, opts: { weights?: ArrayLike } & ReduceOpts = {}): Array {
   if (opts.weights === undefined) return np.mean(a, axis, opts);
-  const x = asArray(a);
-  let w = asArray(opts.weights);
+  const x = asArray(a, "average");
+  let w = asArray(opts.weights, "average");
   if (w.ndim === 1 && x.ndim > 1 && typeof axis === "number") {
     // 1-d weights lie along `axis`, as NumPy's average takes them.
     const shape = x.shape.map((_, i) => (i === (axis + x.ndim) % x.ndim ? -1 : 1));
@@ -110,8 +112,8 @@ export function average(a: ArrayLike, axis?: Axis, opts: { weights?: ArrayLike }
   return np.divide(num, np.sum(w, axis, opts));
 }
 
-export function diff(a: ArrayLike, n = 1, axis = -1): Array {
-  let x = asArray(a);
+function diff_(a: ArrayLike, n = 1, axis = -1): Array {
+  let x = asArray(a, "diff");
   for (let i = 0; i < n; i++) {
     const nd = x.ndim;
     const hi = x.ref.slice(...axisTerms(nd, axis, [1]));
@@ -121,7 +123,9 @@ export function diff(a: ArrayLike, n = 1, axis = -1): Array {
   return x;
 }
 /** Ones on and below diagonal k of an n x m matrix. */
-export function tri(n: number, m?: number, k = 0, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
+function tri_(n: number, m?: number, k = 0, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
+  for (const d of m === undefined ? [n] : [n, m])
+    if (!Number.isInteger(d) || d < 0) throw new Error(`tri: got size ${d}, expected a non-negative integer`);
   const i = np.reshape(np.arange(0, n), [n, 1]);
   const j = np.reshape(np.arange(0, m ?? n), [1, m ?? n]);
   return np.astype(np.greaterEqual(np.add(i, k), j), dtype);
@@ -130,16 +134,16 @@ function triMask(a: Array, k: number): Array {
   const s = a.shape;
   return tri(s[s.length - 2], s[s.length - 1], k, { dtype: DType.Bool });
 }
-export function tril(a: ArrayLike, k = 0): Array {
-  const x = asArray(a);
+function tril_(a: ArrayLike, k = 0): Array {
+  const x = asArray(a, "tril");
   return np.where(triMask(x, k), x, 0);
 }
-export function triu(a: ArrayLike, k = 0): Array {
-  const x = asArray(a);
+function triu_(a: ArrayLike, k = 0): Array {
+  const x = asArray(a, "triu");
   return np.where(triMask(x, k - 1), 0, x);
 }
-export function roll(a: ArrayLike, shift: number | number[], axis?: Axis): Array {
-  let x = asArray(a);
+function roll_(a: ArrayLike, shift: number | number[], axis?: Axis): Array {
+  let x = asArray(a, "roll");
   if (axis === undefined || axis === null) {
     const shape = x.shape;
     return np.reshape(roll(np.ravel(x), shift, 0), shape);
@@ -156,33 +160,33 @@ export function roll(a: ArrayLike, shift: number | number[], axis?: Axis): Array
   });
   return x;
 }
-export function vecdot(x: ArrayLike, y: ArrayLike, { axis = -1 }: { axis?: number } = {}): Array {
+function vecdot_(x: ArrayLike, y: ArrayLike, { axis = -1 }: { axis?: number } = {}): Array {
   return np.sum(np.multiply(x, y), axis);
 }
-export function matvec(x1: ArrayLike, x2: ArrayLike): Array {
+function matvec_(x1: ArrayLike, x2: ArrayLike): Array {
   return np.squeeze(np.matmul(x1, np.expandDims(x2, -1)), -1);
 }
-export function vecmat(x1: ArrayLike, x2: ArrayLike): Array {
+function vecmat_(x1: ArrayLike, x2: ArrayLike): Array {
   return np.squeeze(np.matmul(np.expandDims(x1, -2), x2), -2);
 }
-export function columnStack(xs: ArrayLike[]): Array {
-  return np.concatenate(xs.map((x) => (asArray(x).ndim < 2 ? np.reshape(x, [-1, 1]) : x)) as Array[], 1);
+function columnStack_(xs: ArrayLike[]): Array {
+  return np.concatenate(xs.map((x) => (asArray(x, "columnStack").ndim < 2 ? np.reshape(x, [-1, 1]) : x)) as Array[], 1);
 }
-export function dstack(xs: ArrayLike[]): Array {
+function dstack_(xs: ArrayLike[]): Array {
   const up = (x: Array) => (x.ndim === 0 ? np.reshape(x, [1, 1, 1]) : x.ndim === 1 ? np.reshape(x, [1, -1, 1]) : x.ndim === 2 ? np.expandDims(x, 2) : x);
-  return np.concatenate(xs.map((x) => up(asArray(x))), 2);
+  return np.concatenate(xs.map((x) => up(asArray(x, "dstack"))), 2);
 }
-export function unstack(x: ArrayLike, axis = 0): Array[] {
-  const a = asArray(x);
+function unstack_(x: ArrayLike, axis = 0): Array[] {
+  const a = asArray(x, "unstack");
   const n = a.shape[(axis + a.ndim) % a.ndim];
   const out: Array[] = [];
   for (let i = 0; i < n; i++) out.push(a.ref.slice(...axisTerms(a.ndim, axis, i)));
   a.dispose();
   return out;
 }
-export function arraySplit(a: ArrayLike, indicesOrSections: number | number[], axis = 0): Array[] {
+function arraySplit_(a: ArrayLike, indicesOrSections: number | number[], axis = 0): Array[] {
   if (typeof indicesOrSections !== "number") return np.split(a, indicesOrSections, axis);
-  const x = asArray(a);
+  const x = asArray(a, "arraySplit");
   const n = x.shape[(axis + x.ndim) % x.ndim];
   const s = indicesOrSections;
   const idx: number[] = [];
@@ -190,22 +194,22 @@ export function arraySplit(a: ArrayLike, indicesOrSections: number | number[], a
   for (let i = 0; i < s - 1; i++) idx.push((at += Math.floor(n / s) + (i < n % s ? 1 : 0)));
   return np.split(x, idx, axis);
 }
-export function append(arr: ArrayLike, values: ArrayLike, axis: number | null = null): Array {
+function append_(arr: ArrayLike, values: ArrayLike, axis: number | null = null): Array {
   if (axis === null) return np.concatenate([np.ravel(arr), np.ravel(values)], 0);
   return np.concatenate([arr, values] as Array[], axis);
 }
-export function logspace(start: number, stop: number, num = 50, endpoint = true, base = 10, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
+function logspace_(start: number, stop: number, num = 50, endpoint = true, base = 10, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
   const e = np.linspace(start, stop, num, endpoint, { dtype: DType.Float32 });
   return np.astype(np.power(base, e), dtype);
 }
-export function geomspace(start: number, stop: number, num = 50, endpoint = true, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
+function geomspace_(start: number, stop: number, num = 50, endpoint = true, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
   if (start === 0 || stop === 0 || Math.sign(start) !== Math.sign(stop)) throw new Error(`geomspace: got start ${start}, stop ${stop}, expected nonzero values of one sign`);
   const sgn = Math.sign(start);
   const e = np.linspace(Math.log10(Math.abs(start)), Math.log10(Math.abs(stop)), num, endpoint, { dtype: DType.Float64 });
   return np.astype(np.multiply(np.power(10, e), sgn), dtype);
 }
-export function diag(v: ArrayLike, k = 0): Array {
-  const x = asArray(v);
+function diag_(v: ArrayLike, k = 0): Array {
+  const x = asArray(v, "diag");
   if (x.ndim === 1) {
     const n = x.shape[0] + Math.abs(k);
     const dtype = x.dtype;
@@ -219,16 +223,16 @@ export function diag(v: ArrayLike, k = 0): Array {
   const m = Math.min(sub.shape[0], sub.shape[1]);
   return sub.slice([0, m], [0, m]).diagonal();
 }
-export function trace(a: Array, offset = 0): Array {
+function trace_(a: Array, offset = 0): Array {
   return offset === 0 ? a.diagonal().sum(-1) : diag(a, offset).sum();
 }
-export function select(condlist: ArrayLike[], choicelist: ArrayLike[], defaultValue: ArrayLike = 0): Array {
+function select_(condlist: ArrayLike[], choicelist: ArrayLike[], defaultValue: ArrayLike = 0): Array {
   if (condlist.length !== choicelist.length) throw new Error(`select: got ${condlist.length} conditions and ${choicelist.length} choices, expected as many`);
   let out: ArrayLike = defaultValue;
   for (let i = condlist.length - 1; i >= 0; i--) out = np.where(condlist[i], choicelist[i], out);
-  return asArray(out);
+  return asArray(out, "select");
 }
-export function meshgrid(xs: Array[], { indexing = "xy" }: { indexing?: "xy" | "ij" } = {}): Array[] {
+function meshgrid_(xs: Array[], { indexing = "xy" }: { indexing?: "xy" | "ij" } = {}): Array[] {
   const n = xs.length;
   const sizes = xs.map((x) => x.size);
   if (indexing === "xy" && n >= 2) [sizes[0], sizes[1]] = [sizes[1], sizes[0]];
@@ -242,8 +246,8 @@ export function meshgrid(xs: Array[], { indexing = "xy" }: { indexing?: "xy" | "
 }
 
 // ---- more of jax-js's numpy, composed ----
-export function arrayEqual(a1: ArrayLike, a2: ArrayLike, { equalNaN = false }: { equalNaN?: boolean } = {}): Array {
-  const a = asArray(a1), b = asArray(a2);
+function arrayEqual_(a1: ArrayLike, a2: ArrayLike, { equalNaN = false }: { equalNaN?: boolean } = {}): Array {
+  const a = asArray(a1, "arrayEqual"), b = asArray(a2, "arrayEqual");
   if (a.shape.join(",") !== b.shape.join(",")) {
     a.dispose();
     b.dispose();
@@ -256,49 +260,52 @@ export function arrayEqual(a1: ArrayLike, a2: ArrayLike, { equalNaN = false }: {
   return np.all(eq);
 }
 /** Equal after broadcasting. */
-export function arrayEquiv(a1: ArrayLike, a2: ArrayLike): Array {
+function arrayEquiv_(a1: ArrayLike, a2: ArrayLike): Array {
   return np.all(np.equal(a1, a2));
 }
-export function isscalar(element: unknown): boolean {
+function isscalar_(element: unknown): boolean {
   return typeof element === "number" || typeof element === "boolean" || (element instanceof Array && element.ndim === 0);
 }
 /** The dtype of a binary op on strong operands of these dtypes (the core's promotion). */
-export function promoteTypes(dtype1: DType, dtype2: DType): DType {
+function promoteTypes_(dtype1: DType, dtype2: DType): DType {
+  // Checked first: the zeros made below would leak if the second dtype failed.
+  for (const d of [dtype1, dtype2])
+    if (!Object.values(DType).includes(d)) throw new TypeError(`promoteTypes: got dtype '${String(d)}', expected one of ${Object.values(DType).join(", ")}`);
   const z = np.add(np.zeros([], { dtype: dtype1 }), np.zeros([], { dtype: dtype2 }));
   const d = z.dtype;
   z.dispose();
   return d;
 }
-export function resultType(...dtypes: DType[]): DType {
+function resultType_(...dtypes: DType[]): DType {
   return dtypes.reduce((a, b) => promoteTypes(a, b));
 }
-export function diagflat(v: ArrayLike, k = 0): Array {
+function diagflat_(v: ArrayLike, k = 0): Array {
   return diag(np.ravel(v), k);
 }
-export function divmod(x1: ArrayLike, x2: ArrayLike): [Array, Array] {
-  const a = asArray(x1), b = asArray(x2);
+function divmod_(x1: ArrayLike, x2: ArrayLike): [Array, Array] {
+  const a = asArray(x1, "divmod"), b = asArray(x2, "divmod");
   return [np.floorDivide(a.ref, b.ref), np.remainder(a, b)];
 }
-export function modf(x: ArrayLike): [Array, Array] {
-  const a = asArray(x);
+function modf_(x: ArrayLike): [Array, Array] {
+  const a = asArray(x, "modf");
   const whole = np.trunc(a.ref);
   return [np.subtract(a, whole.ref), whole];
 }
 export const hsplit = (a: ArrayLike, s: number | number[]): Array[] => {
-  const x = asArray(a);
+  const x = asArray(a, "hsplit");
   return np.split(x, s, x.ndim === 1 ? 0 : 1);
 };
 export const vsplit = (a: ArrayLike, s: number | number[]): Array[] =>
   np.split(a, s, 0);
 export const dsplit = (a: ArrayLike, s: number | number[]): Array[] =>
   np.split(a, s, 2);
-export function ediff1d(ary: ArrayLike): Array {
+function ediff1d_(ary: ArrayLike): Array {
   return diff(np.ravel(ary), 1, 0);
 }
-export const nancumsum = (a: ArrayLike, axis?: number): Array => np.cumsum(nanTo(a, 0), axis);
-export const nancumprod = (a: ArrayLike, axis?: number): Array => np.cumprod(nanTo(a, 1), axis);
-export function nanvar(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array {
-  const x = asArray(a);
+export const nancumsum = named("nancumsum", (a: ArrayLike, axis?: number): Array => np.cumsum(nanTo(a, 0), axis));
+export const nancumprod = named("nancumprod", (a: ArrayLike, axis?: number): Array => np.cumprod(nanTo(a, 1), axis));
+function nanvar_(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array {
+  const x = asArray(a, "nanvar");
   const valid = np.logicalNot(np.isnan(x.ref));
   const n = np.sum(np.astype(valid, DType.Float32), axis, { keepdims: true });
   const mean = np.divide(nansum(x.ref, axis, { keepdims: true }), n.ref);
@@ -306,18 +313,18 @@ export function nanvar(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correctio
   const denom = np.subtract(opts.keepdims ? n : np.squeeze(n, axis ?? undefined), opts.correction ?? 0);
   return np.divide(dev, denom);
 }
-export const nanstd = (a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array => np.sqrt(nanvar(a, axis, opts));
+export const nanstd = named("nanstd", (a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array => np.sqrt(nanvar(a, axis, opts)));
 /** The trapezoidal rule along `axis`, with unit spacing or dx (x samples: not supported yet). */
-export function trapezoid(y: ArrayLike, x: ArrayLike | null = null, { dx = 1, axis = -1 }: { dx?: number; axis?: number } = {}): Array {
+function trapezoid_(y: ArrayLike, x: ArrayLike | null = null, { dx = 1, axis = -1 }: { dx?: number; axis?: number } = {}): Array {
   if (x !== null) throw new Error("trapezoid: sample points x are not supported by kiln yet; pass dx");
-  const a = asArray(y);
+  const a = asArray(y, "trapezoid");
   const nd = a.ndim;
   const hi = a.ref.slice(...axisTerms(nd, axis, [1]));
   const lo = a.slice(...axisTerms(nd, axis, [0, -1]));
   return np.multiply(np.sum(np.add(hi, lo), axis), dx / 2);
 }
-export function rot90(m: ArrayLike, k = 1, axes: [number, number] = [0, 1]): Array {
-  let x = asArray(m);
+function rot90_(m: ArrayLike, k = 1, axes: [number, number] = [0, 1]): Array {
+  let x = asArray(m, "rot90");
   const kk = ((k % 4) + 4) % 4;
   const [a0, a1] = axes;
   if (kk === 0) return x;
@@ -327,7 +334,7 @@ export function rot90(m: ArrayLike, k = 1, axes: [number, number] = [0, 1]): Arr
   return np.flip(x, a1);
 }
 /** Cross product of 3-vectors along `axis` (default the last). */
-export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
+function cross_(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
   const a = unstack(x1, axis), b = unstack(x2, axis);
   if (a.length !== 3 || b.length !== 3) throw new Error(`cross: got vectors of length ${a.length} and ${b.length}, expected 3`);
   const c = (i: number, j: number) => np.subtract(np.multiply(a[i].ref, b[j].ref), np.multiply(a[j].ref, b[i].ref));
@@ -335,14 +342,14 @@ export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
   for (const t of [...a, ...b]) t.dispose();
   return np.stack(out, axis < 0 ? axis + out[0].ndim + 1 : axis);
 }
-export function vander(x: ArrayLike, { n: N, increasing = false }: { n?: number; increasing?: boolean } = {}): Array {
-  const a = asArray(x);
+function vander_(x: ArrayLike, { n: N, increasing = false }: { n?: number; increasing?: boolean } = {}): Array {
+  const a = asArray(x, "vander");
   const n = N ?? a.shape[0];
   let p = np.arange(0, n, 1, { dtype: a.dtype });
   if (!increasing) p = np.flip(p, 0);
   return np.power(np.expandDims(a, 1), p);
 }
-export function indices(dimensions: number[], { dtype = DType.Int32 }: { dtype?: DType } = {}): Array {
+function indices_(dimensions: number[], { dtype = DType.Int32 }: { dtype?: DType } = {}): Array {
   const grids = dimensions.map((d, i) => {
     const shape = dimensions.map((_, j) => (j === i ? d : 1));
     return np.broadcastTo(np.reshape(np.arange(0, d, 1, { dtype }), shape), dimensions);
@@ -355,7 +362,7 @@ const window = (M: number, f: (n: Array) => Array): Array => {
   if (M <= 1) return np.ones([Math.max(M, 0)]);
   return f(np.arange(0, M, 1, { dtype: DType.Float32 }));
 };
-export const hann = (M: number): Array => window(M, (n) => np.subtract(0.5, np.multiply(np.cos(np.multiply(n, (2 * Math.PI) / (M - 1))), 0.5)));
+export const hann = named("hann", (M: number): Array => window(M, (n) => np.subtract(0.5, np.multiply(np.cos(np.multiply(n, (2 * Math.PI) / (M - 1))), 0.5))));
 export const bartlett = (M: number): Array =>
   window(M, (n) => np.subtract(1, np.abs(np.subtract(np.multiply(n, 2 / (M - 1)), 1))));
 export const blackman = (M: number): Array =>
@@ -364,7 +371,7 @@ export const blackman = (M: number): Array =>
     return np.add(np.subtract(0.42, np.multiply(np.cos(t.ref), 0.5)), np.multiply(np.cos(np.multiply(t, 2)), 0.08));
   });
 /** Machine limits of a float dtype (eps, min, max, tiny, bits), as numpy.finfo. */
-export function finfo(dtype: DType) {
+function finfo_(dtype: DType) {
   const t: Record<string, { bits: number; eps: number; max: number; tiny: number }> = {
     float16: { bits: 16, eps: 2 ** -10, max: 65504, tiny: 2 ** -14 },
     float32: { bits: 32, eps: 2 ** -23, max: 3.4028234663852886e38, tiny: 2 ** -126 },
@@ -375,7 +382,7 @@ export function finfo(dtype: DType) {
   return { dtype, bits: f.bits, eps: f.eps, max: f.max, min: -f.max, tiny: f.tiny, smallestNormal: f.tiny };
 }
 /** Limits of an integer dtype, as numpy.iinfo. */
-export function iinfo(dtype: DType) {
+function iinfo_(dtype: DType) {
   if (dtype === DType.Int32) return { dtype, bits: 32, min: -(2 ** 31), max: 2 ** 31 - 1 };
   if (dtype === DType.Uint32) return { dtype, bits: 32, min: 0, max: 2 ** 32 - 1 };
   throw new Error(`iinfo: got dtype ${dtype}, expected int32 or uint32`);
@@ -383,8 +390,8 @@ export function iinfo(dtype: DType) {
 
 // ---- membership, NaN-aware argmax/argmin and polynomials (jax-js's compositions) ----
 /** Whether each element of `element` occurs in `testElements` (invert: does not). */
-export function isin(element: ArrayLike, testElements: ArrayLike, { invert = false }: { invert?: boolean } = {}): Array {
-  const e = asArray(element);
+function isin_(element: ArrayLike, testElements: ArrayLike, { invert = false }: { invert?: boolean } = {}): Array {
+  const e = asArray(element, "isin");
   const s = e.shape;
   const hit = np.any(np.equal(np.expandDims(np.ravel(e), 1), np.ravel(testElements)), 1);
   return np.reshape(invert ? np.logicalNot(hit) : hit, s);
@@ -398,11 +405,11 @@ function nanArg(op: "argmax" | "argmin", a: ArrayLike, axis?: number, opts: Redu
   // All-NaN slices give -1, as jax.numpy.
   return np.where(np.all(nan, axis, opts), np.astype(-1, DType.Int32), r);
 }
-export const nanargmax = (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array => nanArg("argmax", a, axis, opts);
-export const nanargmin = (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array => nanArg("argmin", a, axis, opts);
+export const nanargmax = named("nanargmax", (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array => nanArg("argmax", a, axis, opts));
+export const nanargmin = named("nanargmin", (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array => nanArg("argmin", a, axis, opts));
 /** p[0] x^(n-1) + ... + p[n-1], by Horner's rule. */
-export function polyval(p: ArrayLike, x: ArrayLike): Array {
-  const c = asArray(p), xx = asArray(x);
+function polyval_(p: ArrayLike, x: ArrayLike): Array {
+  const c = asArray(p, "polyval"), xx = asArray(x, "polyval");
   if (c.ndim === 0) throw new Error(`polyval: coefficients must have at least one dimension, got 0D`);
   const terms = unstack(c, 0);
   let acc = terms[0];
@@ -416,16 +423,16 @@ function polyAlign(a1: ArrayLike, a2: ArrayLike): [Array, Array] {
   const lead = (v: Array) => (v.shape[0] === n ? v : np.pad(v, [[n - v.shape[0], 0]]));
   return [lead(a), lead(b)];
 }
-export function polyadd(a1: ArrayLike, a2: ArrayLike): Array {
+function polyadd_(a1: ArrayLike, a2: ArrayLike): Array {
   return np.add(...polyAlign(a1, a2));
 }
-export function polysub(a1: ArrayLike, a2: ArrayLike): Array {
+function polysub_(a1: ArrayLike, a2: ArrayLike): Array {
   return np.subtract(...polyAlign(a1, a2));
 }
 /** The m-th derivative of the polynomial p (highest power first). */
-export function polyder(p: ArrayLike, m = 1): Array {
+function polyder_(p: ArrayLike, m = 1): Array {
   if (!Number.isInteger(m) || m < 0) throw new Error(`polyder: order of derivative must be a non-negative integer, got ${m}`);
-  let c = asArray(p);
+  let c = asArray(p, "polyder");
   if (!c.dtype.startsWith("float")) c = np.astype(c, DType.Float32);
   for (let k = 0; k < m; k++) {
     const n = c.shape[0];
@@ -442,8 +449,8 @@ export function polyder(p: ArrayLike, m = 1): Array {
 }
 
 /** Mantissa in ±[0.5, 1) and int32 exponent with x = m 2^e (0, inf and NaN: exponent 0). */
-export function frexp(x: ArrayLike): [Array, Array] {
-  let a = asArray(x);
+function frexp_(x: ArrayLike): [Array, Array] {
+  let a = asArray(x, "frexp");
   if (a.dtype !== "float32" && a.dtype !== "float16" && a.dtype !== "float64") a = np.astype(a, DType.Float32);
   const dtype = a.dtype;
   if (dtype === "float64") return frexpByScaling(a);
@@ -482,8 +489,8 @@ function frexpByScaling(a: Array): [Array, Array] {
 }
 
 /** Number of 1 bits of |x| (bool gives int32; int32 and uint32 keep their dtype), as jnp. */
-export function bitwiseCount(x: ArrayLike): Array {
-  const a = asArray(x);
+function bitwiseCount_(x: ArrayLike): Array {
+  const a = asArray(x, "bitwiseCount");
   if (a.dtype === "bool") return np.astype(a, DType.Int32);
   if (a.dtype !== "int32" && a.dtype !== "uint32") {
     const d = a.dtype;
@@ -503,3 +510,64 @@ export function bitwiseCount(x: ArrayLike): Array {
   v.dispose();
   return np.astype(c, dtype);
 }
+
+// Errors name these functions first (array.ts, named): they are composed of other kiln functions.
+export const hypot = named("hypot", hypot_);
+export const logaddexp2 = named("logaddexp2", logaddexp2_);
+export const cbrt = named("cbrt", cbrt_);
+export const sinc = named("sinc", sinc_);
+export const heaviside = named("heaviside", heaviside_);
+export const signbit = named("signbit", signbit_);
+export const copysign = named("copysign", copysign_);
+export const fmax = named("fmax", fmax_);
+export const fmin = named("fmin", fmin_);
+export const fmod = named("fmod", fmod_);
+export const ldexp = named("ldexp", ldexp_);
+export const ptp = named("ptp", ptp_);
+export const countNonzero = named("countNonzero", countNonzero_);
+export const nanmean = named("nanmean", nanmean_);
+export const nanToNum = named("nanToNum", nanToNum_);
+export const average = named("average", average_);
+export const diff = named("diff", diff_);
+export const tri = named("tri", tri_);
+export const tril = named("tril", tril_);
+export const triu = named("triu", triu_);
+export const roll = named("roll", roll_);
+export const vecdot = named("vecdot", vecdot_);
+export const matvec = named("matvec", matvec_);
+export const vecmat = named("vecmat", vecmat_);
+export const columnStack = named("columnStack", columnStack_);
+export const dstack = named("dstack", dstack_);
+export const unstack = named("unstack", unstack_);
+export const arraySplit = named("arraySplit", arraySplit_);
+export const append = named("append", append_);
+export const logspace = named("logspace", logspace_);
+export const geomspace = named("geomspace", geomspace_);
+export const diag = named("diag", diag_);
+export const trace = named("trace", trace_);
+export const select = named("select", select_);
+export const meshgrid = named("meshgrid", meshgrid_);
+export const arrayEqual = named("arrayEqual", arrayEqual_);
+export const arrayEquiv = named("arrayEquiv", arrayEquiv_);
+export const isscalar = named("isscalar", isscalar_);
+export const promoteTypes = named("promoteTypes", promoteTypes_);
+export const resultType = named("resultType", resultType_);
+export const diagflat = named("diagflat", diagflat_);
+export const divmod = named("divmod", divmod_);
+export const modf = named("modf", modf_);
+export const ediff1d = named("ediff1d", ediff1d_);
+export const nanvar = named("nanvar", nanvar_);
+export const trapezoid = named("trapezoid", trapezoid_);
+export const rot90 = named("rot90", rot90_);
+export const cross = named("cross", cross_);
+export const vander = named("vander", vander_);
+export const indices = named("indices", indices_);
+export const finfo = named("finfo", finfo_);
+export const iinfo = named("iinfo", iinfo_);
+export const isin = named("isin", isin_);
+export const polyval = named("polyval", polyval_);
+export const polyadd = named("polyadd", polyadd_);
+export const polysub = named("polysub", polysub_);
+export const polyder = named("polyder", polyder_);
+export const frexp = named("frexp", frexp_);
+export const bitwiseCount = named("bitwiseCount", bitwiseCount_);

@@ -1,6 +1,6 @@
 // kiln's `numpy.linalg` namespace (jax-js's names): factorizations and solvers call the
 // core (src/library/linalg_*.cpp); norms, powers and lstsq compose them as jax-js does.
-import { Array, asArray, run, type ArrayLike } from "./array.js";
+import { Array, asArray, run, type ArrayLike, named } from "./array.js";
 import { triangularSolve } from "./lax_linalg.js";
 import { cross as numpyCross } from "./numpy_composite.js";
 import * as np from "./numpy_ops.js";
@@ -8,24 +8,24 @@ import * as np from "./numpy_ops.js";
 export { matmul, matrixTranspose, outer, tensordot, diagonal } from "./numpy_ops.js";
 export { trace, vecdot } from "./numpy_composite.js";
 
-export function cholesky(a: ArrayLike, { upper = false, symmetrizeInput = true }: { upper?: boolean; symmetrizeInput?: boolean } = {}): Array {
+function cholesky_(a: ArrayLike, { upper = false, symmetrizeInput = true }: { upper?: boolean; symmetrizeInput?: boolean } = {}): Array {
   return run("cholesky", [a], { upper, symmetrizeInput });
 }
-export const det = (a: ArrayLike): Array => run("det", [a]);
-export const inv = (a: ArrayLike): Array => run("inv", [a]);
-export const solve = (a: ArrayLike, b: ArrayLike): Array => run("solve", [a, b]);
+export const det = named("det", (a: ArrayLike): Array => run("det", [a]));
+export const inv = named("inv", (a: ArrayLike): Array => run("inv", [a]));
+export const solve = named("solve", (a: ArrayLike, b: ArrayLike): Array => run("solve", [a, b]));
 /** [sign, log|det|] of square matrices (batched). */
-export const slogdet = (a: ArrayLike): [Array, Array] => run("slogdet", [a]);
+export const slogdet = named("slogdet", (a: ArrayLike): [Array, Array] => run("slogdet", [a]));
 
 type EighOpts = { symmetrizeInput?: boolean };
 type SvdOpts = { fullMatrices?: boolean; computeUv?: boolean };
 
 /** Eigenvalues (ascending) and eigenvectors (columns) of real symmetric matrices. */
-export function eigh(a: ArrayLike, { symmetrizeInput = true }: EighOpts = {}): [Array, Array] {
+function eigh_(a: ArrayLike, { symmetrizeInput = true }: EighOpts = {}): [Array, Array] {
   return run("eigh", [a], { symmetrizeInput });
 }
 /** Eigenvalues (ascending) of real symmetric matrices. */
-export const eigvalsh = (a: ArrayLike, { symmetrizeInput = true }: EighOpts = {}): Array => run("eigvalsh", [a], { symmetrizeInput });
+export const eigvalsh = named("eigvalsh", (a: ArrayLike, { symmetrizeInput = true }: EighOpts = {}): Array => run("eigvalsh", [a], { symmetrizeInput }));
 /** Thin SVD [u, s, vh] with a = u diag(s) vh, s descending; `computeUv: false` gives s only. */
 export function svd(a: ArrayLike, opts: SvdOpts & { computeUv: false }): Array;
 export function svd(a: ArrayLike, opts?: SvdOpts): [Array, Array, Array];
@@ -34,7 +34,7 @@ export function svd(a: ArrayLike, { fullMatrices = false, computeUv = true }: Sv
   return run("svd", [a], { fullMatrices });
 }
 /** Singular values (descending) of real matrices. */
-export const svdvals = (a: ArrayLike): Array => run("svdvals", [a]);
+export const svdvals = named("svdvals", (a: ArrayLike): Array => run("svdvals", [a]));
 
 // ord 2, -2 and "nuc" of the matrices on the last two axes: max, min and sum of the
 // singular values.
@@ -46,7 +46,7 @@ function singularNorm(a: Array, ord: number | string, keepdims: boolean): Array 
 const isSingularOrd = (ord: unknown): boolean => ord === 2 || ord === -2 || ord === "nuc";
 
 /** Cross product of 3-vectors along `axis` (both inputs must have size 3 there). */
-export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
+function cross_(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
   for (const [name, x] of [["x1", x1], ["x2", x2]] as const) {
     const s = np.shape(x);
     if (s.length === 0 || s[(axis + s.length) % s.length] !== 3)
@@ -56,8 +56,8 @@ export function cross(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
 }
 
 /** Least squares through the normal equations and a Cholesky factor (jax-js's method). */
-export function lstsq(a: ArrayLike, b: ArrayLike): Array {
-  const aa = asArray(a), bb = asArray(b);
+function lstsq_(a: ArrayLike, b: ArrayLike): Array {
+  const aa = asArray(a, "lstsq"), bb = asArray(b, "lstsq");
   if (aa.ndim !== 2) throw new Error(`lstsq: 'a' must be a 2D array, got shape [${aa.shape}]`);
   const [m, n] = aa.shape;
   if (bb.shape[0] !== m) throw new Error(`lstsq: leading dimension of 'b' must match the rows of 'a' (${m}), got shape [${bb.shape}]`);
@@ -78,9 +78,9 @@ export function lstsq(a: ArrayLike, b: ArrayLike): Array {
 }
 
 /** a^n by repeated squaring (n < 0 inverts first). */
-export function matrixPower(a: ArrayLike, n: number): Array {
+function matrixPower_(a: ArrayLike, n: number): Array {
   if (!Number.isInteger(n)) throw new Error(`matrixPower: exponent must be an integer, got ${n}`);
-  let x = asArray(a);
+  let x = asArray(a, "matrixPower");
   const s = x.shape;
   if (s.length < 2 || s[s.length - 1] !== s[s.length - 2]) throw new Error(`matrixPower: got shape [${s}], expected square matrices [..., n, n]`);
   if (n === 0) {
@@ -103,23 +103,23 @@ export function matrixPower(a: ArrayLike, n: number): Array {
 }
 
 /** The product of a chain of matrices (1-D ends are a row and a column vector), left to right. */
-export function multiDot(arrays: Array[]): Array {
+function multiDot_(arrays: Array[]): Array {
   if (arrays.length < 2) throw new Error(`multiDot: expected at least two arrays, got ${arrays.length}`);
   let acc = arrays[0];
   for (let i = 1; i < arrays.length; i++) acc = np.matmul(acc, arrays[i]);
   return acc;
 }
 
-export function vectorNorm(x: ArrayLike, { ord = 2, axis = null, keepdims = false }: { ord?: number; axis?: number | number[] | null; keepdims?: boolean } = {}): Array {
+function vectorNorm_(x: ArrayLike, { ord = 2, axis = null, keepdims = false }: { ord?: number; axis?: number | number[] | null; keepdims?: boolean } = {}): Array {
   const ax = axis ?? undefined;
   if (ord === Infinity) return np.max(np.abs(x), ax, { keepdims });
   if (ord === -Infinity) return np.min(np.abs(x), ax, { keepdims });
-  const a = asArray(x);
+  const a = asArray(x, "vectorNorm");
   if (ord === 0) return np.sum(np.astype(np.notEqual(a.ref, 0), a.dtype), ax, { keepdims });
   return np.power(np.sum(np.power(np.abs(a), ord), ax, { keepdims }), 1 / ord);
 }
 
-export function matrixNorm(x: ArrayLike, { ord = "fro", keepdims = false }: { ord?: number | "fro" | "nuc"; keepdims?: boolean } = {}): Array {
+function matrixNorm_(x: ArrayLike, { ord = "fro", keepdims = false }: { ord?: number | "fro" | "nuc"; keepdims?: boolean } = {}): Array {
   if (np.ndim(x) < 2) throw new Error(`matrixNorm: got a ${np.ndim(x)}-dimensional array, expected at least 2 dimensions`);
   if (ord === "fro") return np.sqrt(np.sum(np.square(x), [-2, -1], { keepdims }));
   if (ord === 1 || ord === -1) {
@@ -130,13 +130,13 @@ export function matrixNorm(x: ArrayLike, { ord = "fro", keepdims = false }: { or
     const s = np.sum(np.abs(x), [-1], { keepdims });
     return ord === Infinity ? np.max(s, [keepdims ? -2 : -1], { keepdims }) : np.min(s, [keepdims ? -2 : -1], { keepdims });
   }
-  if (isSingularOrd(ord)) return singularNorm(asArray(x), ord, keepdims);
+  if (isSingularOrd(ord)) return singularNorm(asArray(x, "matrixNorm"), ord, keepdims);
   throw new Error(`matrixNorm: got order ${ord}, expected "fro", "nuc", 1, -1, 2, -2, Infinity or -Infinity`);
 }
 
 /** jnp.linalg.norm: vector norms over one axis, matrix norms over two, the flat 2-norm by default. */
-export function norm(x: ArrayLike, { ord = null, axis = null, keepdims = false }: { ord?: number | "f" | "fro" | "nuc" | null; axis?: number | number[] | null; keepdims?: boolean } = {}): Array {
-  let a = asArray(x);
+function norm_(x: ArrayLike, { ord = null, axis = null, keepdims = false }: { ord?: number | "f" | "fro" | "nuc" | null; axis?: number | number[] | null; keepdims?: boolean } = {}): Array {
+  let a = asArray(x, "norm");
   if (a.dtype !== "float32" && a.dtype !== "float16" && a.dtype !== "float64") a = np.astype(a, np.float32);
   const nd = a.ndim;
   let axes: number[];
@@ -172,3 +172,14 @@ export function norm(x: ArrayLike, { ord = null, axis = null, keepdims = false }
   a.dispose();
   throw new Error(`norm: got order ${ord}, expected null, "fro", "nuc", 1, -1, 2, -2, Infinity or -Infinity`);
 }
+
+// Errors name these functions first (array.ts, named): they are composed of other kiln functions.
+export const cholesky = named("cholesky", cholesky_);
+export const eigh = named("eigh", eigh_);
+export const cross = named("cross", cross_);
+export const lstsq = named("lstsq", lstsq_);
+export const matrixPower = named("matrixPower", matrixPower_);
+export const multiDot = named("multiDot", multiDot_);
+export const vectorNorm = named("vectorNorm", vectorNorm_);
+export const matrixNorm = named("matrixNorm", matrixNorm_);
+export const norm = named("norm", norm_);

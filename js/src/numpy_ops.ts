@@ -2,7 +2,7 @@
 // (jax-js's names and argument forms: option objects for keyword arguments), the dtype
 // constants and array creation. Every function consumes its Arrays. The modules that compose
 // numpy functions import this one; `numpy.ts` re-exports it as part of the namespace.
-import { Array, DType, run, type ArrayLike, type Axis, type Device, type Pair, type ReduceOpts } from "./array.js";
+import { Array, DType, describeValue, run, type ArrayLike, type Axis, type Device, type Pair, type ReduceOpts, named } from "./array.js";
 import { check, core } from "./core.js";
 
 export const float32 = DType.Float32;
@@ -41,7 +41,7 @@ function deviceOr(d?: Device): string {
 }
 
 /** Creates an array from a nested JS array, a TypedArray, a number or an Array. */
-export function array(
+function array_(
   values: Array | ArrayLike | any[] | Float32Array | Float64Array | Int32Array | Uint32Array | Uint8Array,
   { shape, dtype, device }: { shape?: number[] } & DTypeAndDevice = {},
 ): Array {
@@ -77,6 +77,11 @@ export function array(
     const rec = (x: any, axis: number) => {
       if (axis === inferredShape.length) {
         if (globalThis.Array.isArray(x)) throw new Error(`array: ragged nested array (expected shape [${inferredShape}])`);
+        // Anything else (an object, a string, a disposed-or-live Array) would become NaN.
+        if (typeof x !== "number" && typeof x !== "boolean") {
+          if (x instanceof Array) x._h(); // a disposed Array is a ReferenceError, as elsewhere
+          throw new TypeError(`array: got ${describeValue(x)} as an element, expected numbers or booleans`);
+        }
         out.push(x);
         return;
       }
@@ -89,6 +94,8 @@ export function array(
     inferred = out.length > 0 && typeof out[0] === "boolean" ? DType.Bool : DType.Float32;
   }
   const target = dtype ?? inferred;
+  if (!Object.values(DType).includes(target as DType))
+    throw new TypeError(`array: got dtype '${String(target)}', expected one of ${Object.values(DType).join(", ")}`);
   const storage = target === DType.Float16 ? DType.Float32 : target;
   const Ctor = typedCtor[storage];
   // Typed arrays convert through the constructor: TypedArray.from(typed, fn) first collects
@@ -108,36 +115,36 @@ export function array(
   return a;
 }
 
-export function zeros(shape: number[], opts: DTypeAndDevice = {}): Array {
+function zeros_(shape: number[], opts: DTypeAndDevice = {}): Array {
   return run("zeros", [], { shape, dtype: opts.dtype, device: opts.device });
 }
-export function ones(shape: number[], opts: DTypeAndDevice = {}): Array {
+function ones_(shape: number[], opts: DTypeAndDevice = {}): Array {
   return run("ones", [], { shape, dtype: opts.dtype, device: opts.device });
 }
-export function full(shape: number[], fillValue: number | boolean | Array, { dtype, device }: DTypeAndDevice = {}): Array {
+function full_(shape: number[], fillValue: number | boolean | Array, { dtype, device }: DTypeAndDevice = {}): Array {
   return run("full", [fillValue], { shape, dtype, device });
 }
-export function eye(numRows: number, numCols?: number, { dtype, device }: DTypeAndDevice = {}): Array {
+function eye_(numRows: number, numCols?: number, { dtype, device }: DTypeAndDevice = {}): Array {
   return run("eye", [], { n: numRows, m: numCols, dtype, device });
 }
-export function identity(n: number, opts: DTypeAndDevice = {}): Array {
+function identity_(n: number, opts: DTypeAndDevice = {}): Array {
   return eye(n, n, opts);
 }
 /** arange(stop), arange(start, stop), arange(start, stop, step); int32 unless dtype is given. */
-export function arange(start: number, stop?: number, step?: number, { dtype, device }: DTypeAndDevice = {}): Array {
+function arange_(start: number, stop?: number, step?: number, { dtype, device }: DTypeAndDevice = {}): Array {
   if (stop === undefined) [start, stop] = [0, start];
   return run("arange", [], { start, stop, step: step ?? 1, dtype, device });
 }
-export function linspace(start: number, stop: number, num = 50, endpoint = true, { dtype, device }: DTypeAndDevice = {}): Array {
+function linspace_(start: number, stop: number, num = 50, endpoint = true, { dtype, device }: DTypeAndDevice = {}): Array {
   return run("linspace", [], { start, stop, num, endpoint, dtype, device });
 }
-export function zerosLike(a: ArrayLike, opts: { dtype?: DType; shape?: number[]; device?: Device } = {}): Array {
+function zerosLike_(a: ArrayLike, opts: { dtype?: DType; shape?: number[]; device?: Device } = {}): Array {
   return fullLike(a, 0, opts);
 }
-export function onesLike(a: ArrayLike, opts: { dtype?: DType; shape?: number[]; device?: Device } = {}): Array {
+function onesLike_(a: ArrayLike, opts: { dtype?: DType; shape?: number[]; device?: Device } = {}): Array {
   return fullLike(a, 1, opts);
 }
-export function fullLike(a: ArrayLike, fillValue: number | boolean | Array, opts: { dtype?: DType; shape?: number[]; device?: Device } = {}): Array {
+function fullLike_(a: ArrayLike, fillValue: number | boolean | Array, opts: { dtype?: DType; shape?: number[]; device?: Device } = {}): Array {
   const x = a instanceof Array ? a : array(a);
   const shape = opts.shape ?? x.shape;
   const dtype = opts.dtype ?? x.dtype;
@@ -179,16 +186,16 @@ export const leftShift = bin("left_shift"), rightShift = bin("right_shift");
 export const bitwiseLeftShift = leftShift, bitwiseRightShift = rightShift;
 export const matmul = bin("matmul"), dot = bin("dot"), vdot = bin("vdot"), inner = bin("inner"), outer = bin("outer");
 
-export function where(cond: ArrayLike, x: ArrayLike, y: ArrayLike): Array {
+function where_(cond: ArrayLike, x: ArrayLike, y: ArrayLike): Array {
   return run("where", [cond, x, y]);
 }
-export function clip(a: ArrayLike, min?: ArrayLike, max?: ArrayLike): Array {
+function clip_(a: ArrayLike, min?: ArrayLike, max?: ArrayLike): Array {
   const args: ArrayLike[] = [a];
   if (min !== undefined && min !== null) args.push(min);
   if (max !== undefined && max !== null) args.push(max);
   return run("clip", args, { hasMin: min !== undefined && min !== null, hasMax: max !== undefined && max !== null });
 }
-export function astype(a: ArrayLike, dtype: DType): Array {
+function astype_(a: ArrayLike, dtype: DType): Array {
   return run("astype", [a], { dtype });
 }
 
@@ -197,58 +204,57 @@ const red = (op: string) => (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): 
 export const sum = red("sum"), prod = red("prod"), max = red("max"), min = red("min"), mean = red("mean");
 export const any = red("any"), all = red("all");
 type VarOpts = { mean?: ArrayLike; correction?: number } & ReduceOpts;
-export function var_(x: ArrayLike, axis?: Axis, opts: VarOpts = {}): Array {
+function var__(x: ArrayLike, axis?: Axis, opts: VarOpts = {}): Array {
   if (opts.mean !== undefined) throw new Error("var: the mean option is not supported by kiln yet");
   return run("var", [x], { axis, keepdims: opts.keepdims, ddof: opts.correction ?? 0 });
 }
-export function std(x: ArrayLike, axis?: Axis, opts: VarOpts = {}): Array {
+function std_(x: ArrayLike, axis?: Axis, opts: VarOpts = {}): Array {
   if (opts.mean !== undefined) throw new Error("std: the mean option is not supported by kiln yet");
   return run("std", [x], { axis, keepdims: opts.keepdims, ddof: opts.correction ?? 0 });
 }
-export function argmax(a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array {
+function argmax_(a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array {
   return run("argmax", [a], { axis, keepdims: opts.keepdims });
 }
-export function argmin(a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array {
+function argmin_(a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array {
   return run("argmin", [a], { axis, keepdims: opts.keepdims });
 }
 /** Sorted along `axis` (null: flattened); stable, NaN last (src/library/numpy_sort.cpp). */
-export function sort(a: ArrayLike, axis: number | null = -1): Array {
+function sort_(a: ArrayLike, axis: number | null = -1): Array {
   return run("sort", [a], { axis });
 }
 /** The int32 indices that sort `a` along `axis`, stably (equal values keep their order). */
-export function argsort(a: ArrayLike, axis: number | null = -1): Array {
+function argsort_(a: ArrayLike, axis: number | null = -1): Array {
   return run("argsort", [a], { axis });
 }
-export function cumsum(a: ArrayLike, axis?: number): Array {
+function cumsum_(a: ArrayLike, axis?: number): Array {
   return run("cumsum", [a], { axis });
 }
-export function cumprod(a: ArrayLike, axis?: number): Array {
+function cumprod_(a: ArrayLike, axis?: number): Array {
   return run("cumprod", [a], { axis });
 }
-export const cumulativeSum = (x: ArrayLike, opts: { axis?: number } = {}) => cumsum(x, opts.axis);
-export const cumulativeProd = (x: ArrayLike, opts: { axis?: number } = {}) => cumprod(x, opts.axis);
+export const cumulativeSum = named("cumulativeSum", (x: ArrayLike, opts: { axis?: number } = {}) => cumsum(x, opts.axis));
+export const cumulativeProd = named("cumulativeProd", (x: ArrayLike, opts: { axis?: number } = {}) => cumprod(x, opts.axis));
 
 // ---- movement ----
-export function reshape(x: ArrayLike, shape: number[]): Array {
+function reshape_(x: ArrayLike, shape: number[]): Array {
   return run("reshape", [x], { shape });
 }
-export function transpose(x: ArrayLike, perm?: number[]): Array {
+function transpose_(x: ArrayLike, perm?: number[]): Array {
   return run("transpose", [x], { perm });
 }
-export const permuteDims = transpose;
-export function matrixTranspose(x: ArrayLike): Array {
+function matrixTranspose_(x: ArrayLike): Array {
   return run("swapaxes", [x], { a: -1, b: -2 });
 }
-export function swapaxes(x: ArrayLike, axis1: number, axis2: number): Array {
+function swapaxes_(x: ArrayLike, axis1: number, axis2: number): Array {
   return run("swapaxes", [x], { a: axis1, b: axis2 });
 }
-export function moveaxis(x: ArrayLike, src: number, dst: number): Array {
+function moveaxis_(x: ArrayLike, src: number, dst: number): Array {
   return run("moveaxis", [x], { src, dst });
 }
-export function broadcastTo(a: ArrayLike, shape: number[]): Array {
+function broadcastTo_(a: ArrayLike, shape: number[]): Array {
   return run("broadcast_to", [a], { shape });
 }
-export function broadcastShapes(...shapes: number[][]): number[] {
+function broadcastShapes_(...shapes: number[][]): number[] {
   const n = Math.max(0, ...shapes.map((s) => s.length));
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -262,29 +268,29 @@ export function broadcastShapes(...shapes: number[][]): number[] {
   }
   return out;
 }
-export function broadcastArrays(...arrays: Array[]): Array[] {
+function broadcastArrays_(...arrays: Array[]): Array[] {
   const shape = broadcastShapes(...arrays.map((a) => a.shape));
   return arrays.map((a) => broadcastTo(a, shape));
 }
-export function expandDims(a: ArrayLike, axis: number | number[]): Array {
+function expandDims_(a: ArrayLike, axis: number | number[]): Array {
   return run("expand_dims", [a], { axis });
 }
-export function squeeze(a: ArrayLike, axis?: Axis): Array {
+function squeeze_(a: ArrayLike, axis?: Axis): Array {
   return run("squeeze", [a], { axis });
 }
-export function flip(x: ArrayLike, axis?: Axis): Array {
+function flip_(x: ArrayLike, axis?: Axis): Array {
   return run("flip", [x], { axis });
 }
-export const fliplr = (x: ArrayLike) => flip(x, 1);
-export const flipud = (x: ArrayLike) => flip(x, 0);
-export function repeat(a: ArrayLike, repeats: number, axis?: number): Array {
+export const fliplr = named("fliplr", (x: ArrayLike) => flip(x, 1));
+export const flipud = named("flipud", (x: ArrayLike) => flip(x, 0));
+function repeat_(a: ArrayLike, repeats: number, axis?: number): Array {
   return run("repeat", [a], { repeats, axis });
 }
-export function tile(a: ArrayLike, reps: number | number[]): Array {
+function tile_(a: ArrayLike, reps: number | number[]): Array {
   return run("tile", [a], { reps: typeof reps === "number" ? [reps] : reps });
 }
 /** pad(x, width): width is n, [before, after], one pair per axis, or {axis: pair}. */
-export function pad(x: ArrayLike, width: number | Pair | Pair[] | Record<number, Pair>): Array {
+function pad_(x: ArrayLike, width: number | Pair | Pair[] | Record<number, Pair>): Array {
   const nd = x instanceof Array ? x.ndim : 0;
   let pairs: Pair[];
   if (typeof width === "number") pairs = globalThis.Array.from({ length: nd }, () => [width, width] as Pair);
@@ -296,47 +302,47 @@ export function pad(x: ArrayLike, width: number | Pair | Pair[] | Record<number,
   }
   return run("pad", [x], { width: pairs });
 }
-export function concatenate(xs: Array[], axis = 0): Array {
+function concatenate_(xs: Array[], axis = 0): Array {
   return run("concatenate", xs, { axis });
 }
-export function stack(xs: ArrayLike[], axis = 0): Array {
+function stack_(xs: ArrayLike[], axis = 0): Array {
   return run("stack", xs, { axis });
 }
-export const vstack = (xs: Array[]) => concatenate(xs.map((x) => (x.ndim < 2 ? x.reshape([1, -1]) : x)), 0);
-export const hstack = (xs: Array[]) => concatenate(xs, xs[0].ndim === 1 ? 0 : 1);
-export function split(a: ArrayLike, indicesOrSections: number | number[], axis = 0): Array[] {
+export const vstack = named("vstack", (xs: Array[]) => concatenate(xs.map((x) => (x.ndim < 2 ? x.reshape([1, -1]) : x)), 0));
+export const hstack = named("hstack", (xs: Array[]) => concatenate(xs, xs[0].ndim === 1 ? 0 : 1));
+function split_(a: ArrayLike, indicesOrSections: number | number[], axis = 0): Array[] {
   return typeof indicesOrSections === "number"
     ? run("split", [a], { sections: indicesOrSections, axis })
     : run("split", [a], { indices: indicesOrSections, axis });
 }
-export function take(a: ArrayLike, indices: ArrayLike, axis?: number | null): Array {
+function take_(a: ArrayLike, indices: ArrayLike, axis?: number | null): Array {
   return run("take", [a, indices], { axis: axis ?? undefined });
 }
-export function takeAlongAxis(a: ArrayLike, indices: ArrayLike, axis: number): Array {
+function takeAlongAxis_(a: ArrayLike, indices: ArrayLike, axis: number): Array {
   return run("take_along_axis", [a, indices], { axis });
 }
-export function tensordot(x: ArrayLike, y: ArrayLike, axes: number | [number[], number[]] = 2): Array {
+function tensordot_(x: ArrayLike, y: ArrayLike, axes: number | [number[], number[]] = 2): Array {
   return run("tensordot", [x, y], { axes });
 }
-export function einsum(subscripts: string, ...operands: ArrayLike[]): Array {
+function einsum_(subscripts: string, ...operands: ArrayLike[]): Array {
   return run("einsum", operands, { subscripts });
 }
-export function diagonal(a: Array, offset = 0, axis1 = 0, axis2 = 1): Array {
+function diagonal_(a: Array, offset = 0, axis1 = 0, axis2 = 1): Array {
   return a.diagonal(offset, axis1, axis2);
 }
 
-export function shape(a: ArrayLike): number[] {
+function shape_(a: ArrayLike): number[] {
   return a instanceof Array ? a.shape : [];
 }
-export function ndim(a: ArrayLike): number {
+function ndim_(a: ArrayLike): number {
   return a instanceof Array ? a.ndim : 0;
 }
-export function size(a: ArrayLike): number {
+function size_(a: ArrayLike): number {
   return a instanceof Array ? a.size : 1;
 }
 
 /** Whether all |actual - expected| <= atol + rtol * |expected| (consumes Array arguments). */
-export function allclose(actual: any, expected: any, options: { rtol?: number; atol?: number; equalNaN?: boolean } = {}): boolean {
+function allclose_(actual: any, expected: any, options: { rtol?: number; atol?: number; equalNaN?: boolean } = {}): boolean {
   const { rtol = 1e-5, atol = 1e-8, equalNaN = false } = options;
   const read = (x: any) => (x instanceof Array ? [x.shape, x.dataSync()] : (() => { const a = array(x); return [a.shape, a.dataSync()]; })());
   const [sa, da] = read(actual) as [number[], Float32Array];
@@ -356,3 +362,54 @@ export function allclose(actual: any, expected: any, options: { rtol?: number; a
   }
   return true;
 }
+
+// Errors name these functions first (array.ts, named), also where they are composed of others.
+export const array = named("array", array_);
+export const zeros = named("zeros", zeros_);
+export const ones = named("ones", ones_);
+export const full = named("full", full_);
+export const eye = named("eye", eye_);
+export const identity = named("identity", identity_);
+export const arange = named("arange", arange_);
+export const linspace = named("linspace", linspace_);
+export const zerosLike = named("zerosLike", zerosLike_);
+export const onesLike = named("onesLike", onesLike_);
+export const fullLike = named("fullLike", fullLike_);
+export const where = named("where", where_);
+export const clip = named("clip", clip_);
+export const astype = named("astype", astype_);
+export const var_ = named("var_", var__);
+export const std = named("std", std_);
+export const argmax = named("argmax", argmax_);
+export const argmin = named("argmin", argmin_);
+export const sort = named("sort", sort_);
+export const argsort = named("argsort", argsort_);
+export const cumsum = named("cumsum", cumsum_);
+export const cumprod = named("cumprod", cumprod_);
+export const reshape = named("reshape", reshape_);
+export const transpose = named("transpose", transpose_);
+export const matrixTranspose = named("matrixTranspose", matrixTranspose_);
+export const swapaxes = named("swapaxes", swapaxes_);
+export const moveaxis = named("moveaxis", moveaxis_);
+export const broadcastTo = named("broadcastTo", broadcastTo_);
+export const broadcastShapes = named("broadcastShapes", broadcastShapes_);
+export const broadcastArrays = named("broadcastArrays", broadcastArrays_);
+export const expandDims = named("expandDims", expandDims_);
+export const squeeze = named("squeeze", squeeze_);
+export const flip = named("flip", flip_);
+export const repeat = named("repeat", repeat_);
+export const tile = named("tile", tile_);
+export const pad = named("pad", pad_);
+export const concatenate = named("concatenate", concatenate_);
+export const stack = named("stack", stack_);
+export const split = named("split", split_);
+export const take = named("take", take_);
+export const takeAlongAxis = named("takeAlongAxis", takeAlongAxis_);
+export const tensordot = named("tensordot", tensordot_);
+export const einsum = named("einsum", einsum_);
+export const diagonal = named("diagonal", diagonal_);
+export const shape = named("shape", shape_);
+export const ndim = named("ndim", ndim_);
+export const size = named("size", size_);
+export const allclose = named("allclose", allclose_);
+export const permuteDims = transpose;

@@ -1,7 +1,7 @@
 // jax-js's numpy functions over sequences and samples, composed in TypeScript over core ops
 // as jax-js composes them: convolve/correlate (one lax conv), polymul, unwrap, cov and
 // corrcoef. Each consumes its Array arguments exactly once.
-import { Array, asArray, type ArrayLike } from "./array.js";
+import { Array, asArray, type ArrayLike, named } from "./array.js";
 import { convGeneralDilated, type PaddingType } from "./lax.js";
 import { diag, resultType } from "./numpy_composite.js";
 import * as np from "./numpy_ops.js";
@@ -35,15 +35,15 @@ function conv1d(name: string, x0: ArrayLike, y0: ArrayLike, mode: Mode): Array {
 }
 
 /** Convolution of two one-dimensional arrays. */
-export const convolve = (x: Array, y: Array, mode: Mode = "full"): Array => conv1d("convolve", x, y, mode);
+export const convolve = named("convolve", (x: Array, y: Array, mode: Mode = "full"): Array => conv1d("convolve", x, y, mode));
 /** Correlation of two one dimensional arrays. */
-export const correlate = (x: Array, y: Array, mode: Mode = "valid"): Array => conv1d("correlate", x, y, mode);
+export const correlate = named("correlate", (x: Array, y: Array, mode: Mode = "valid"): Array => conv1d("correlate", x, y, mode));
 
 const isFloat = (d: string) => d === "float32" || d === "float64" || d === "float16";
 
 /** Return the product of two polynomials. */
-export function polymul(a1: ArrayLike, a2: ArrayLike): Array {
-  let a = asArray(a1), b = asArray(a2);
+function polymul_(a1: ArrayLike, a2: ArrayLike): Array {
+  let a = asArray(a1, "polymul"), b = asArray(a2, "polymul");
   if (a.ndim !== 1 || b.ndim !== 1) {
     const [n1, n2] = [a.ndim, b.ndim];
     a.dispose();
@@ -66,8 +66,8 @@ export function polymul(a1: ArrayLike, a2: ArrayLike): Array {
 }
 
 /** Unwrap a periodic signal: differences larger than `discont` become their wrapped value. */
-export function unwrap(p: ArrayLike, discont: number | null = null, axis = -1, period = 2 * Math.PI): Array {
-  let x = asArray(p);
+function unwrap_(p: ArrayLike, discont: number | null = null, axis = -1, period = 2 * Math.PI): Array {
+  let x = asArray(p, "unwrap");
   const nd = x.ndim;
   if (axis < -nd || axis >= nd) {
     x.dispose();
@@ -90,11 +90,11 @@ export function unwrap(p: ArrayLike, discont: number | null = null, axis = -1, p
 }
 
 /** Estimate the sample covariance of a set of variables (rows, unless rowvar is false). */
-export function cov(x: ArrayLike, y: ArrayLike | null = null, { rowvar = true }: { rowvar?: boolean } = {}): Array {
-  let a = asArray(x);
+function cov_(x: ArrayLike, y: ArrayLike | null = null, { rowvar = true }: { rowvar?: boolean } = {}): Array {
+  let a = asArray(x, "cov");
   if (a.ndim === 1) a = a.reshape([1, a.shape[0]]);
   if (y !== null) {
-    let b = asArray(y);
+    let b = asArray(y, "cov");
     if (b.ndim === 1) b = b.reshape([1, b.shape[0]]);
     a = np.vstack([a, b]);
   }
@@ -110,8 +110,14 @@ export function cov(x: ArrayLike, y: ArrayLike | null = null, { rowvar = true }:
 }
 
 /** Compute the Pearson correlation coefficients (in range `[-1, 1]`). */
-export function corrcoef(x: ArrayLike, y?: ArrayLike): Array {
+function corrcoef_(x: ArrayLike, y?: ArrayLike): Array {
   const c = cov(x, y ?? null);
   const d = diag(c.ref);
   return np.divide(c, np.sqrt(np.outer(d.ref, d)));
 }
+
+// Errors name these functions first (array.ts, named): they are composed of other kiln functions.
+export const polymul = named("polymul", polymul_);
+export const unwrap = named("unwrap", unwrap_);
+export const cov = named("cov", cov_);
+export const corrcoef = named("corrcoef", corrcoef_);

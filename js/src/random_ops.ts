@@ -2,17 +2,25 @@
 // names): threefry2x32 keys (uint32, shape [2]), split/foldIn, bits and the samplers the
 // core has, bit for bit JAX's. Functions consume their key, as in jax-js. The composed
 // samplers (random_samplers.ts) import this module; `random.ts` re-exports both.
-import { Array, DType, run, type ArrayLike } from "./array.js";
+import { Array, DType, describeValue, run, type ArrayLike } from "./array.js";
 
 export function key(seed: ArrayLike): Array {
-  const s = seed instanceof Array ? seed.item() : Number(seed);
+  // Number({}) is NaN and Number("abc") too: a seed that is not an integer is an Error.
+  const s = seed instanceof Array ? seed.item() : typeof seed === "number" || typeof seed === "boolean" ? Number(seed) : NaN;
+  if (!Number.isInteger(s)) throw new TypeError(`key: got seed ${seed instanceof Array ? s : describeValue(seed)}, expected an integer`);
   return run("random_key", [], { seed: s });
 }
 export function split(key: Array, num: number | number[] = 2): Array {
   return run("random_split", [key], { num });
 }
 export function foldIn(key: Array, data: ArrayLike): Array {
-  return run("random_fold_in", [key, typeof data === "number" ? run("astype", [data], { dtype: "uint32" }) : data]);
+  const d = typeof data === "number" ? run("astype", [data], { dtype: "uint32" }) : data;
+  try {
+    return run("random_fold_in", [key, d]);
+  } catch (e) {
+    if (d !== data) (d as Array).dispose(); // the uint32 copy made here must not leak with a bad key
+    throw e;
+  }
 }
 export function bits(key: Array, shape: number[] = []): Array {
   return run("random_bits", [key], { shape });

@@ -3,7 +3,7 @@
 // uniform and normal are JAX's bit for bit, so these equal jax-js's formulas on JAX's draws.
 // C++ users get JAX's own algorithms (src/library/random_samplers.cpp). categorical lives
 // here too, since its replace=false path is the Gumbel top-k trick. Each consumes its key.
-import { Array, DType, asArray, run, type ArrayLike } from "./array.js";
+import { Array, DType, asArray, run, type ArrayLike, named } from "./array.js";
 import { topK } from "./lax.js";
 import { cholesky } from "./lax_linalg.js";
 import * as np from "./numpy_ops.js";
@@ -14,34 +14,34 @@ const keys2 = (key: Array): [Array, Array] => {
   return [k1, k2];
 };
 
-export const exponential = (key: Array, shape: number[] = []): Array => np.negative(np.log1p(np.negative(uniform(key, shape))));
+export const exponential = named("exponential", (key: Array, shape: number[] = []): Array => np.negative(np.log1p(np.negative(uniform(key, shape)))));
 export const gumbel = (key: Array, shape: number[] = []): Array =>
   np.negative(np.log(np.negative(np.log1p(np.negative(uniform(key, shape))))));
-export function laplace(key: Array, shape: number[] = []): Array {
+function laplace_(key: Array, shape: number[] = []): Array {
   const c = np.subtract(uniform(key, shape), 0.5);
   return np.multiply(np.sign(c.ref), np.multiply(np.log1p(np.multiply(np.abs(c), -2)), -1));
 }
-export function logistic(key: Array, shape: number[] = []): Array {
+function logistic_(key: Array, shape: number[] = []): Array {
   const u = uniform(key, shape);
   return np.subtract(np.log(u.ref), np.log1p(np.negative(u)));
 }
-export const cauchy = (key: Array, shape: number[] = []): Array => np.tan(np.multiply(np.subtract(uniform(key, shape), 0.5), Math.PI));
-export const lognormal = (key: Array, sigma: ArrayLike = 1, shape: number[] = []): Array => np.exp(np.multiply(normal(key, shape), sigma));
+export const cauchy = named("cauchy", (key: Array, shape: number[] = []): Array => np.tan(np.multiply(np.subtract(uniform(key, shape), 0.5), Math.PI)));
+export const lognormal = named("lognormal", (key: Array, sigma: ArrayLike = 1, shape: number[] = []): Array => np.exp(np.multiply(normal(key, shape), sigma)));
 export const rayleigh = (key: Array, scale: ArrayLike = 1, shape: number[] = []): Array =>
   np.multiply(np.sqrt(np.multiply(exponential(key, shape), 2)), scale);
-export function maxwell(key: Array, shape: number[] = []): Array {
+function maxwell_(key: Array, shape: number[] = []): Array {
   const z = normal(key, [...shape, 3]);
   return np.sqrt(np.sum(np.multiply(z.ref, z), -1));
 }
-export function doubleSidedMaxwell(key: Array, loc: ArrayLike, scale: ArrayLike, shape: number[] = []): Array {
+function doubleSidedMaxwell_(key: Array, loc: ArrayLike, scale: ArrayLike, shape: number[] = []): Array {
   const [k1, k2] = keys2(key);
   return np.add(np.multiply(np.multiply(rademacher(k1, { shape, dtype: DType.Float32 }), maxwell(k2, shape)), scale), loc);
 }
-export const pareto = (key: Array, b: ArrayLike, shape: number[] = []): Array => np.exp(np.divide(exponential(key, shape), b));
+export const pareto = named("pareto", (key: Array, b: ArrayLike, shape: number[] = []): Array => np.exp(np.divide(exponential(key, shape), b)));
 export const weibullMin = (key: Array, scale: ArrayLike, concentration: ArrayLike, shape: number[] = []): Array =>
   np.multiply(scale, np.exp(np.divide(np.log(exponential(key, shape)), concentration)));
-export function triangular(key: Array, left: ArrayLike, mode: ArrayLike, right: ArrayLike, shape: number[] = []): Array {
-  const l = asArray(left), m = asArray(mode), r = asArray(right);
+function triangular_(key: Array, left: ArrayLike, mode: ArrayLike, right: ArrayLike, shape: number[] = []): Array {
+  const l = asArray(left, "triangular"), m = asArray(mode, "triangular"), r = asArray(right, "triangular");
   const u = uniform(key, shape);
   const width = np.subtract(r.ref, l.ref), leftSpan = np.subtract(m.ref, l.ref), rightSpan = np.subtract(r.ref, m);
   const cutoff = np.divide(leftSpan.ref, width.ref);
@@ -51,16 +51,16 @@ export function triangular(key: Array, left: ArrayLike, mode: ArrayLike, right: 
     np.subtract(r, np.sqrt(np.multiply(np.multiply(np.add(np.negative(u), 1), width), rightSpan))),
   );
 }
-export function geometric(key: Array, p: ArrayLike, { shape = [], dtype = DType.Int32 }: { shape?: number[]; dtype?: DType } = {}): Array {
+function geometric_(key: Array, p: ArrayLike, { shape = [], dtype = DType.Int32 }: { shape?: number[]; dtype?: DType } = {}): Array {
   return np.astype(np.add(np.floor(np.divide(np.log1p(np.negative(uniform(key, shape))), np.log1p(np.negative(p)))), 1), dtype);
 }
-export function rademacher(key: Array, { shape = [], dtype = DType.Int32 }: { shape?: number[]; dtype?: DType } = {}): Array {
+function rademacher_(key: Array, { shape = [], dtype = DType.Int32 }: { shape?: number[]; dtype?: DType } = {}): Array {
   if (dtype === DType.Uint32 || dtype === DType.Bool) throw new Error(`rademacher: unsupported dtype ${dtype}`);
   return np.where(np.less(uniform(key, shape), 0.5), np.array(1, { dtype }), np.array(-1, { dtype }));
 }
 /** mean + cholesky(cov) z, z normal of shape [...shape, n] (the shapes broadcast as jax-js). */
-export function multivariateNormal(key: Array, mean: ArrayLike, cov: ArrayLike, shape: number[] = []): Array {
-  const m = asArray(mean), c = asArray(cov);
+function multivariateNormal_(key: Array, mean: ArrayLike, cov: ArrayLike, shape: number[] = []): Array {
+  const m = asArray(mean, "multivariateNormal"), c = asArray(cov, "multivariateNormal");
   const n = m.shape[m.ndim - 1];
   if (c.shape[c.ndim - 1] !== n || c.shape[c.ndim - 2] !== n)
     throw new Error(`multivariateNormal: got cov of shape [${c.shape}], expected its last two dimensions to be [${n}, ${n}]`);
@@ -68,7 +68,7 @@ export function multivariateNormal(key: Array, mean: ArrayLike, cov: ArrayLike, 
   return np.add(np.einsum("...ij,...j->...i", cholesky(c), normal(key, out)), m);
 }
 /** Points uniform in the unit ball of dimension d (p = 2 only, as jax-js). */
-export function ball(key: Array, d: number, { p = 2, shape = [] }: { p?: number; shape?: number[] } = {}): Array {
+function ball_(key: Array, d: number, { p = 2, shape = [] }: { p?: number; shape?: number[] } = {}): Array {
   if (!Number.isInteger(d) || d <= 0) throw new Error(`ball: dimension must be a positive integer, got ${d}`);
   if (p !== 2) throw new Error("ball: only the Euclidean p=2 case is supported");
   const [k1, k2] = keys2(key);
@@ -78,7 +78,7 @@ export function ball(key: Array, d: number, { p = 2, shape = [] }: { p?: number;
   return np.multiply(np.divide(z, norm), radius);
 }
 /** Categorical without replacement: the Gumbel top-k trick (jax-js's path for replace=false). */
-export function categoricalWithoutReplacement(key: Array, logits: Array, axis: number, shape: number[]): Array {
+function categoricalWithoutReplacement_(key: Array, logits: Array, axis: number, shape: number[]): Array {
   const nd = logits.ndim;
   const ax = (axis + nd) % nd;
   const batch = logits.shape.filter((_, i) => i !== ax);
@@ -89,23 +89,23 @@ export function categoricalWithoutReplacement(key: Array, logits: Array, axis: n
   return indices.reshape(shape);
 }
 /** Samples of category indices from logits along `axis` (replace=false: the Gumbel top-k trick). */
-export function categorical(key: ArrayLike, logits: ArrayLike, { axis = -1, shape, replace = true }: { axis?: number; shape?: number[]; replace?: boolean } = {}): Array {
+function categorical_(key: ArrayLike, logits: ArrayLike, { axis = -1, shape, replace = true }: { axis?: number; shape?: number[]; replace?: boolean } = {}): Array {
   if (!replace) {
-    const l = asArray(logits);
+    const l = asArray(logits, "categorical");
     const ax = (axis + l.ndim) % l.ndim;
     return categoricalWithoutReplacement(key as Array, l, axis, shape ?? l.shape.filter((_, i) => i !== ax));
   }
   return run("random_categorical", [key, logits], { axis, shape });
 }
 /** Samples from arange(a) or from a's slices along `axis`, with replacement or not, or by p. */
-export function choice(key: Array, a: number | ArrayLike, { shape = [], replace = true, p, axis = 0 }: { shape?: number[]; replace?: boolean; p?: ArrayLike; axis?: number } = {}): Array {
+function choice_(key: Array, a: number | ArrayLike, { shape = [], replace = true, p, axis = 0 }: { shape?: number[]; replace?: boolean; p?: ArrayLike; axis?: number } = {}): Array {
   let n: number;
   let values: Array | null = null;
   if (typeof a === "number") {
     if (!Number.isInteger(a) || a < 0) throw new Error(`choice: a must be a non-negative integer, got ${a}`);
     n = a;
   } else {
-    values = asArray(a);
+    values = asArray(a, "choice");
     axis = (axis + values.ndim) % values.ndim;
     n = values.shape[axis];
   }
@@ -122,3 +122,17 @@ export function choice(key: Array, a: number | ArrayLike, { shape = [], replace 
   if (values === null) return indices;
   return np.take(values, indices, axis);
 }
+
+// Errors name these functions first (array.ts, named): they are composed of other kiln functions.
+export const laplace = named("laplace", laplace_);
+export const logistic = named("logistic", logistic_);
+export const maxwell = named("maxwell", maxwell_);
+export const doubleSidedMaxwell = named("doubleSidedMaxwell", doubleSidedMaxwell_);
+export const triangular = named("triangular", triangular_);
+export const geometric = named("geometric", geometric_);
+export const rademacher = named("rademacher", rademacher_);
+export const multivariateNormal = named("multivariateNormal", multivariateNormal_);
+export const ball = named("ball", ball_);
+export const categoricalWithoutReplacement = named("categoricalWithoutReplacement", categoricalWithoutReplacement_);
+export const categorical = named("categorical", categorical_);
+export const choice = named("choice", choice_);

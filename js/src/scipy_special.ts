@@ -6,6 +6,6 @@ export { logSoftmax, logsumexp, softmax } from "./nn.js";
 
 /** log(p / (1 - p)). */
 export function logit(x: ArrayLike): Array {
-  const a = asArray(x);
+  const a = asArray(x, "logit");
   return run("log", [run("divide", [a.ref, run("subtract", [1, a])])]);
 }

@@ -2,16 +2,23 @@
 #include "backend/host_memory.h"
 
 #include <cstring>
+#include <new>
 
 #include "ir/error.h"
 
 namespace kiln {
 
 int64_t HostMemoryBackend::alloc(int64_t bytes) {
-  int64_t h = next_handle_++;
-  Storage& s = buffers_[h];
+  Storage s;
   s.slack = slack_;
-  s.bytes.assign(size_t(bytes + 2 * slack_), 0);
+  try {
+    s.bytes.assign(size_t(bytes + 2 * slack_), 0);
+  } catch (const std::bad_alloc&) {
+    // Not std::bad_alloc: the caller gets kiln's error type, and nothing is registered.
+    fail(name(), "out of memory allocating ", bytes, " bytes");
+  }
+  int64_t h = next_handle_++;
+  buffers_.emplace(h, std::move(s));
   return h;
 }
 

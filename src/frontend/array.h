@@ -17,6 +17,13 @@ namespace kiln {
 
 using Shape = std::vector<int64_t>;
 std::string shape_str(const Shape& s);  // "(2, 3)"
+// The most bytes one array may hold: what a 32-bit (Wasm) address space can hold, 2^44 on
+// 64-bit hosts (far above any machine's memory, far below int64 overflow).
+int64_t max_array_bytes();
+// Throws kiln::Error naming `op` when `shape` has a negative size, its element count
+// overflows, or its bytes exceed max_array_bytes(): a huge request fails when it is made,
+// before any allocation (an allocation that size would abort or wrap a 32-bit size_t).
+void check_array_size(const std::string& op, const Shape& shape, DType dtype);
 
 namespace frontend {
 struct ArrayImpl;

@@ -166,19 +166,21 @@ Tree call_jitted(JitState& s, const std::vector<Tree>& args) {
 std::string ClosedJaxpr::str() const { return jaxpr_text(*jaxpr); }
 
 ClosedJaxpr make_jaxpr(const Fn& f, const std::vector<Tree>& args, const std::vector<int>& static_argnums) {
-  Traced t = trace("make_jaxpr", f, args, static_mask("make_jaxpr", static_argnums, args.size()));
-  return {t.jaxpr};
+  return with_name("make_jaxpr", [&]() -> ClosedJaxpr {
+    Traced t = trace("make_jaxpr", f, args, static_mask("make_jaxpr", static_argnums, args.size()));
+    return {t.jaxpr};
+  });
 }
 
 ClosedJaxpr make_jaxpr(const ArrayFn& f, const Array& x) {
-  return make_jaxpr([f](const std::vector<Tree>& a) { return Tree(f(a.at(0).as_array())); }, {Tree(x)});
+  return with_name("make_jaxpr", [&]() -> ClosedJaxpr { return make_jaxpr([f](const std::vector<Tree>& a) { return Tree(f(a.at(0).as_array())); }, {Tree(x)}); });
 }
 
 Fn jit(const Fn& f, const std::vector<int>& static_argnums) {
   auto s = std::make_shared<JitState>();
   s->f = f;
   s->static_argnums = static_argnums;
-  return [s](const std::vector<Tree>& args) { return call_jitted(*s, args); };
+  return [s](const std::vector<Tree>& args) { return with_name("jit", [&] { return call_jitted(*s, args); }); };
 }
 
 ArrayFn jit(const ArrayFn& f) {

@@ -136,37 +136,47 @@ Tree build(const TreeDef& d, const std::vector<Array>& leaves, size_t& pos) {
 }  // namespace
 
 std::pair<std::vector<Array>, TreeDef> tree_flatten(const Tree& t) {
-  std::vector<Array> leaves;
-  TreeDef d = flatten_into(t, leaves);
-  return {leaves, d};
+  return with_name("tree_flatten", [&]() -> std::pair<std::vector<Array>, TreeDef> {
+    std::vector<Array> leaves;
+    TreeDef d = flatten_into(t, leaves);
+    return {leaves, d};
+  });
 }
 
-std::vector<Array> tree_leaves(const Tree& t) { return tree_flatten(t).first; }
+std::vector<Array> tree_leaves(const Tree& t) {
+  return with_name("tree_leaves", [&]() -> std::vector<Array> { return tree_flatten(t).first; });
+}
 
 Tree tree_unflatten(const TreeDef& def, const std::vector<Array>& leaves) {
-  if (leaves.size() != def.num_leaves)
-    throw Error("tree_unflatten: got " + std::to_string(leaves.size()) +
-                " leaves for the structure " + def.str() + ", expected " +
-                std::to_string(def.num_leaves));
-  size_t pos = 0;
-  return build(def, leaves, pos);
+  return with_name("tree_unflatten", [&]() -> Tree {
+    if (leaves.size() != def.num_leaves)
+      throw Error("tree_unflatten: got " + std::to_string(leaves.size()) +
+                  " leaves for the structure " + def.str() + ", expected " +
+                  std::to_string(def.num_leaves));
+    size_t pos = 0;
+    return build(def, leaves, pos);
+  });
 }
 
 Tree tree_map(const std::function<Array(const Array&)>& f, const Tree& t) {
-  auto [leaves, def] = tree_flatten(t);
-  for (auto& l : leaves) l = f(l);
-  return tree_unflatten(def, leaves);
+  return with_name("tree_map", [&]() -> Tree {
+    auto [leaves, def] = tree_flatten(t);
+    for (auto& l : leaves) l = f(l);
+    return tree_unflatten(def, leaves);
+  });
 }
 
 Tree tree_map(const std::function<Array(const Array&, const Array&)>& f, const Tree& a,
               const Tree& b) {
-  auto [la, da] = tree_flatten(a);
-  auto [lb, db] = tree_flatten(b);
-  if (!(da == db))
-    throw Error("tree_map: the trees have different structures " + da.str() + " and " + db.str() +
-                ", expected equal ones");
-  for (size_t i = 0; i < la.size(); i++) la[i] = f(la[i], lb[i]);
-  return tree_unflatten(da, la);
+  return with_name("tree_map", [&]() -> Tree {
+    auto [la, da] = tree_flatten(a);
+    auto [lb, db] = tree_flatten(b);
+    if (!(da == db))
+      throw Error("tree_map: the trees have different structures " + da.str() + " and " + db.str() +
+                  ", expected equal ones");
+    for (size_t i = 0; i < la.size(); i++) la[i] = f(la[i], lb[i]);
+    return tree_unflatten(da, la);
+  });
 }
 
 }  // namespace kiln

@@ -114,47 +114,55 @@ void check_tangent(const char* op, size_t i, const Array& p, const Array& t) {
 
 std::pair<Tree, Tree> jvp(const Fn& f, const std::vector<Tree>& primals,
                           const std::vector<Tree>& tangents) {
-  if (primals.size() != tangents.size())
-    fail("jvp", "got ", primals.size(), " primals and ", tangents.size(),
-         " tangents, expected equal numbers");
-  FlatArgs p = flatten_args(primals), t = flatten_args(tangents);
-  for (size_t i = 0; i < p.defs.size(); i++)
-    if (!(p.defs[i] == t.defs[i]))
-      fail("jvp", "primal and tangent argument ", i, " have different structures ", p.defs[i].str(),
-           " and ", t.defs[i].str());
-  for (size_t i = 0; i < p.leaves.size(); i++) check_tangent("jvp", i, p.leaves[i], t.leaves[i]);
-  Restricted r = restrict_all("jvp", f, primals);
-  auto [outs, touts] = frontend::jvp_flat(r.fn, p.leaves, t.leaves);
-  for (size_t i = 0; i < outs.size(); i++) touts[i] = frontend::instantiate(touts[i], outs[i]);
-  return {tree_unflatten(*r.out_def, outs), tree_unflatten(*r.out_def, touts)};
+  return with_name("jvp", [&]() -> std::pair<Tree, Tree> {
+    if (primals.size() != tangents.size())
+      fail("jvp", "got ", primals.size(), " primals and ", tangents.size(),
+           " tangents, expected equal numbers");
+    FlatArgs p = flatten_args(primals), t = flatten_args(tangents);
+    for (size_t i = 0; i < p.defs.size(); i++)
+      if (!(p.defs[i] == t.defs[i]))
+        fail("jvp", "primal and tangent argument ", i, " have different structures ", p.defs[i].str(),
+             " and ", t.defs[i].str());
+    for (size_t i = 0; i < p.leaves.size(); i++) check_tangent("jvp", i, p.leaves[i], t.leaves[i]);
+    Restricted r = restrict_all("jvp", f, primals);
+    auto [outs, touts] = frontend::jvp_flat(r.fn, p.leaves, t.leaves);
+    for (size_t i = 0; i < outs.size(); i++) touts[i] = frontend::instantiate(touts[i], outs[i]);
+    return {tree_unflatten(*r.out_def, outs), tree_unflatten(*r.out_def, touts)};
+  });
 }
 
 std::pair<Array, Array> jvp(const ArrayFn& f, const Array& x, const Array& t) {
-  auto [o, to] = jvp(from_array_fn(f), {x}, {t});
-  return {o.as_array(), to.as_array()};
+  return with_name("jvp", [&]() -> std::pair<Array, Array> {
+    auto [o, to] = jvp(from_array_fn(f), {x}, {t});
+    return {o.as_array(), to.as_array()};
+  });
 }
 
 std::pair<Tree, Fn> linearize(const Fn& f, const std::vector<Tree>& primals) {
-  Restricted r = restrict_all("linearize", f, primals);
-  frontend::Linearized lin = frontend::linearize_flat(r.fn, r.leaves);
-  auto jaxpr = lin.jaxpr;
-  auto out_def = r.out_def;
-  auto defs = r.defs;
-  std::vector<Array> ps = r.leaves;
-  Fn lin_fn = [jaxpr, out_def, defs, ps](const std::vector<Tree>& tangents) {
-    FlatArgs t = flatten_args(tangents);
-    if (t.leaves.size() != ps.size())
-      fail("linearize", "the linear function got ", t.leaves.size(), " tangent leaves, expected ",
-           ps.size());
-    for (size_t i = 0; i < ps.size(); i++) check_tangent("linearize", i, ps[i], t.leaves[i]);
-    return tree_unflatten(*out_def, frontend::eval_jaxpr(*jaxpr, t.leaves));
-  };
-  return {tree_unflatten(*r.out_def, lin.outs), lin_fn};
+  return with_name("linearize", [&]() -> std::pair<Tree, Fn> {
+    Restricted r = restrict_all("linearize", f, primals);
+    frontend::Linearized lin = frontend::linearize_flat(r.fn, r.leaves);
+    auto jaxpr = lin.jaxpr;
+    auto out_def = r.out_def;
+    auto defs = r.defs;
+    std::vector<Array> ps = r.leaves;
+    Fn lin_fn = [jaxpr, out_def, defs, ps](const std::vector<Tree>& tangents) {
+      FlatArgs t = flatten_args(tangents);
+      if (t.leaves.size() != ps.size())
+        fail("linearize", "the linear function got ", t.leaves.size(), " tangent leaves, expected ",
+             ps.size());
+      for (size_t i = 0; i < ps.size(); i++) check_tangent("linearize", i, ps[i], t.leaves[i]);
+      return tree_unflatten(*out_def, frontend::eval_jaxpr(*jaxpr, t.leaves));
+    };
+    return {tree_unflatten(*r.out_def, lin.outs), lin_fn};
+  });
 }
 
 std::pair<Array, ArrayFn> linearize(const ArrayFn& f, const Array& x) {
-  auto [o, l] = linearize(from_array_fn(f), {x});
-  return {o.as_array(), [l = l](const Array& t) { return l({t}).as_array(); }};
+  return with_name("linearize", [&]() -> std::pair<Array, ArrayFn> {
+    auto [o, l] = linearize(from_array_fn(f), {x});
+    return {o.as_array(), [l = l](const Array& t) { return l({t}).as_array(); }};
+  });
 }
 
 namespace {
@@ -178,42 +186,46 @@ TreeDef check_aux(const char* op, const TreeDef& def, AuxSplit& s) {
 }  // namespace
 
 VjpResult vjp(const Fn& f, const std::vector<Tree>& primals, bool has_aux) {
-  const char* op = "vjp";
-  Restricted r = restrict_all(op, f, primals);
-  auto [outs, pull] = frontend::vjp_flat(r.fn, r.leaves);
-  AuxSplit s;
-  TreeDef out_def = *r.out_def;
-  if (has_aux)
-    out_def = check_aux(op, *r.out_def, s);
-  else
-    s.n_out = outs.size();
-  VjpResult res;
-  std::vector<Array> main(outs.begin(), outs.begin() + long(s.n_out));
-  res.out = tree_unflatten(out_def, main);
-  if (has_aux)
-    res.aux =
-        tree_unflatten(s.aux_def, std::vector<Array>(outs.begin() + long(s.n_out), outs.end()));
-  auto defs = r.defs;
-  size_t total = outs.size();
-  res.pullback = [pull = pull, out_def, defs, main, total](const Tree& ct) {
-    auto [cts, def] = tree_flatten(ct);
-    if (!(def == out_def))
-      fail("vjp", "the cotangent has structure ", def.str(), ", expected the output's ",
-           out_def.str());
-    for (size_t i = 0; i < cts.size(); i++)
-      if (cts[i].shape() != main[i].shape())
-        fail("vjp", "cotangent leaf ", i, " has shape ", shape_str(cts[i].shape()),
-             ", expected the output's ", shape_str(main[i].shape()));
-    cts.resize(total);  // aux outputs get zero cotangents
-    return unflatten_args(defs, pull(cts));
-  };
-  return res;
+  return with_name("vjp", [&]() -> VjpResult {
+    const char* op = "vjp";
+    Restricted r = restrict_all(op, f, primals);
+    auto [outs, pull] = frontend::vjp_flat(r.fn, r.leaves);
+    AuxSplit s;
+    TreeDef out_def = *r.out_def;
+    if (has_aux)
+      out_def = check_aux(op, *r.out_def, s);
+    else
+      s.n_out = outs.size();
+    VjpResult res;
+    std::vector<Array> main(outs.begin(), outs.begin() + long(s.n_out));
+    res.out = tree_unflatten(out_def, main);
+    if (has_aux)
+      res.aux =
+          tree_unflatten(s.aux_def, std::vector<Array>(outs.begin() + long(s.n_out), outs.end()));
+    auto defs = r.defs;
+    size_t total = outs.size();
+    res.pullback = [pull = pull, out_def, defs, main, total](const Tree& ct) {
+      auto [cts, def] = tree_flatten(ct);
+      if (!(def == out_def))
+        fail("vjp", "the cotangent has structure ", def.str(), ", expected the output's ",
+             out_def.str());
+      for (size_t i = 0; i < cts.size(); i++)
+        if (cts[i].shape() != main[i].shape())
+          fail("vjp", "cotangent leaf ", i, " has shape ", shape_str(cts[i].shape()),
+               ", expected the output's ", shape_str(main[i].shape()));
+      cts.resize(total);  // aux outputs get zero cotangents
+      return unflatten_args(defs, pull(cts));
+    };
+    return res;
+  });
 }
 
 std::pair<Array, ArrayFn> vjp(const ArrayFn& f, const Array& x) {
-  VjpResult r = vjp(from_array_fn(f), {x});
-  auto pb = r.pullback;
-  return {r.out.as_array(), [pb](const Array& ct) { return pb(Tree(ct))[0].as_array(); }};
+  return with_name("vjp", [&]() -> std::pair<Array, ArrayFn> {
+    VjpResult r = vjp(from_array_fn(f), {x});
+    auto pb = r.pullback;
+    return {r.out.as_array(), [pb](const Array& ct) { return pb(Tree(ct))[0].as_array(); }};
+  });
 }
 
 namespace {
@@ -289,17 +301,19 @@ std::function<std::pair<Array, Array>(const Array&)> value_and_grad(const ArrayF
 }
 
 Array stop_gradient(const Array& x) {
-  if (!frontend::tracer_of(x)) return x;
-  frontend::CustomJvp c;
-  c.fun = [](const std::vector<Array>& a) { return a; };
-  c.jvp = [](const std::vector<Array>& p, const std::vector<Array>&) {
-    return std::pair{p, std::vector<Array>(p.size())};
-  };
-  return frontend::bind_custom_jvp(c, {x})[0];
+  return with_name("stop_gradient", [&]() -> Array {
+    if (!frontend::tracer_of(x)) return x;
+    frontend::CustomJvp c;
+    c.fun = [](const std::vector<Array>& a) { return a; };
+    c.jvp = [](const std::vector<Array>& p, const std::vector<Array>&) {
+      return std::pair{p, std::vector<Array>(p.size())};
+    };
+    return frontend::bind_custom_jvp(c, {x})[0];
+  });
 }
 
 Tree stop_gradient(const Tree& x) {
-  return tree_map([](const Array& a) { return stop_gradient(a); }, x);
+  return with_name("stop_gradient", [&]() -> Tree { return tree_map([](const Array& a) { return stop_gradient(a); }, x); });
 }
 
 Fn custom_jvp(const Fn& f, const CustomJvpRule& rule) {

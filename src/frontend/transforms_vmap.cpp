@@ -235,7 +235,11 @@ Fn jacrev(const Fn& f, Argnums argnums) {
   };
 }
 
-Fn hessian(const Fn& f, Argnums argnums) { return jacfwd(jacrev(f, argnums), argnums); }
+Fn hessian(const Fn& f, Argnums argnums) {
+  // Errors name hessian, not the jacfwd/jacrev it is made of.
+  Fn h = jacfwd(jacrev(f, argnums), argnums);
+  return [h](const std::vector<Tree>& args) { return with_name("hessian", [&] { return h(args); }); };
+}
 
 namespace {
 ArrayFn on_arrays(Fn (*t)(const Fn&, Argnums), const ArrayFn& f) {

@@ -28,4 +28,20 @@ template <typename... Args>
   throw Error(op + ": " + detail::cat(std::forward<Args>(args)...));
 }
 
+// Runs f() for the public function `op`. A kiln::Error escaping it that does not already
+// name `op` is rethrown with `op: ` in front, so that a function composed of others names
+// itself first ("full: broadcast_to: cannot broadcast (4,) to (2, 3)"), as the errors
+// contract asks (docs/ARCHITECTURE.md, Errors). Nothing is caught on the success path.
+template <typename F>
+auto with_name(const char* op, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    const std::string prefix = std::string(op) + ":";
+    if (what.compare(0, prefix.size(), prefix) == 0) throw;
+    throw Error(prefix + " " + what);
+  }
+}
+
 }  // namespace kiln

@@ -181,83 +181,119 @@ Array frequencies(const char* op, int64_t n, double d, DType dtype, bool real) {
 
 }  // namespace
 
-Complex fft(const Complex& a, int axis) { return transform("fft", a, axis, false); }
-Complex ifft(const Complex& a, int axis) { return transform("ifft", a, axis, true); }
+Complex fft(const Complex& a, int axis) {
+  return with_name("fft", [&]() -> Complex { return transform("fft", a, axis, false); });
+}
+Complex ifft(const Complex& a, int axis) {
+  return with_name("ifft", [&]() -> Complex { return transform("ifft", a, axis, true); });
+}
 
 Complex fftn(const Complex& a, const std::optional<std::vector<int>>& axes) {
-  check_pair("fftn", a);
-  Complex z = a;
-  for (int ax : axes_or_all("fftn", axes, a.real.ndim())) z = transform("fftn", z, ax, false);
-  return z;
+  return with_name("fftn", [&]() -> Complex {
+    check_pair("fftn", a);
+    Complex z = a;
+    for (int ax : axes_or_all("fftn", axes, a.real.ndim())) z = transform("fftn", z, ax, false);
+    return z;
+  });
 }
 Complex ifftn(const Complex& a, const std::optional<std::vector<int>>& axes) {
-  check_pair("ifftn", a);
-  Complex z = a;
-  for (int ax : axes_or_all("ifftn", axes, a.real.ndim())) z = transform("ifftn", z, ax, true);
-  return z;
+  return with_name("ifftn", [&]() -> Complex {
+    check_pair("ifftn", a);
+    Complex z = a;
+    for (int ax : axes_or_all("ifftn", axes, a.real.ndim())) z = transform("ifftn", z, ax, true);
+    return z;
+  });
 }
-Complex fft2(const Complex& a, const std::vector<int>& axes) { return fftn(a, axes); }
-Complex ifft2(const Complex& a, const std::vector<int>& axes) { return ifftn(a, axes); }
+Complex fft2(const Complex& a, const std::vector<int>& axes) {
+  return with_name("fft2", [&]() -> Complex { return fftn(a, axes); });
+}
+Complex ifft2(const Complex& a, const std::vector<int>& axes) {
+  return with_name("ifft2", [&]() -> Complex { return ifftn(a, axes); });
+}
 
 Complex rfft(const Array& a, int axis) {
-  check_real("rfft", a);
-  int ax = normalize_axis("rfft", axis, a.ndim());
-  int64_t keep = a.shape(ax) / 2 + 1;
-  Complex z = transform("rfft", {a, numpy::zeros_like(a)}, ax, false);
-  return {slice_axis(z.real, ax, 0, keep), slice_axis(z.imag, ax, 0, keep)};
+  return with_name("rfft", [&]() -> Complex {
+    check_real("rfft", a);
+    int ax = normalize_axis("rfft", axis, a.ndim());
+    int64_t keep = a.shape(ax) / 2 + 1;
+    Complex z = transform("rfft", {a, numpy::zeros_like(a)}, ax, false);
+    return {slice_axis(z.real, ax, 0, keep), slice_axis(z.imag, ax, 0, keep)};
+  });
 }
 
 Array irfft(const Complex& a, int axis) {
-  check_pair("irfft", a);
-  int ax = normalize_axis("irfft", axis, a.real.ndim());
-  int64_t m = a.real.shape(ax);
-  if (m < 2) fail("irfft", "got ", m, " packed frequencies along axis ", axis, ", expected at least 2");
-  // The full Hermitian spectrum X[n - k] = conj(X[k]); the real part of its inverse drops
-  // the imaginary parts of X[0] and X[n/2], as NumPy's irfft does.
-  Array re = numpy::concatenate({a.real, numpy::flip(slice_axis(a.real, ax, 1, m - 1), ax)}, ax);
-  Array im = numpy::concatenate({a.imag, -numpy::flip(slice_axis(a.imag, ax, 1, m - 1), ax)}, ax);
-  return transform("irfft", {re, im}, ax, true).real;
+  return with_name("irfft", [&]() -> Array {
+    check_pair("irfft", a);
+    int ax = normalize_axis("irfft", axis, a.real.ndim());
+    int64_t m = a.real.shape(ax);
+    if (m < 2) fail("irfft", "got ", m, " packed frequencies along axis ", axis, ", expected at least 2");
+    // The full Hermitian spectrum X[n - k] = conj(X[k]); the real part of its inverse drops
+    // the imaginary parts of X[0] and X[n/2], as NumPy's irfft does.
+    Array re = numpy::concatenate({a.real, numpy::flip(slice_axis(a.real, ax, 1, m - 1), ax)}, ax);
+    Array im = numpy::concatenate({a.imag, -numpy::flip(slice_axis(a.imag, ax, 1, m - 1), ax)}, ax);
+    return transform("irfft", {re, im}, ax, true).real;
+  });
 }
 
 Complex rfftn(const Array& a, const std::optional<std::vector<int>>& axes) {
-  check_real("rfftn", a);
-  std::vector<int> ax = axes_or_all("rfftn", axes, a.ndim());
-  if (ax.empty()) return {a, numpy::zeros_like(a)};
-  Complex z = rfft(a, ax.back());
-  for (size_t i = 0; i + 1 < ax.size(); i++) z = transform("rfftn", z, ax[i], false);
-  return z;
+  return with_name("rfftn", [&]() -> Complex {
+    check_real("rfftn", a);
+    std::vector<int> ax = axes_or_all("rfftn", axes, a.ndim());
+    if (ax.empty()) return {a, numpy::zeros_like(a)};
+    Complex z = rfft(a, ax.back());
+    for (size_t i = 0; i + 1 < ax.size(); i++) z = transform("rfftn", z, ax[i], false);
+    return z;
+  });
 }
-Complex rfft2(const Array& a, const std::vector<int>& axes) { return rfftn(a, axes); }
+Complex rfft2(const Array& a, const std::vector<int>& axes) {
+  return with_name("rfft2", [&]() -> Complex { return rfftn(a, axes); });
+}
 
 Array irfftn(const Complex& a, const std::optional<std::vector<int>>& axes) {
-  check_pair("irfftn", a);
-  std::vector<int> ax = axes_or_all("irfftn", axes, a.real.ndim());
-  if (ax.empty()) return a.real;
-  Complex z = a;
-  for (size_t i = 0; i + 1 < ax.size(); i++) z = transform("irfftn", z, ax[i], true);
-  return irfft(z, ax.back());
+  return with_name("irfftn", [&]() -> Array {
+    check_pair("irfftn", a);
+    std::vector<int> ax = axes_or_all("irfftn", axes, a.real.ndim());
+    if (ax.empty()) return a.real;
+    Complex z = a;
+    for (size_t i = 0; i + 1 < ax.size(); i++) z = transform("irfftn", z, ax[i], true);
+    return irfft(z, ax.back());
+  });
 }
-Array irfft2(const Complex& a, const std::vector<int>& axes) { return irfftn(a, axes); }
+Array irfft2(const Complex& a, const std::vector<int>& axes) {
+  return with_name("irfft2", [&]() -> Array { return irfftn(a, axes); });
+}
 
 Array hfft(const Complex& a, int axis) {
-  check_pair("hfft", a);
-  int ax = normalize_axis("hfft", axis, a.real.ndim());
-  int64_t n = 2 * (a.real.shape(ax) - 1);
-  Array r = irfft({a.real, -a.imag}, ax);
-  return r * Array(double(n)).astype(r.dtype());
+  return with_name("hfft", [&]() -> Array {
+    check_pair("hfft", a);
+    int ax = normalize_axis("hfft", axis, a.real.ndim());
+    int64_t n = 2 * (a.real.shape(ax) - 1);
+    Array r = irfft({a.real, -a.imag}, ax);
+    return r * Array(double(n)).astype(r.dtype());
+  });
 }
 
 Complex ihfft(const Array& a, int axis) {
-  check_real("ihfft", a);
-  int ax = normalize_axis("ihfft", axis, a.ndim());
-  Array n = Array(double(a.shape(ax))).astype(a.dtype());
-  Complex z = rfft(a, ax);
-  return {z.real / n, -z.imag / n};
+  return with_name("ihfft", [&]() -> Complex {
+    check_real("ihfft", a);
+    int ax = normalize_axis("ihfft", axis, a.ndim());
+    Array n = Array(double(a.shape(ax))).astype(a.dtype());
+    Complex z = rfft(a, ax);
+    return {z.real / n, -z.imag / n};
+  });
 }
 
-Array fftfreq(int64_t n, double d, DType dtype) { return frequencies("fftfreq", n, d, dtype, false); }
-Array rfftfreq(int64_t n, double d, DType dtype) { return frequencies("rfftfreq", n, d, dtype, true); }
-Array fftshift(const Array& a, Axes axes) { return shift("fftshift", a, axes, true); }
-Array ifftshift(const Array& a, Axes axes) { return shift("ifftshift", a, axes, false); }
+Array fftfreq(int64_t n, double d, DType dtype) {
+  return with_name("fftfreq", [&]() -> Array { return frequencies("fftfreq", n, d, dtype, false); });
+}
+Array rfftfreq(int64_t n, double d, DType dtype) {
+  return with_name("rfftfreq", [&]() -> Array { return frequencies("rfftfreq", n, d, dtype, true); });
+}
+Array fftshift(const Array& a, Axes axes) {
+  return with_name("fftshift", [&]() -> Array { return shift("fftshift", a, axes, true); });
+}
+Array ifftshift(const Array& a, Axes axes) {
+  return with_name("ifftshift", [&]() -> Array { return shift("ifftshift", a, axes, false); });
+}
 
 }  // namespace kiln::numpy::fft

@@ -163,167 +163,181 @@ Labeled take_diagonals(Labeled op) {
 // ---- the public functions ----
 
 Array matmul(const Array& a, const Array& b) {
-  if (a.ndim() == 0 || b.ndim() == 0)
-    fail("matmul", "got shapes ", shapes_str(a, b),
-         ", expected operands of rank >= 1 (use multiply for scalars)");
-  const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
-  // NumPy: a 1-d a gets a leading 1, a 1-d b a trailing 1, removed from the result.
-  const Shape as = a1 ? Shape{1, a.shape(0)} : a.shape();
-  const Shape bs = b1 ? Shape{b.shape(0), 1} : b.shape();
-  const int64_t ka = as.back(), kb = bs[bs.size() - 2];
-  if (ka != kb)
-    fail("matmul", "inner dimensions differ: got shapes ", shapes_str(a, b),
-         ", expected a.shape[-1] (", ka, ") == b.shape[", b1 ? "0" : "-2", "] (", kb, ")");
-  const int na = int(as.size()) - 2, nb = int(bs.size()) - 2, R = std::max(na, nb);
-  for (int i = 0; i < R; i++) {
-    int64_t da = i < R - na ? 1 : as[size_t(i - (R - na))];
-    int64_t db = i < R - nb ? 1 : bs[size_t(i - (R - nb))];
-    if (da != db && da != 1 && db != 1)
-      fail("matmul", "batch dimensions do not broadcast: got shapes ", shapes_str(a, b),
-           ", expected equal batch sizes or 1");
-  }
-  // Labels: batch 0..R-1 (right-aligned, as broadcasting), then n = R, k = R+1, m = R+2.
-  std::vector<int> la = iota_labels(R - na, na), lb = iota_labels(R - nb, nb);
-  la.insert(la.end(), {R, R + 1});
-  lb.insert(lb.end(), {R + 1, R + 2});
-  std::vector<int> keep = iota_labels(0, R);
-  keep.insert(keep.end(), {R, R + 2});
-  Array r = contract2(reshape_to(a, as), la, reshape_to(b, bs), lb, keep);
-  Shape out = r.shape();
-  if (b1) out.erase(out.end() - 1);
-  if (a1) out.erase(out.end() - (b1 ? 1 : 2));
-  return reshape_to(r, out);
+  return with_name("matmul", [&]() -> Array {
+    if (a.ndim() == 0 || b.ndim() == 0)
+      fail("matmul", "got shapes ", shapes_str(a, b),
+           ", expected operands of rank >= 1 (use multiply for scalars)");
+    const bool a1 = a.ndim() == 1, b1 = b.ndim() == 1;
+    // NumPy: a 1-d a gets a leading 1, a 1-d b a trailing 1, removed from the result.
+    const Shape as = a1 ? Shape{1, a.shape(0)} : a.shape();
+    const Shape bs = b1 ? Shape{b.shape(0), 1} : b.shape();
+    const int64_t ka = as.back(), kb = bs[bs.size() - 2];
+    if (ka != kb)
+      fail("matmul", "inner dimensions differ: got shapes ", shapes_str(a, b),
+           ", expected a.shape[-1] (", ka, ") == b.shape[", b1 ? "0" : "-2", "] (", kb, ")");
+    const int na = int(as.size()) - 2, nb = int(bs.size()) - 2, R = std::max(na, nb);
+    for (int i = 0; i < R; i++) {
+      int64_t da = i < R - na ? 1 : as[size_t(i - (R - na))];
+      int64_t db = i < R - nb ? 1 : bs[size_t(i - (R - nb))];
+      if (da != db && da != 1 && db != 1)
+        fail("matmul", "batch dimensions do not broadcast: got shapes ", shapes_str(a, b),
+             ", expected equal batch sizes or 1");
+    }
+    // Labels: batch 0..R-1 (right-aligned, as broadcasting), then n = R, k = R+1, m = R+2.
+    std::vector<int> la = iota_labels(R - na, na), lb = iota_labels(R - nb, nb);
+    la.insert(la.end(), {R, R + 1});
+    lb.insert(lb.end(), {R + 1, R + 2});
+    std::vector<int> keep = iota_labels(0, R);
+    keep.insert(keep.end(), {R, R + 2});
+    Array r = contract2(reshape_to(a, as), la, reshape_to(b, bs), lb, keep);
+    Shape out = r.shape();
+    if (b1) out.erase(out.end() - 1);
+    if (a1) out.erase(out.end() - (b1 ? 1 : 2));
+    return reshape_to(r, out);
+  });
 }
 
 Array dot(const Array& a, const Array& b) {
-  if (a.ndim() == 0 || b.ndim() == 0) return scalar_product(a, b);
-  const int na = a.ndim(), nb = b.ndim();
-  const int bk = nb == 1 ? 0 : nb - 2;  // b's contracted axis
-  if (a.shape(-1) != b.shape()[size_t(bk)])
-    fail("dot", "got shapes ", shapes_str(a, b), ", expected a.shape[-1] (", a.shape(-1),
-         ") == b.shape[", nb == 1 ? "0" : "-2", "] (", b.shape()[size_t(bk)], ")");
-  const int K = na - 1;
-  std::vector<int> la = iota_labels(0, na), lb, keep = iota_labels(0, na - 1);
-  for (int i = 0, next = na; i < nb; i++) {
-    lb.push_back(i == bk ? K : next++);
-    if (i != bk) keep.push_back(lb.back());
-  }
-  return contract2(a, la, b, lb, keep);
+  return with_name("dot", [&]() -> Array {
+    if (a.ndim() == 0 || b.ndim() == 0) return scalar_product(a, b);
+    const int na = a.ndim(), nb = b.ndim();
+    const int bk = nb == 1 ? 0 : nb - 2;  // b's contracted axis
+    if (a.shape(-1) != b.shape()[size_t(bk)])
+      fail("dot", "got shapes ", shapes_str(a, b), ", expected a.shape[-1] (", a.shape(-1),
+           ") == b.shape[", nb == 1 ? "0" : "-2", "] (", b.shape()[size_t(bk)], ")");
+    const int K = na - 1;
+    std::vector<int> la = iota_labels(0, na), lb, keep = iota_labels(0, na - 1);
+    for (int i = 0, next = na; i < nb; i++) {
+      lb.push_back(i == bk ? K : next++);
+      if (i != bk) keep.push_back(lb.back());
+    }
+    return contract2(a, la, b, lb, keep);
+  });
 }
 
 Array vdot(const Array& a, const Array& b) {
-  if (a.size() != b.size())
-    fail("vdot", "got shapes ", shapes_str(a, b), " with ", a.size(), " and ", b.size(),
-         " elements, expected equal sizes");
-  return contract2(flatten_(a), {0}, flatten_(b), {0}, {});
+  return with_name("vdot", [&]() -> Array {
+    if (a.size() != b.size())
+      fail("vdot", "got shapes ", shapes_str(a, b), " with ", a.size(), " and ", b.size(),
+           " elements, expected equal sizes");
+    return contract2(flatten_(a), {0}, flatten_(b), {0}, {});
+  });
 }
 
 Array inner(const Array& a, const Array& b) {
-  if (a.ndim() == 0 || b.ndim() == 0) return scalar_product(a, b);
-  if (a.shape(-1) != b.shape(-1))
-    fail("inner", "got shapes ", shapes_str(a, b), ", expected a.shape[-1] (", a.shape(-1),
-         ") == b.shape[-1] (", b.shape(-1), ")");
-  const int na = a.ndim(), nb = b.ndim(), K = na + nb;
-  std::vector<int> la = iota_labels(0, na - 1), lb = iota_labels(na - 1, nb - 1);
-  std::vector<int> keep = la;
-  keep.insert(keep.end(), lb.begin(), lb.end());
-  la.push_back(K);
-  lb.push_back(K);
-  return contract2(a, la, b, lb, keep);
+  return with_name("inner", [&]() -> Array {
+    if (a.ndim() == 0 || b.ndim() == 0) return scalar_product(a, b);
+    if (a.shape(-1) != b.shape(-1))
+      fail("inner", "got shapes ", shapes_str(a, b), ", expected a.shape[-1] (", a.shape(-1),
+           ") == b.shape[-1] (", b.shape(-1), ")");
+    const int na = a.ndim(), nb = b.ndim(), K = na + nb;
+    std::vector<int> la = iota_labels(0, na - 1), lb = iota_labels(na - 1, nb - 1);
+    std::vector<int> keep = la;
+    keep.insert(keep.end(), lb.begin(), lb.end());
+    la.push_back(K);
+    lb.push_back(K);
+    return contract2(a, la, b, lb, keep);
+  });
 }
 
 Array outer(const Array& a, const Array& b) {
-  return contract2(flatten_(a), {0}, flatten_(b), {1}, {0, 1});
+  return with_name("outer", [&]() -> Array { return contract2(flatten_(a), {0}, flatten_(b), {1}, {0, 1}); });
 }
 
 Array tensordot(const Array& a, const Array& b, int axes) {
-  if (axes < 0 || axes > std::min(a.ndim(), b.ndim()))
-    fail("tensordot", "got axes=", axes, " for shapes ", shapes_str(a, b),
-         ", expected 0 <= axes <= ", std::min(a.ndim(), b.ndim()));
-  std::vector<int> aa, ba;
-  for (int i = 0; i < axes; i++) {
-    aa.push_back(a.ndim() - axes + i);
-    ba.push_back(i);
-  }
-  return tensordot(a, b, {aa, ba});
+  return with_name("tensordot", [&]() -> Array {
+    if (axes < 0 || axes > std::min(a.ndim(), b.ndim()))
+      fail("tensordot", "got axes=", axes, " for shapes ", shapes_str(a, b),
+           ", expected 0 <= axes <= ", std::min(a.ndim(), b.ndim()));
+    std::vector<int> aa, ba;
+    for (int i = 0; i < axes; i++) {
+      aa.push_back(a.ndim() - axes + i);
+      ba.push_back(i);
+    }
+    return tensordot(a, b, {aa, ba});
+  });
 }
 
 Array tensordot(const Array& a, const Array& b,
                 const std::pair<std::vector<int>, std::vector<int>>& axes) {
-  const auto& [aa, ba] = axes;
-  if (aa.size() != ba.size())
-    fail("tensordot", "got ", aa.size(), " axes for a and ", ba.size(),
-         " for b, expected equal counts");
-  // Contracted labels are 0..n-1; free axes get labels from n on.
-  const int n = int(aa.size());
-  std::vector<int> la(size_t(a.ndim()), -1), lb(size_t(b.ndim()), -1);
-  for (int j = 0; j < n; j++) {
-    int x = aa[size_t(j)] < 0 ? aa[size_t(j)] + a.ndim() : aa[size_t(j)];
-    int y = ba[size_t(j)] < 0 ? ba[size_t(j)] + b.ndim() : ba[size_t(j)];
-    if (x < 0 || x >= a.ndim() || y < 0 || y >= b.ndim())
-      fail("tensordot", "axis pair (", aa[size_t(j)], ", ", ba[size_t(j)],
-           ") is out of range for shapes ", shapes_str(a, b));
-    if (la[size_t(x)] != -1 || lb[size_t(y)] != -1)
-      fail("tensordot", "axis pair (", aa[size_t(j)], ", ", ba[size_t(j)],
-           ") repeats an axis, expected each axis at most once");
-    if (a.shape()[size_t(x)] != b.shape()[size_t(y)])
-      fail("tensordot", "contracted axes ", x, " of ", shape_str(a.shape()), " and ", y, " of ",
-           shape_str(b.shape()), " differ in size (", a.shape()[size_t(x)], " vs ",
-           b.shape()[size_t(y)], "), expected equal sizes");
-    la[size_t(x)] = lb[size_t(y)] = j;
-  }
-  std::vector<int> keep;
-  int next = n;
-  for (auto* l : {&la, &lb})
-    for (int& v : *l)
-      if (v == -1) keep.push_back(v = next++);
-  return contract2(a, la, b, lb, keep);
+  return with_name("tensordot", [&]() -> Array {
+    const auto& [aa, ba] = axes;
+    if (aa.size() != ba.size())
+      fail("tensordot", "got ", aa.size(), " axes for a and ", ba.size(),
+           " for b, expected equal counts");
+    // Contracted labels are 0..n-1; free axes get labels from n on.
+    const int n = int(aa.size());
+    std::vector<int> la(size_t(a.ndim()), -1), lb(size_t(b.ndim()), -1);
+    for (int j = 0; j < n; j++) {
+      int x = aa[size_t(j)] < 0 ? aa[size_t(j)] + a.ndim() : aa[size_t(j)];
+      int y = ba[size_t(j)] < 0 ? ba[size_t(j)] + b.ndim() : ba[size_t(j)];
+      if (x < 0 || x >= a.ndim() || y < 0 || y >= b.ndim())
+        fail("tensordot", "axis pair (", aa[size_t(j)], ", ", ba[size_t(j)],
+             ") is out of range for shapes ", shapes_str(a, b));
+      if (la[size_t(x)] != -1 || lb[size_t(y)] != -1)
+        fail("tensordot", "axis pair (", aa[size_t(j)], ", ", ba[size_t(j)],
+             ") repeats an axis, expected each axis at most once");
+      if (a.shape()[size_t(x)] != b.shape()[size_t(y)])
+        fail("tensordot", "contracted axes ", x, " of ", shape_str(a.shape()), " and ", y, " of ",
+             shape_str(b.shape()), " differ in size (", a.shape()[size_t(x)], " vs ",
+             b.shape()[size_t(y)], "), expected equal sizes");
+      la[size_t(x)] = lb[size_t(y)] = j;
+    }
+    std::vector<int> keep;
+    int next = n;
+    for (auto* l : {&la, &lb})
+      for (int& v : *l)
+        if (v == -1) keep.push_back(v = next++);
+    return contract2(a, la, b, lb, keep);
+  });
 }
 
 Array einsum(const std::string& subscripts, const std::vector<Array>& operands) {
-  // ---- parse and validate everything before touching an array ----
-  std::vector<Shape> shapes;
-  for (const Array& x : operands) shapes.push_back(x.shape());
-  const detail::EinsumSpec spec = detail::parse_einsum(subscripts, shapes);
-  const std::vector<std::vector<int>>& labels = spec.labels;
-  const std::vector<int>& out = spec.out;
+  return with_name("einsum", [&]() -> Array {
+    // ---- parse and validate everything before touching an array ----
+    std::vector<Shape> shapes;
+    for (const Array& x : operands) shapes.push_back(x.shape());
+    const detail::EinsumSpec spec = detail::parse_einsum(subscripts, shapes);
+    const std::vector<std::vector<int>>& labels = spec.labels;
+    const std::vector<int>& out = spec.out;
 
-  // ---- compute: diagonals, then pairwise contractions left to right ----
-  const ContractType t = contract_type(operands);
-  std::vector<Labeled> ops;
-  for (size_t i = 0; i < operands.size(); i++)
-    ops.push_back(take_diagonals({operands[i], labels[i]}));
-  // Labels still needed after operand i: the output's and those of later operands.
-  auto needed_after = [&](size_t i) {
-    std::set<int> need(out.begin(), out.end());
-    for (size_t j = i + 1; j < ops.size(); j++)
-      need.insert(ops[j].labels.begin(), ops[j].labels.end());
-    return need;
-  };
-  // Sums labels no one else needs out of one operand, keeping the product small.
-  auto presum = [&](Labeled op, const std::set<int>& need) {
-    std::vector<int> keep;
-    for (int l : op.labels)
-      if (need.count(l)) keep.push_back(l);
-    if (keep.size() == op.labels.size()) return op;
-    return Labeled{contract({op}, keep, t.acc), keep};
-  };
-  Labeled acc = presum(ops[0], needed_after(0));
-  for (size_t i = 1; i < ops.size(); i++) {
-    std::set<int> need = needed_after(i);
-    std::set<int> need_i = need;
-    need_i.insert(acc.labels.begin(), acc.labels.end());
-    Labeled op = presum(ops[i], need_i);
-    std::vector<int> keep;
-    for (int l : out)
-      if (has(acc.labels, l) || has(op.labels, l)) keep.push_back(l);
-    for (auto* ls : {&acc.labels, &op.labels})
-      for (int l : *ls)
-        if (need.count(l) && !has(keep, l)) keep.push_back(l);
-    acc = Labeled{contract({acc, op}, keep, t.acc), keep};
-  }
-  if (acc.labels != out) acc = Labeled{contract({acc}, out, t.acc), out};
-  return cast(acc.x, t.out.dtype, t.out.weak);
+    // ---- compute: diagonals, then pairwise contractions left to right ----
+    const ContractType t = contract_type(operands);
+    std::vector<Labeled> ops;
+    for (size_t i = 0; i < operands.size(); i++)
+      ops.push_back(take_diagonals({operands[i], labels[i]}));
+    // Labels still needed after operand i: the output's and those of later operands.
+    auto needed_after = [&](size_t i) {
+      std::set<int> need(out.begin(), out.end());
+      for (size_t j = i + 1; j < ops.size(); j++)
+        need.insert(ops[j].labels.begin(), ops[j].labels.end());
+      return need;
+    };
+    // Sums labels no one else needs out of one operand, keeping the product small.
+    auto presum = [&](Labeled op, const std::set<int>& need) {
+      std::vector<int> keep;
+      for (int l : op.labels)
+        if (need.count(l)) keep.push_back(l);
+      if (keep.size() == op.labels.size()) return op;
+      return Labeled{contract({op}, keep, t.acc), keep};
+    };
+    Labeled acc = presum(ops[0], needed_after(0));
+    for (size_t i = 1; i < ops.size(); i++) {
+      std::set<int> need = needed_after(i);
+      std::set<int> need_i = need;
+      need_i.insert(acc.labels.begin(), acc.labels.end());
+      Labeled op = presum(ops[i], need_i);
+      std::vector<int> keep;
+      for (int l : out)
+        if (has(acc.labels, l) || has(op.labels, l)) keep.push_back(l);
+      for (auto* ls : {&acc.labels, &op.labels})
+        for (int l : *ls)
+          if (need.count(l) && !has(keep, l)) keep.push_back(l);
+      acc = Labeled{contract({acc, op}, keep, t.acc), keep};
+    }
+    if (acc.labels != out) acc = Labeled{contract({acc}, out, t.acc), out};
+    return cast(acc.x, t.out.dtype, t.out.weak);
+  });
 }
 
 }  // namespace kiln::numpy

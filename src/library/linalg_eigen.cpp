@@ -240,37 +240,41 @@ std::pair<Array, Array> eigh_sorted(const Array& s, bool sort) {
 }  // namespace
 
 std::pair<Array, Array> eigh(const Array& a, bool lower, bool symmetrize_input, bool sort_eigenvalues) {
-  check_float_matrix("eigh", a, true);
-  auto [x, back] = working(a);
-  if (x.shape(-1) == 0) return {np::zeros(Shape(x.shape().begin(), x.shape().end() - 1), back), a.astype(back)};
-  Array s = symmetric_input(x, lower, symmetrize_input);
-  Fn core = [sort_eigenvalues](const std::vector<Tree>& in) {
-    auto [w, v] = eigh_sorted(in[0].array(), sort_eigenvalues);
-    return Tree(Tree::List{w, v});
-  };
-  // dw = diag(V^T dS V), dV = V (F * (V^T dS V)), F = eig_gaps(w) (JAX's rule).
-  Fn f = custom_jvp(core, [sort_eigenvalues](const std::vector<Tree>& p, const std::vector<Tree>& t) {
-    auto [w, v] = eigh_sorted(p[0].array(), sort_eigenvalues);
-    Array m = np::matmul(mT(v), np::matmul(t[0].array(), v));
-    Array dw = diag_part(m);
-    Array dv = np::matmul(v, eig_gaps(w) * m);
-    return std::pair{Tree(Tree::List{w, v}), Tree(Tree::List{dw, dv})};
+  return with_name("eigh", [&]() -> std::pair<Array, Array> {
+    check_float_matrix("eigh", a, true);
+    auto [x, back] = working(a);
+    if (x.shape(-1) == 0) return {np::zeros(Shape(x.shape().begin(), x.shape().end() - 1), back), a.astype(back)};
+    Array s = symmetric_input(x, lower, symmetrize_input);
+    Fn core = [sort_eigenvalues](const std::vector<Tree>& in) {
+      auto [w, v] = eigh_sorted(in[0].array(), sort_eigenvalues);
+      return Tree(Tree::List{w, v});
+    };
+    // dw = diag(V^T dS V), dV = V (F * (V^T dS V)), F = eig_gaps(w) (JAX's rule).
+    Fn f = custom_jvp(core, [sort_eigenvalues](const std::vector<Tree>& p, const std::vector<Tree>& t) {
+      auto [w, v] = eigh_sorted(p[0].array(), sort_eigenvalues);
+      Array m = np::matmul(mT(v), np::matmul(t[0].array(), v));
+      Array dw = diag_part(m);
+      Array dv = np::matmul(v, eig_gaps(w) * m);
+      return std::pair{Tree(Tree::List{w, v}), Tree(Tree::List{dw, dv})};
+    });
+    Tree out = f({Tree(s)});
+    return {out[0].array().astype(back), out[1].array().astype(back)};
   });
-  Tree out = f({Tree(s)});
-  return {out[0].array().astype(back), out[1].array().astype(back)};
 }
 
 Array eigvalsh(const Array& a, bool lower, bool symmetrize_input) {
-  check_float_matrix("eigvalsh", a, true);
-  auto [x, back] = working(a);
-  if (x.shape(-1) == 0) return np::zeros(Shape(x.shape().begin(), x.shape().end() - 1), back);
-  Array s = symmetric_input(x, lower, symmetrize_input);
-  ArrayFn f = custom_jvp([](const Array& m) { return eigh_sorted(m, true).first; },
-                         [](const Array& m, const Array& dm) {
-                           auto [w, v] = eigh_sorted(m, true);
-                           return std::pair{w, diag_part(np::matmul(mT(v), np::matmul(dm, v)))};
-                         });
-  return f(s).astype(back);
+  return with_name("eigvalsh", [&]() -> Array {
+    check_float_matrix("eigvalsh", a, true);
+    auto [x, back] = working(a);
+    if (x.shape(-1) == 0) return np::zeros(Shape(x.shape().begin(), x.shape().end() - 1), back);
+    Array s = symmetric_input(x, lower, symmetrize_input);
+    ArrayFn f = custom_jvp([](const Array& m) { return eigh_sorted(m, true).first; },
+                           [](const Array& m, const Array& dm) {
+                             auto [w, v] = eigh_sorted(m, true);
+                             return std::pair{w, diag_part(np::matmul(mT(v), np::matmul(dm, v)))};
+                           });
+    return f(s).astype(back);
+  });
 }
 
 namespace {
@@ -314,36 +318,40 @@ std::tuple<Array, Array, Array> svd_tangents(const Array& a, const Array& da, co
 }  // namespace
 
 std::tuple<Array, Array, Array> svd(const Array& a, bool full_matrices) {
-  check_float_matrix("svd", a, false);
-  if (full_matrices && a.shape(-1) != a.shape(-2))
-    fail("svd", "got full_matrices=true for shape ", shape_str(a.shape()),
-         ", which kiln supports only for square matrices (use full_matrices=false)");
-  if (a.shape(-1) == 0 || a.shape(-2) == 0) fail("svd", "got an empty matrix of shape ", shape_str(a.shape()));
-  auto [x, back] = working(a);
-  Fn core = [](const std::vector<Tree>& in) {
-    auto [u, s, vh] = svd_thin(in[0].array());
-    return Tree(Tree::List{u, s, vh});
-  };
-  Fn f = custom_jvp(core, [](const std::vector<Tree>& p, const std::vector<Tree>& t) {
-    const Array& m = p[0].array();
-    auto [u, s, vh] = svd_thin(m);
-    auto [du, ds, dvh] = svd_tangents(m, t[0].array(), u, s, vh);
-    return std::pair{Tree(Tree::List{u, s, vh}), Tree(Tree::List{du, ds, dvh})};
+  return with_name("svd", [&]() -> std::tuple<Array, Array, Array> {
+    check_float_matrix("svd", a, false);
+    if (full_matrices && a.shape(-1) != a.shape(-2))
+      fail("svd", "got full_matrices=true for shape ", shape_str(a.shape()),
+           ", which kiln supports only for square matrices (use full_matrices=false)");
+    if (a.shape(-1) == 0 || a.shape(-2) == 0) fail("svd", "got an empty matrix of shape ", shape_str(a.shape()));
+    auto [x, back] = working(a);
+    Fn core = [](const std::vector<Tree>& in) {
+      auto [u, s, vh] = svd_thin(in[0].array());
+      return Tree(Tree::List{u, s, vh});
+    };
+    Fn f = custom_jvp(core, [](const std::vector<Tree>& p, const std::vector<Tree>& t) {
+      const Array& m = p[0].array();
+      auto [u, s, vh] = svd_thin(m);
+      auto [du, ds, dvh] = svd_tangents(m, t[0].array(), u, s, vh);
+      return std::pair{Tree(Tree::List{u, s, vh}), Tree(Tree::List{du, ds, dvh})};
+    });
+    Tree out = f({Tree(x)});
+    return {out[0].array().astype(back), out[1].array().astype(back), out[2].array().astype(back)};
   });
-  Tree out = f({Tree(x)});
-  return {out[0].array().astype(back), out[1].array().astype(back), out[2].array().astype(back)};
 }
 
 Array svdvals(const Array& a) {
-  check_float_matrix("svdvals", a, false);
-  if (a.shape(-1) == 0 || a.shape(-2) == 0) fail("svdvals", "got an empty matrix of shape ", shape_str(a.shape()));
-  auto [x, back] = working(a);
-  ArrayFn f = custom_jvp([](const Array& m) { return std::get<1>(svd_thin(m)); },
-                         [](const Array& m, const Array& dm) {
-                           auto [u, s, vh] = svd_thin(m);
-                           return std::pair{s, diag_part(np::matmul(mT(u), np::matmul(dm, mT(vh))))};
-                         });
-  return f(x).astype(back);
+  return with_name("svdvals", [&]() -> Array {
+    check_float_matrix("svdvals", a, false);
+    if (a.shape(-1) == 0 || a.shape(-2) == 0) fail("svdvals", "got an empty matrix of shape ", shape_str(a.shape()));
+    auto [x, back] = working(a);
+    ArrayFn f = custom_jvp([](const Array& m) { return std::get<1>(svd_thin(m)); },
+                           [](const Array& m, const Array& dm) {
+                             auto [u, s, vh] = svd_thin(m);
+                             return std::pair{s, diag_part(np::matmul(mT(u), np::matmul(dm, mT(vh))))};
+                           });
+    return f(x).astype(back);
+  });
 }
 
 }  // namespace kiln::linalg

@@ -58,84 +58,90 @@ Array forward_substitute(const Array& m, const Array& b, bool unit) {
 }  // namespace
 
 Array cholesky(const Array& a, bool upper, bool symmetrize_input) {
-  check_matrix("cholesky", a, true);
-  int64_t n = a.shape(-1);
-  Array s = symmetrize_input ? (a + swap_last(a)) / Array(2.0) : a;
-  Array l = np::zeros_like(s);
-  Array r = iota(n);
-  for (int64_t j = 0; j < n; j++) {
-    // Columns >= j of l are zero, so l @ l[j, :] sums over k < j: s[:, j] - sum l[:, k] l[j, k].
-    Array v = col(s, j) - col(np::matmul(l, last_to_col(row(l, j))), 0);
-    Array d = np::sqrt(np::index(v, {ellipsis, j}));
-    Array below = r > Array(int(j));
-    Array de = np::expand_dims(d, -1);
-    Array cj = np::where(r == Array(int(j)), de, np::where(below, v / de, Array(0.0)));
-    l = l + last_to_col(cj) * last_to_row((r == Array(int(j))).astype(l.dtype()));
-    l.eval();
-  }
-  return upper ? swap_last(l) : l;
+  return with_name("cholesky", [&]() -> Array {
+    check_matrix("cholesky", a, true);
+    int64_t n = a.shape(-1);
+    Array s = symmetrize_input ? (a + swap_last(a)) / Array(2.0) : a;
+    Array l = np::zeros_like(s);
+    Array r = iota(n);
+    for (int64_t j = 0; j < n; j++) {
+      // Columns >= j of l are zero, so l @ l[j, :] sums over k < j: s[:, j] - sum l[:, k] l[j, k].
+      Array v = col(s, j) - col(np::matmul(l, last_to_col(row(l, j))), 0);
+      Array d = np::sqrt(np::index(v, {ellipsis, j}));
+      Array below = r > Array(int(j));
+      Array de = np::expand_dims(d, -1);
+      Array cj = np::where(r == Array(int(j)), de, np::where(below, v / de, Array(0.0)));
+      l = l + last_to_col(cj) * last_to_row((r == Array(int(j))).astype(l.dtype()));
+      l.eval();
+    }
+    return upper ? swap_last(l) : l;
+  });
 }
 
 Array triangular_solve(const Array& a, const Array& b, bool left_side, bool lower, bool transpose_a,
                        bool unit_diagonal) {
-  check_matrix("triangular_solve", a, true);
-  if (b.ndim() < 2) fail("triangular_solve", "got b of shape ", shape_str(b.shape()), ", expected a matrix [..., m, k]");
-  int64_t n = a.shape(-1);
-  if (!left_side) {
-    // x a = b  <=>  a^T x^T = b^T.
-    if (b.shape(-1) != n)
+  return with_name("triangular_solve", [&]() -> Array {
+    check_matrix("triangular_solve", a, true);
+    if (b.ndim() < 2) fail("triangular_solve", "got b of shape ", shape_str(b.shape()), ", expected a matrix [..., m, k]");
+    int64_t n = a.shape(-1);
+    if (!left_side) {
+      // x a = b  <=>  a^T x^T = b^T.
+      if (b.shape(-1) != n)
+        fail("triangular_solve", "got a ", shape_str(a.shape()), " and b ", shape_str(b.shape()),
+             ", expected b's last axis to be ", n, " (left_side=false)");
+      return swap_last(triangular_solve(a, swap_last(b), true, lower, !transpose_a, unit_diagonal));
+    }
+    if (b.shape(-2) != n)
       fail("triangular_solve", "got a ", shape_str(a.shape()), " and b ", shape_str(b.shape()),
-           ", expected b's last axis to be ", n, " (left_side=false)");
-    return swap_last(triangular_solve(a, swap_last(b), true, lower, !transpose_a, unit_diagonal));
-  }
-  if (b.shape(-2) != n)
-    fail("triangular_solve", "got a ", shape_str(a.shape()), " and b ", shape_str(b.shape()),
-         ", expected b's second-to-last axis to be ", n);
-  Array m = transpose_a ? swap_last(a) : a;
-  bool is_lower = transpose_a ? !lower : lower;
-  if (is_lower) return forward_substitute(m, b, unit_diagonal);
-  // Upper: reversing rows and columns makes it lower (views only).
-  Array flipped = np::flip(m, {-2, -1});
-  return np::flip(forward_substitute(flipped, np::flip(b, -2), unit_diagonal), -2);
+           ", expected b's second-to-last axis to be ", n);
+    Array m = transpose_a ? swap_last(a) : a;
+    bool is_lower = transpose_a ? !lower : lower;
+    if (is_lower) return forward_substitute(m, b, unit_diagonal);
+    // Upper: reversing rows and columns makes it lower (views only).
+    Array flipped = np::flip(m, {-2, -1});
+    return np::flip(forward_substitute(flipped, np::flip(b, -2), unit_diagonal), -2);
+  });
 }
 
 std::tuple<Array, Array, Array> lu(const Array& a) {
-  check_matrix("lu", a, false);
-  int64_t m = a.shape(-2), n = a.shape(-1), kmax = std::min(m, n);
-  Shape batch(a.shape().begin(), a.shape().end() - 2);
-  Array r = iota(m), c = iota(n);
-  Shape perm_shape = batch;
-  perm_shape.push_back(m);
-  Array x = a;
-  Array perm = np::broadcast_to(r, perm_shape);
-  std::vector<Array> pivots;
-  for (int64_t k = 0; k < kmax; k++) {
-    Array kk = Array(int(k));
-    // The pivot: the first largest |entry| of column k at or below row k (LAPACK's idamax).
-    Array cand = np::where(r >= kk, np::abs(col(x, k)), Array(-1.0));
-    Array p = np::argmax(cand, -1).astype(DType::Int32);  // [..]
-    Array pe = np::expand_dims(p, -1);
-    Array sel = np::where(r == kk, pe, np::where(r == pe, kk, r));  // row swap k <-> p
-    Shape full = x.shape();
-    x = np::take_along_axis(x, np::broadcast_to(last_to_col(sel), full), -2);
-    perm = np::take_along_axis(perm, sel, -1);
-    pivots.push_back(p);
-    // Eliminate below the pivot. A zero pivot (its whole subcolumn is zero) leaves the
-    // column as is, as getrf does; the safe divisor keeps NaNs out of gradients.
-    Array piv = np::index(x, {ellipsis, k, k});
-    Array safe = np::where(piv == Array(0.0), Array(1.0), piv);
-    Array l = np::where(r > kk, col(x, k) / np::expand_dims(safe, -1), Array(0.0));  // [.., m]
-    Array rowk = np::where(c > kk, row(x, k), Array(0.0));                            // [.., n]
-    x = x - last_to_col(l) * last_to_row(rowk);
-    Array below_k = np::logical_and(last_to_col(r > kk), last_to_row(c == kk));
-    x = np::where(below_k, np::broadcast_to(last_to_col(l), full), x);
-    x.eval();
-    perm.eval();
-  }
-  Shape piv_shape = batch;
-  piv_shape.push_back(0);
-  Array piv_all = kmax == 0 ? np::zeros(piv_shape, DType::Int32) : np::stack(pivots, -1);
-  return {x, piv_all, perm};
+  return with_name("lu", [&]() -> std::tuple<Array, Array, Array> {
+    check_matrix("lu", a, false);
+    int64_t m = a.shape(-2), n = a.shape(-1), kmax = std::min(m, n);
+    Shape batch(a.shape().begin(), a.shape().end() - 2);
+    Array r = iota(m), c = iota(n);
+    Shape perm_shape = batch;
+    perm_shape.push_back(m);
+    Array x = a;
+    Array perm = np::broadcast_to(r, perm_shape);
+    std::vector<Array> pivots;
+    for (int64_t k = 0; k < kmax; k++) {
+      Array kk = Array(int(k));
+      // The pivot: the first largest |entry| of column k at or below row k (LAPACK's idamax).
+      Array cand = np::where(r >= kk, np::abs(col(x, k)), Array(-1.0));
+      Array p = np::argmax(cand, -1).astype(DType::Int32);  // [..]
+      Array pe = np::expand_dims(p, -1);
+      Array sel = np::where(r == kk, pe, np::where(r == pe, kk, r));  // row swap k <-> p
+      Shape full = x.shape();
+      x = np::take_along_axis(x, np::broadcast_to(last_to_col(sel), full), -2);
+      perm = np::take_along_axis(perm, sel, -1);
+      pivots.push_back(p);
+      // Eliminate below the pivot. A zero pivot (its whole subcolumn is zero) leaves the
+      // column as is, as getrf does; the safe divisor keeps NaNs out of gradients.
+      Array piv = np::index(x, {ellipsis, k, k});
+      Array safe = np::where(piv == Array(0.0), Array(1.0), piv);
+      Array l = np::where(r > kk, col(x, k) / np::expand_dims(safe, -1), Array(0.0));  // [.., m]
+      Array rowk = np::where(c > kk, row(x, k), Array(0.0));                            // [.., n]
+      x = x - last_to_col(l) * last_to_row(rowk);
+      Array below_k = np::logical_and(last_to_col(r > kk), last_to_row(c == kk));
+      x = np::where(below_k, np::broadcast_to(last_to_col(l), full), x);
+      x.eval();
+      perm.eval();
+    }
+    Shape piv_shape = batch;
+    piv_shape.push_back(0);
+    Array piv_all = kmax == 0 ? np::zeros(piv_shape, DType::Int32) : np::stack(pivots, -1);
+    return {x, piv_all, perm};
+  });
 }
 
 }  // namespace kiln::linalg

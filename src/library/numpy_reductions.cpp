@@ -52,41 +52,57 @@ DType stat_dtype(const Array& a) { return is_float(a.dtype()) ? a.dtype() : DTyp
 
 }  // namespace
 
-Array sum(const Array& a, Axes axes, bool keepdims) { return reduce("sum", Prim::ReduceSum, a, axes, keepdims); }
-Array prod(const Array& a, Axes axes, bool keepdims) { return reduce("prod", Prim::ReduceProd, a, axes, keepdims); }
-Array max(const Array& a, Axes axes, bool keepdims) { return reduce("max", Prim::ReduceMax, a, axes, keepdims); }
-Array min(const Array& a, Axes axes, bool keepdims) { return reduce("min", Prim::ReduceMin, a, axes, keepdims); }
-Array amax(const Array& a, Axes axes, bool keepdims) { return max(a, axes, keepdims); }
-Array amin(const Array& a, Axes axes, bool keepdims) { return min(a, axes, keepdims); }
+Array sum(const Array& a, Axes axes, bool keepdims) {
+  return with_name("sum", [&]() -> Array { return reduce("sum", Prim::ReduceSum, a, axes, keepdims); });
+}
+Array prod(const Array& a, Axes axes, bool keepdims) {
+  return with_name("prod", [&]() -> Array { return reduce("prod", Prim::ReduceProd, a, axes, keepdims); });
+}
+Array max(const Array& a, Axes axes, bool keepdims) {
+  return with_name("max", [&]() -> Array { return reduce("max", Prim::ReduceMax, a, axes, keepdims); });
+}
+Array min(const Array& a, Axes axes, bool keepdims) {
+  return with_name("min", [&]() -> Array { return reduce("min", Prim::ReduceMin, a, axes, keepdims); });
+}
+Array amax(const Array& a, Axes axes, bool keepdims) {
+  return with_name("amax", [&]() -> Array { return max(a, axes, keepdims); });
+}
+Array amin(const Array& a, Axes axes, bool keepdims) {
+  return with_name("amin", [&]() -> Array { return min(a, axes, keepdims); });
+}
 
 Array mean(const Array& a, Axes axes, bool keepdims) {
-  std::vector<int> ax = normalize_axes("mean", axes, a.ndim());
-  Array x = stat_input(a);
-  Array s = sum(x, Axes(ax), keepdims);
-  Array m = divide(s, constant({}, x.dtype(), double(count(a, ax)), a.device()));
-  return cast(m, stat_dtype(a), a.weak_type());
+  return with_name("mean", [&]() -> Array {
+    std::vector<int> ax = normalize_axes("mean", axes, a.ndim());
+    Array x = stat_input(a);
+    Array s = sum(x, Axes(ax), keepdims);
+    Array m = divide(s, constant({}, x.dtype(), double(count(a, ax)), a.device()));
+    return cast(m, stat_dtype(a), a.weak_type());
+  });
 }
 
 Array var(const Array& a, Axes axes, bool keepdims, int64_t ddof) {
-  std::vector<int> ax = normalize_axes("var", axes, a.ndim());
-  Array x = stat_input(a);
-  Array centered = subtract(x, mean(x, Axes(ax), true));
-  Array ss = sum(multiply(centered, centered), Axes(ax), keepdims);
-  int64_t n = count(a, ax) - ddof;
-  Array v = divide(ss, constant({}, x.dtype(), double(std::max<int64_t>(n, 0)), a.device()));
-  return cast(v, stat_dtype(a), a.weak_type());
+  return with_name("var", [&]() -> Array {
+    std::vector<int> ax = normalize_axes("var", axes, a.ndim());
+    Array x = stat_input(a);
+    Array centered = subtract(x, mean(x, Axes(ax), true));
+    Array ss = sum(multiply(centered, centered), Axes(ax), keepdims);
+    int64_t n = count(a, ax) - ddof;
+    Array v = divide(ss, constant({}, x.dtype(), double(std::max<int64_t>(n, 0)), a.device()));
+    return cast(v, stat_dtype(a), a.weak_type());
+  });
 }
 
 Array std(const Array& a, Axes axes, bool keepdims, int64_t ddof) {
-  return sqrt(var(a, axes, keepdims, ddof));
+  return with_name("std", [&]() -> Array { return sqrt(var(a, axes, keepdims, ddof)); });
 }
 
 // any/all have identities (false/true), so unlike max/min they accept empty axes.
 Array any(const Array& a, Axes axes, bool keepdims) {
-  return reduce("any", Prim::ReduceMax, cast(a, DType::Bool, false), axes, keepdims, true);
+  return with_name("any", [&]() -> Array { return reduce("any", Prim::ReduceMax, cast(a, DType::Bool, false), axes, keepdims, true); });
 }
 Array all(const Array& a, Axes axes, bool keepdims) {
-  return reduce("all", Prim::ReduceMin, cast(a, DType::Bool, false), axes, keepdims, true);
+  return with_name("all", [&]() -> Array { return reduce("all", Prim::ReduceMin, cast(a, DType::Bool, false), axes, keepdims, true); });
 }
 
 namespace {
@@ -144,12 +160,16 @@ Array cumulative(const char* op, bool is_sum, const Array& a, std::optional<int>
 }  // namespace
 
 Array argmax(const Array& a, std::optional<int> axis, bool keepdims) {
-  return arg_extreme("argmax", true, a, axis, keepdims);
+  return with_name("argmax", [&]() -> Array { return arg_extreme("argmax", true, a, axis, keepdims); });
 }
 Array argmin(const Array& a, std::optional<int> axis, bool keepdims) {
-  return arg_extreme("argmin", false, a, axis, keepdims);
+  return with_name("argmin", [&]() -> Array { return arg_extreme("argmin", false, a, axis, keepdims); });
 }
-Array cumsum(const Array& a, std::optional<int> axis) { return cumulative("cumsum", true, a, axis); }
-Array cumprod(const Array& a, std::optional<int> axis) { return cumulative("cumprod", false, a, axis); }
+Array cumsum(const Array& a, std::optional<int> axis) {
+  return with_name("cumsum", [&]() -> Array { return cumulative("cumsum", true, a, axis); });
+}
+Array cumprod(const Array& a, std::optional<int> axis) {
+  return with_name("cumprod", [&]() -> Array { return cumulative("cumprod", false, a, axis); });
+}
 
 }  // namespace kiln::numpy

@@ -126,16 +126,20 @@ Keyed sort_along(const char* op, const Array& a, std::optional<int> axis, bool d
 }  // namespace
 
 Array sort(const Array& a, std::optional<int> axis, bool descending) {
-  int ax;
-  Keyed r = sort_along("sort", a, axis, descending, &ax);
-  Array key = a.dtype() == DType::Bool ? r.key.astype(DType::Bool) : r.key;
-  return moveaxis(key, -1, ax);
+  return with_name("sort", [&]() -> Array {
+    int ax;
+    Keyed r = sort_along("sort", a, axis, descending, &ax);
+    Array key = a.dtype() == DType::Bool ? r.key.astype(DType::Bool) : r.key;
+    return moveaxis(key, -1, ax);
+  });
 }
 
 Array argsort(const Array& a, std::optional<int> axis, bool descending) {
-  int ax;
-  Keyed r = sort_along("argsort", a, axis, descending, &ax);
-  return moveaxis(r.idx, -1, ax);
+  return with_name("argsort", [&]() -> Array {
+    int ax;
+    Keyed r = sort_along("argsort", a, axis, descending, &ax);
+    return moveaxis(r.idx, -1, ax);
+  });
 }
 
 }  // namespace kiln::numpy
@@ -143,17 +147,19 @@ Array argsort(const Array& a, std::optional<int> axis, bool descending) {
 namespace kiln::lax {
 
 std::pair<Array, Array> top_k(const Array& operand, int64_t k, int axis) {
-  if (operand.ndim() == 0) fail("top_k", "got a 0-d array, expected at least one dimension");
-  int ax = numpy::detail::normalize_axis("top_k", axis, operand.ndim());
-  int64_t n = operand.shape(ax);
-  if (k < 0 || k > n) fail("top_k", "got k = ", k, ", expected 0 <= k <= ", n, " (the size of axis ", ax, ")");
-  // Descending and stable: of equal values the lower index comes first, as JAX's top_k.
-  int sorted_ax;
-  numpy::Keyed r = numpy::sort_along("top_k", operand, ax, /*descending=*/true, &sorted_ax);
-  std::vector<Index> keep{ellipsis, Slice{0, k, std::nullopt}};
-  Array values = numpy::index(r.key, keep), indices = numpy::index(r.idx, keep);
-  if (operand.dtype() == DType::Bool) values = values.astype(DType::Bool);
-  return {numpy::moveaxis(values, -1, ax), numpy::moveaxis(indices, -1, ax)};
+  return with_name("top_k", [&]() -> std::pair<Array, Array> {
+    if (operand.ndim() == 0) fail("top_k", "got a 0-d array, expected at least one dimension");
+    int ax = numpy::detail::normalize_axis("top_k", axis, operand.ndim());
+    int64_t n = operand.shape(ax);
+    if (k < 0 || k > n) fail("top_k", "got k = ", k, ", expected 0 <= k <= ", n, " (the size of axis ", ax, ")");
+    // Descending and stable: of equal values the lower index comes first, as JAX's top_k.
+    int sorted_ax;
+    numpy::Keyed r = numpy::sort_along("top_k", operand, ax, /*descending=*/true, &sorted_ax);
+    std::vector<Index> keep{ellipsis, Slice{0, k, std::nullopt}};
+    Array values = numpy::index(r.key, keep), indices = numpy::index(r.idx, keep);
+    if (operand.dtype() == DType::Bool) values = values.astype(DType::Bool);
+    return {numpy::moveaxis(values, -1, ax), numpy::moveaxis(indices, -1, ax)};
+  });
 }
 
 }  // namespace kiln::lax

@@ -36,10 +36,14 @@ val bytes_of(const Handle& h) {
 // An array from raw bytes (a Uint8Array view of a typed array) on `device`.
 val from_bytes(const val& bytes, const val& shape, const std::string& dtype, const std::string& device) {
   try {
-    std::vector<uint8_t> buf(bytes["length"].as<size_t>());
-    val(typed_memory_view(buf.size(), buf.data())).call<void>("set", bytes);
+    OpName op("array");
+    if (!bytes.instanceof(val::global("Uint8Array"))) fail("array", "got ", js_describe(bytes), ", expected a Uint8Array");
     Shape s;
-    for (int i = 0; i < shape["length"].as<int>(); i++) s.push_back(shape[i].as<int>());
+    for (int i = 0; i < js_length(shape, "shape"); i++) s.push_back(js_int64(shape[i], "shape"));
+    const double n = bytes["length"].as<double>();
+    if (n > double(max_array_bytes())) fail("array", "got ", n, " bytes, expected at most ", max_array_bytes());
+    std::vector<uint8_t> buf(static_cast<size_t>(n));
+    val(typed_memory_view(buf.size(), buf.data())).call<void>("set", bytes);
     // The bytes must hold exactly the shape's elements: numpy::array reads prod(shape)
     // elements, so a larger shape (np.array(typed, {shape})) would read past the buffer.
     const formats::RawArray raw = formats::check_raw_array("array", buf.size(), s, dtype);
@@ -117,7 +121,7 @@ Fn from_js(val jsfn) {
         if (is_set(f)) f();
       }
     } done{jsfn["done"]};
-    if (r.instanceof(val::global("Error"))) fail("kiln", "the JS function threw: ", r["message"].as<std::string>());
+    if (r.instanceof(val::global("Error"))) fail(current_op(), "the JS function threw: ", val::global("String")(r["message"]).as<std::string>());
     return to_tree(r);
   };
 }
@@ -126,15 +130,16 @@ Argnums argnums_of(const val& opts) {
   val a = opts["argnums"];
   if (a.isArray()) {
     std::vector<int> v;
-    for (int i = 0; i < a["length"].as<int>(); i++) v.push_back(a[i].as<int>());
+    for (int i = 0; i < js_length(a, "argnums"); i++) v.push_back(js_int(a[i], "argnums"));
     return Argnums(v);
   }
-  return Argnums(is_set(a) ? a.as<int>() : 0);
+  return Argnums(is_set(a) ? js_int(a, "argnums") : 0);
 }
 
 // kind: grad, value_and_grad, vmap, jit, jacfwd, jacrev, hessian. Returns a Func or an Error.
 val transform(const std::string& kind, val jsfn, const val& opts) {
   try {
+    OpName op(kind);
     Fn f = from_js(jsfn);
     Fn g;
     if (kind == "grad") g = grad(f, argnums_of(opts), get_bool(opts, "hasAux", false));

@@ -2,9 +2,61 @@
 // checks the JS type and names what it got, so a wrong argument is a kiln::Error.
 #include "js_values.h"
 
+#include <climits>
+#include <cmath>
+
 namespace kiln::js {
 
 bool is_set(const val& v) { return !v.isUndefined() && !v.isNull(); }
+
+namespace {
+std::string& op_name() {
+  static std::string name = "kiln";
+  return name;
+}
+}  // namespace
+
+const std::string& current_op() { return op_name(); }
+OpName::OpName(std::string name) : saved(op_name()) { op_name() = std::move(name); }
+OpName::~OpName() { op_name() = saved; }
+
+std::string js_describe(const val& v) {
+  std::string type = v.typeOf().as<std::string>();
+  if (v.isNull()) return "null";
+  if (v.isUndefined()) return "undefined";
+  if (type == "number" || type == "boolean") return "the " + type + " " + val::global("String")(v).as<std::string>();
+  if (type == "string") return "the string '" + v.as<std::string>() + "'";
+  if (v.isArray()) return "an array";
+  return "a JS " + type;
+}
+
+double js_number(const val& v, const std::string& what) {
+  if (!v.isNumber()) fail(current_op(), what, " got ", js_describe(v), ", expected a number");
+  return v.as<double>();
+}
+int64_t js_int64(const val& v, const std::string& what) {
+  double d = v.isNumber() ? v.as<double>() : NAN;
+  if (!(std::floor(d) == d && std::fabs(d) <= 9007199254740992.0))
+    fail(current_op(), what, " got ", js_describe(v), ", expected an integer");
+  return int64_t(d);
+}
+int js_int(const val& v, const std::string& what) {
+  int64_t i = js_int64(v, what);
+  if (i < INT32_MIN || i > INT32_MAX) fail(current_op(), what, " got ", i, ", expected an integer in int32 range");
+  return int(i);
+}
+bool js_bool(const val& v, const std::string& what) {
+  if (v.isTrue() || v.isFalse()) return v.isTrue();
+  fail(current_op(), what, " got ", js_describe(v), ", expected a boolean");
+}
+std::string js_string(const val& v, const std::string& what) {
+  if (!v.isString()) fail(current_op(), what, " got ", js_describe(v), ", expected a string");
+  return v.as<std::string>();
+}
+int js_length(const val& v, const std::string& what) {
+  if (!v.isArray()) fail(current_op(), what, " got ", js_describe(v), ", expected an array");
+  return js_int(v["length"], what + "'s length");
+}
 
 static bool is_handle(const val& v) {
   return v.typeOf().as<std::string>() == "object" && v.instanceof(val::module_property("Handle"));
@@ -15,12 +67,12 @@ Array to_array(const val& v) {
   if (type == "number") return Array(v.as<double>());
   if (type == "boolean") return Array(v.as<bool>());
   if (is_handle(v)) return v.as<Handle&>().a;
-  fail("kiln", "got a JS ", type, " where an Array or a number was expected");
+  fail(current_op(), "got ", js_describe(v), " where an Array or a number was expected");
 }
 
 std::vector<Array> to_arrays(const val& list) {
   std::vector<Array> out;
-  int n = list["length"].as<int>();
+  int n = js_length(list, "the array arguments");
   out.reserve(n);
   for (int i = 0; i < n; i++) out.push_back(to_array(list[i]));
   return out;
@@ -30,7 +82,7 @@ Tree to_tree(const val& v) {
   if (!is_set(v)) return Tree();
   if (v.isArray()) {
     Tree::List l;
-    int n = v["length"].as<int>();
+    int n = js_length(v, "a tree's list");
     for (int i = 0; i < n; i++) l.push_back(to_tree(v[i]));
     return Tree(std::move(l));
   }
@@ -60,51 +112,71 @@ val from_tree(const Tree& t) {
   return out;
 }
 
+namespace {
+std::string option(const char* key) { return std::string("option '") + key + "'"; }
+}  // namespace
+
 int get_int(const val& p, const char* key, int dflt) {
   val v = p[key];
-  return is_set(v) ? v.as<int>() : dflt;
+  return is_set(v) ? js_int(v, option(key)) : dflt;
 }
 double get_num(const val& p, const char* key, double dflt) {
   val v = p[key];
-  return is_set(v) ? v.as<double>() : dflt;
+  return is_set(v) ? js_number(v, option(key)) : dflt;
 }
 bool get_bool(const val& p, const char* key, bool dflt) {
   val v = p[key];
-  return is_set(v) ? v.as<bool>() : dflt;
+  return is_set(v) ? js_bool(v, option(key)) : dflt;
 }
 std::string get_str(const val& p, const char* key, const std::string& dflt) {
   val v = p[key];
-  return is_set(v) ? v.as<std::string>() : dflt;
+  return is_set(v) ? js_string(v, option(key)) : dflt;
 }
 std::optional<int> get_opt_int(const val& p, const char* key) {
   val v = p[key];
   if (!is_set(v)) return std::nullopt;
-  return v.as<int>();
+  return js_int(v, option(key));
 }
 std::vector<int> get_ints(const val& p, const char* key) {
   val v = p[key];
   std::vector<int> out;
   if (!is_set(v)) return out;
-  int n = v["length"].as<int>();
-  for (int i = 0; i < n; i++) out.push_back(v[i].as<int>());
+  int n = js_length(v, option(key));
+  for (int i = 0; i < n; i++) out.push_back(js_int(v[i], option(key) + "[" + std::to_string(i) + "]"));
   return out;
 }
 std::vector<int64_t> get_int64s(const val& p, const char* key) {
+  val v = p[key];
   std::vector<int64_t> out;
-  for (int x : get_ints(p, key)) out.push_back(x);
+  if (!is_set(v)) return out;
+  int n = js_length(v, option(key));
+  for (int i = 0; i < n; i++) out.push_back(js_int64(v[i], option(key) + "[" + std::to_string(i) + "]"));
   return out;
 }
 Axes get_axes(const val& p, const char* key) {
   val v = p[key];
   if (!is_set(v)) return Axes();
-  if (v.isNumber()) return Axes(v.as<int>());
+  if (v.isNumber()) return Axes(js_int(v, option(key)));
   return Axes(get_ints(p, key));
 }
-Shape get_shape(const val& p, const char* key) { return get_int64s(p, key); }
+Shape get_shape(const val& p, const char* key) {
+  if (!is_set(p[key])) fail(current_op(), option(key), " is missing, expected an array of sizes");
+  return get_int64s(p, key);
+}
 std::optional<DType> get_dtype(const val& p, const char* key) {
   val v = p[key];
   if (!is_set(v)) return std::nullopt;
-  return dtype_from_name(v.as<std::string>());
+  std::string name = js_string(v, option(key));
+  try {
+    return dtype_from_name(name);
+  } catch (const Error&) {
+    fail(current_op(), option(key), " got unknown dtype '", name, "', expected one of bool, int32, uint32, float16, float32, float64");
+  }
+}
+DType need_dtype(const val& p, const char* key) {
+  std::optional<DType> d = get_dtype(p, key);
+  if (!d) fail(current_op(), option(key), " is missing, expected a dtype");
+  return *d;
 }
 
 val js_error(const std::string& message) { return val::global("Error").new_(val(message)); }

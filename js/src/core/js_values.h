@@ -27,7 +27,28 @@ val from_tree(const Tree& t);
 val from_array(const Array& a);
 val from_arrays(const std::vector<Array>& v);
 
-// Option fields of a params object; absent fields give the default.
+// The operation whose arguments are being read: conversion errors name it ("zeros: option
+// 'shape' got ..."). call_op and the transformation entry points set it (OpName).
+const std::string& current_op();
+struct OpName {
+  explicit OpName(std::string name);
+  ~OpName();
+  std::string saved;
+};
+
+// Checked conversions of one JS value (`what` names it in the error): embind's own as<T>()
+// throws a JS TypeError (or wraps silently) that unwinds through C++ without running its
+// destructors, so every value from JS goes through these instead.
+double js_number(const val& v, const std::string& what);
+int js_int(const val& v, const std::string& what);         // an integer in int32 range
+int64_t js_int64(const val& v, const std::string& what);   // an integer of at most 2^53
+bool js_bool(const val& v, const std::string& what);
+std::string js_string(const val& v, const std::string& what);
+int js_length(const val& v, const std::string& what);      // of a JS array
+std::string js_describe(const val& v);                    // "a string 'abc'", "an object", ...
+
+// Option fields of a params object; absent fields give the default. Wrong JS types are a
+// kiln::Error naming the current operation and the option.
 int get_int(const val& p, const char* key, int dflt);
 double get_num(const val& p, const char* key, double dflt);
 bool get_bool(const val& p, const char* key, bool dflt);
@@ -38,6 +59,7 @@ Shape get_shape(const val& p, const char* key);
 std::vector<int> get_ints(const val& p, const char* key);
 std::vector<int64_t> get_int64s(const val& p, const char* key);
 std::optional<DType> get_dtype(const val& p, const char* key);
+DType need_dtype(const val& p, const char* key);  // the option must be given
 
 // A JS Error with kiln's message: entry points return it instead of throwing across the
 // JS boundary, so that C++ destructors always run (the wrapper rethrows it).

@@ -25,14 +25,19 @@ DType dtype_or(const val& p, DType d) { return get_dtype(p, "dtype").value_or(d)
 std::vector<std::pair<int64_t, int64_t>> get_pairs(const val& p, const char* key) {
   std::vector<std::pair<int64_t, int64_t>> out;
   val v = p[key];
-  int n = v["length"].as<int>();
-  for (int i = 0; i < n; i++) out.push_back({v[i][0].as<int>(), v[i][1].as<int>()});
+  const std::string what = std::string("option '") + key + "'";
+  int n = js_length(v, what);
+  for (int i = 0; i < n; i++) {
+    const std::string item = what + "[" + std::to_string(i) + "]";
+    if (js_length(v[i], item) != 2) fail(current_op(), item, " has ", js_length(v[i], item), " entries, expected a (low, high) pair");
+    out.push_back({js_int64(v[i][0], item), js_int64(v[i][1], item)});
+  }
   return out;
 }
 
 lax::Padding get_padding(const val& p, const char* key) {
   val v = p[key];
-  if (v.isString()) return v.as<std::string>();
+  if (v.isString()) return js_string(v, key);
   return get_pairs(p, key);
 }
 
@@ -40,17 +45,18 @@ std::vector<Index> get_index(const val& p) {
   // Terms: {i: n} | {start, stop, step} (slice) | {newaxis: true} | {ellipsis: true}.
   std::vector<Index> out;
   val terms = p["index"];
-  int n = terms["length"].as<int>();
+  int n = js_length(terms, "option 'index'");
   for (int i = 0; i < n; i++) {
     val t = terms[i];
-    if (is_set(t["i"])) out.push_back(int64_t(t["i"].as<int>()));
+    if (t.typeOf().as<std::string>() != "object" || t.isNull()) fail(current_op(), "index term ", i, " got ", js_describe(t), ", expected an object");
+    if (is_set(t["i"])) out.push_back(js_int64(t["i"], "index"));
     else if (is_set(t["newaxis"])) out.push_back(newaxis);
     else if (is_set(t["ellipsis"])) out.push_back(ellipsis);
     else {
       Slice s;
-      if (is_set(t["start"])) s.start = t["start"].as<int>();
-      if (is_set(t["stop"])) s.stop = t["stop"].as<int>();
-      if (is_set(t["step"])) s.step = t["step"].as<int>();
+      if (is_set(t["start"])) s.start = js_int64(t["start"], "slice start");
+      if (is_set(t["stop"])) s.stop = js_int64(t["stop"], "slice stop");
+      if (is_set(t["step"])) s.step = js_int64(t["step"], "slice step");
       out.push_back(s);
     }
   }
@@ -135,9 +141,11 @@ const std::map<std::string, OpFn>& other_ops() {
          if (get_bool(p, "hasMax", false)) hi = x.at(i++);
          return from_array(np::clip(x.at(0), lo, hi));
        }},
-      {"astype", [](const Args& x, const val& p) { need("astype", x, 1); return from_array(x[0].astype(*get_dtype(p, "dtype"))); }},
-      {"convert_element_type", [](const Args& x, const val& p) { return from_array(lax::convert_element_type(x.at(0), *get_dtype(p, "dtype"))); }},
-      {"bitcast_convert_type", [](const Args& x, const val& p) { return from_array(lax::bitcast_convert_type(x.at(0), *get_dtype(p, "dtype"))); }},
+      // need_dtype: a missing or unknown dtype is an Error (dereferencing the empty optional
+      // read whatever lay in memory).
+      {"astype", [](const Args& x, const val& p) { need("astype", x, 1); return from_array(x[0].astype(need_dtype(p, "dtype"))); }},
+      {"convert_element_type", [](const Args& x, const val& p) { need("convert_element_type", x, 1); return from_array(lax::convert_element_type(x[0], need_dtype(p, "dtype"))); }},
+      {"bitcast_convert_type", [](const Args& x, const val& p) { need("bitcast_convert_type", x, 1); return from_array(lax::bitcast_convert_type(x[0], need_dtype(p, "dtype"))); }},
       // ---- reductions with extra options ----
       {"var", [](const Args& x, const val& p) { return from_array(np::var(x.at(0), get_axes(p, "axis"), get_bool(p, "keepdims", false), get_int(p, "ddof", 0))); }},
       {"std", [](const Args& x, const val& p) { return from_array(np::std(x.at(0), get_axes(p, "axis"), get_bool(p, "keepdims", false), get_int(p, "ddof", 0))); }},
@@ -175,8 +183,8 @@ const std::map<std::string, OpFn>& other_ops() {
          if (p["axes"].isArray()) {
            val a = p["axes"];
            std::vector<int> l, r;
-           for (int i = 0; i < a[0]["length"].as<int>(); i++) l.push_back(a[0][i].as<int>());
-           for (int i = 0; i < a[1]["length"].as<int>(); i++) r.push_back(a[1][i].as<int>());
+           for (int i = 0; i < js_length(a[0], "option 'axes'[0]"); i++) l.push_back(js_int(a[0][i], "option 'axes'[0]"));
+           for (int i = 0; i < js_length(a[1], "option 'axes'[1]"); i++) r.push_back(js_int(a[1][i], "option 'axes'[1]"));
            return from_array(np::tensordot(x[0], x[1], {l, r}));
          }
          return from_array(np::tensordot(x[0], x[1], get_int(p, "axes", 2)));
@@ -212,7 +220,7 @@ const std::map<std::string, OpFn>& other_ops() {
       {"dot_product_attention", [](const Args& x, const val& p) {
          need("dotProductAttention", x, 3);
          std::optional<double> scale;
-         if (is_set(p["scale"])) scale = p["scale"].as<double>();
+         if (is_set(p["scale"])) scale = js_number(p["scale"], "option 'scale'");
          return from_array(nn::dot_product_attention(x[0], x[1], x[2], std::nullopt, std::nullopt, scale, get_bool(p, "isCausal", false)));
        }},
       // ---- random (keys are uint32 arrays of shape [2], as jax-js's raw keys) ----
@@ -296,6 +304,8 @@ struct DeviceScope {
 
 val call_op(const std::string& name, const val& args, const val& params) {
   try {
+    OpName op_name(name);
+    if (params.typeOf().as<std::string>() != "object" || params.isNull()) fail(name, "got options ", js_describe(params), ", expected an object");
     DeviceScope scope(get_str(params, "device", ""));
     Args x = to_arrays(args);
     if (auto it = unary_ops().find(name); it != unary_ops().end()) {

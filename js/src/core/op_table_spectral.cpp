@@ -59,11 +59,14 @@ const std::map<std::string, OpFn>& spectral_ops() {
       {"conv_transpose", [](const Args& x, const val& p) {
          if (x.size() != 2) fail("convTranspose", "got ", x.size(), " array arguments, expected 2");
          lax::Padding pad;
-         if (p["padding"].isString()) pad = p["padding"].as<std::string>();
+         if (p["padding"].isString()) pad = js_string(p["padding"], "option 'padding'");
          else {
            std::vector<std::pair<int64_t, int64_t>> pairs;
            val v = p["padding"];
-           for (int i = 0; i < v["length"].as<int>(); i++) pairs.push_back({v[i][0].as<int>(), v[i][1].as<int>()});
+           for (int i = 0; i < js_length(v, "option 'padding'"); i++) {
+             if (js_length(v[i], "option 'padding'") != 2) fail(current_op(), "option 'padding' got a pair of ", js_length(v[i], "option 'padding'"), " entries, expected (low, high)");
+             pairs.push_back({js_int64(v[i][0], "option 'padding'"), js_int64(v[i][1], "option 'padding'")});
+           }
            pad = pairs;
          }
          std::vector<int64_t> dil;

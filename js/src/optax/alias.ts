@@ -1,7 +1,7 @@
 // The optimizers of kiln/optax (sgd, adam, adamw, rmsprop), each a chain of transformations
 // exactly as optax 0.2.8 builds it; argument forms as @jax-js/optax (options objects).
 import type { GradientTransformation, ScalarOrSchedule } from "./base.js";
-import { identity } from "./base.js";
+import { identity, named } from "./base.js";
 import { chain } from "./combine.js";
 import { addDecayedWeights, type MaskFn, scaleByAdam, scaleByLearningRate, scaleByRms, scaleByStddev, trace } from "./transform.js";
 import type { Array } from "../array.js";
@@ -11,21 +11,21 @@ export type SgdOptions = { momentum?: number | null; nesterov?: boolean };
 
 /** Stochastic gradient descent, with optional (Nesterov) momentum. */
 export function sgd(learningRate: ScalarOrSchedule, { momentum = null, nesterov = false }: SgdOptions = {}): GradientTransformation {
-  return chain(momentum !== null && momentum !== undefined ? trace({ decay: momentum, nesterov }) : identity(), scaleByLearningRate(learningRate));
+  return named("sgd", chain(momentum !== null && momentum !== undefined ? trace({ decay: momentum, nesterov }) : identity(), scaleByLearningRate(learningRate)));
 }
 
 export type AdamOptions = { b1?: number; b2?: number; eps?: number; epsRoot?: number; nesterov?: boolean };
 
 /** Adam (NAdam with nesterov). */
 export function adam(learningRate: ScalarOrSchedule, { b1 = 0.9, b2 = 0.999, eps = 1e-8, epsRoot = 0.0, nesterov = false }: AdamOptions = {}): GradientTransformation {
-  return chain(scaleByAdam({ b1, b2, eps, epsRoot, nesterov }), scaleByLearningRate(learningRate));
+  return named("adam", chain(scaleByAdam({ b1, b2, eps, epsRoot, nesterov }), scaleByLearningRate(learningRate)));
 }
 
 export type AdamWOptions = AdamOptions & { weightDecay?: number; mask?: JsTree<Array> | MaskFn | null };
 
 /** Adam with decoupled weight decay (default 1e-4, as optax). */
 export function adamw(learningRate: ScalarOrSchedule, { b1 = 0.9, b2 = 0.999, eps = 1e-8, epsRoot = 0.0, weightDecay = 1e-4, mask = null, nesterov = false }: AdamWOptions = {}): GradientTransformation {
-  return chain(scaleByAdam({ b1, b2, eps, epsRoot, nesterov }), addDecayedWeights({ weightDecay, mask }), scaleByLearningRate(learningRate));
+  return named("adamw", chain(scaleByAdam({ b1, b2, eps, epsRoot, nesterov }), addDecayedWeights({ weightDecay, mask }), scaleByLearningRate(learningRate)));
 }
 
 export type RmspropOptions = {
@@ -41,5 +41,5 @@ export type RmspropOptions = {
 /** RMSProp (centered: divides by the running standard deviation), optional momentum after the step. */
 export function rmsprop(learningRate: ScalarOrSchedule, { decay = 0.9, eps = 1e-8, initialScale = 0.0, epsInSqrt = true, centered = false, momentum = null, nesterov = false }: RmspropOptions = {}): GradientTransformation {
   const pre = centered ? scaleByStddev({ decay, eps, initialScale }) : scaleByRms({ decay, eps, initialScale, epsInSqrt });
-  return chain(pre, scaleByLearningRate(learningRate), momentum !== null && momentum !== undefined ? trace({ decay: momentum, nesterov }) : identity());
+  return named("rmsprop", chain(pre, scaleByLearningRate(learningRate), momentum !== null && momentum !== undefined ? trace({ decay: momentum, nesterov }) : identity()));
 }

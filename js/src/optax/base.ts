@@ -28,6 +28,34 @@ export interface GradientTransformation {
 export type Schedule = (count: any) => any;
 export type ScalarOrSchedule = number | Schedule;
 
+/**
+ * The transformation with errors from its init and update naming `name` first ("adam:
+ * tree.map: structures differ ..."): they run long after the factory returned, and would
+ * otherwise name only the tree or numpy function that failed inside.
+ */
+export function named(name: string, gt: GradientTransformation): GradientTransformation {
+  const prefix = (e: unknown) => {
+    if (e instanceof Error && !(e instanceof ReferenceError) && !e.message.startsWith(`${name}:`)) e.message = `${name}: ${e.message}`;
+    return e;
+  };
+  return {
+    init(params) {
+      try {
+        return gt.init(params);
+      } catch (e) {
+        throw prefix(e);
+      }
+    },
+    update(updates, state, params) {
+      try {
+        return gt.update(updates, state, params);
+      } catch (e) {
+        throw prefix(e);
+      }
+    },
+  };
+}
+
 /** The empty state of stateless transformations (optax: EmptyState()). */
 export function initEmptyState(params: JsTree<Array>): OptState {
   tree.dispose(params);
@@ -36,24 +64,24 @@ export function initEmptyState(params: JsTree<Array>): OptState {
 
 /** Leaves the updates unchanged. */
 export function identity(): GradientTransformation {
-  return {
+  return named("identity", {
     init: initEmptyState,
     update(updates, state, params) {
       tree.dispose(params);
       return [updates, state];
     },
-  };
+  });
 }
 
 /** Maps every update to zero. */
 export function setToZero(): GradientTransformation {
-  return {
+  return named("setToZero", {
     init: initEmptyState,
     update(updates, state, params) {
       tree.dispose(params);
       return [tree.map((g: Array) => np.zerosLike(g), updates) as typeof updates, state];
     },
-  };
+  });
 }
 
 /** params + updates, leaf by leaf, cast back to each parameter's dtype; consumes both. */

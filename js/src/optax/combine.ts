@@ -1,10 +1,11 @@
 // optax.chain for kiln/optax: transformations applied in order, states kept as a list.
 import * as tree from "../tree.js";
+import { named } from "./base.js";
 import type { GradientTransformation, OptState } from "./base.js";
 
 /** Applies `transforms` one after another; the state is the list of their states. */
 export function chain(...transforms: GradientTransformation[]): GradientTransformation {
-  return {
+  return named("chain", {
     init(params) {
       const states = transforms.map((t) => t.init(tree.ref(params)));
       tree.dispose(params);
@@ -23,5 +24,5 @@ export function chain(...transforms: GradientTransformation[]): GradientTransfor
       tree.dispose(params);
       return [u, states];
     },
-  };
+  });
 }

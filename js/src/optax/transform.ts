@@ -6,7 +6,7 @@ import { Array, DType, run } from "../array.js";
 import * as np from "../numpy.js";
 import * as tree from "../tree.js";
 import type { JsTree } from "../tree.js";
-import { type GradientTransformation, identity, initEmptyState, type OptState, safeIncrement, type ScalarOrSchedule, type Schedule, zeroCount } from "./base.js";
+import { type GradientTransformation, identity, initEmptyState, named, type OptState, safeIncrement, type ScalarOrSchedule, type Schedule, zeroCount } from "./base.js";
 
 type Tree = JsTree<Array>;
 const f32 = DType.Float32;
@@ -55,18 +55,18 @@ function scaleTree(updates: Tree, step: number | Array): Tree {
 
 /** Multiplies updates by a constant. */
 export function scale(stepSize: number): GradientTransformation {
-  return {
+  return named("scale", {
     init: initEmptyState,
     update(updates, state, params) {
       tree.dispose(params);
       return [scaleTree(updates, stepSize) as typeof updates, state];
     },
-  };
+  });
 }
 
 /** Multiplies updates by `stepSizeFn(count)`; state `{ count }` (int32). */
 export function scaleBySchedule(stepSizeFn: Schedule): GradientTransformation {
-  return {
+  return named("scaleBySchedule", {
     init(params) {
       tree.dispose(params);
       return { count: zeroCount() };
@@ -77,7 +77,7 @@ export function scaleBySchedule(stepSizeFn: Schedule): GradientTransformation {
       const step = scheduleAt(stepSizeFn, count);
       return [scaleTree(updates, step) as typeof updates, { count: safeIncrement(count) }];
     },
-  };
+  });
 }
 
 /** Scales by -learningRate (flipSign) for a number or a schedule; identity when undefined. */
@@ -90,14 +90,14 @@ export function scaleByLearningRate(learningRate: ScalarOrSchedule, flipSign = t
       return typeof v === "number" ? m * v : v.mul(m);
     });
   }
-  return scale(m * learningRate);
+  return named("scaleByLearningRate", scale(m * learningRate));
 }
 
 export type ScaleByAdamOptions = { b1?: number; b2?: number; eps?: number; epsRoot?: number; nesterov?: boolean };
 
 /** Adam's rescaling; state `{ count, mu, nu }` as optax's ScaleByAdamState. */
 export function scaleByAdam({ b1 = 0.9, b2 = 0.999, eps = 1e-8, epsRoot = 0.0, nesterov = false }: ScaleByAdamOptions = {}): GradientTransformation {
-  return {
+  return named("scaleByAdam", {
     init(params) {
       const mu = zerosLike(tree.ref(params));
       return { count: zeroCount(), mu, nu: zerosLike(params) };
@@ -124,14 +124,14 @@ export function scaleByAdam({ b1 = 0.9, b2 = 0.999, eps = 1e-8, epsRoot = 0.0, n
       const out = tree.map((m: Array, v: Array) => m.div(np.sqrt(v.add(epsRoot)).add(eps)), muHat, nuHat);
       return [out as any, { count, mu, nu }];
     },
-  };
+  });
 }
 
 export type ScaleByRmsOptions = { decay?: number; eps?: number; initialScale?: number; epsInSqrt?: boolean };
 
 /** RMSProp's rescaling g / sqrt(nu + eps) (or / (sqrt(nu) + eps)); state `{ nu }`. */
 export function scaleByRms({ decay = 0.9, eps = 1e-8, initialScale = 0.0, epsInSqrt = true }: ScaleByRmsOptions = {}): GradientTransformation {
-  return {
+  return named("scaleByRms", {
     init(params) {
       return { nu: fullLike(params, initialScale) };
     },
@@ -144,14 +144,14 @@ export function scaleByRms({ decay = 0.9, eps = 1e-8, initialScale = 0.0, epsInS
       }, nu, updates);
       return [out as any, { nu }];
     },
-  };
+  });
 }
 
 export type ScaleByStddevOptions = { decay?: number; eps?: number; initialScale?: number };
 
 /** Centered RMSProp's rescaling g / sqrt(nu - mu^2 + eps); state `{ mu, nu }`. */
 export function scaleByStddev({ decay = 0.9, eps = 1e-8, initialScale = 0.0 }: ScaleByStddevOptions = {}): GradientTransformation {
-  return {
+  return named("scaleByStddev", {
     init(params) {
       return { mu: zerosLike(tree.ref(params)), nu: fullLike(params, initialScale) };
     },
@@ -167,14 +167,14 @@ export function scaleByStddev({ decay = 0.9, eps = 1e-8, initialScale = 0.0 }: S
       const out = gs.map((g, i) => run("rsqrt", [nus[i].ref.sub(np.square(mus[i].ref)).add(eps)]).mul(g));
       return [tree.unflatten(def, out) as any, { mu, nu }];
     },
-  };
+  });
 }
 
 export type TraceOptions = { decay?: number; nesterov?: boolean };
 
 /** Momentum: trace = g + decay * trace; updates are the trace (or g + decay * trace, nesterov). */
 export function trace({ decay = 0.9, nesterov = false }: TraceOptions = {}): GradientTransformation {
-  return {
+  return named("trace", {
     init(params) {
       return { trace: zerosLike(params) };
     },
@@ -190,7 +190,7 @@ export function trace({ decay = 0.9, nesterov = false }: TraceOptions = {}): Gra
       }
       return [out as any, { trace: newTrace }];
     },
-  };
+  });
 }
 
 export type MaskFn = (params: Tree) => Tree;
@@ -201,7 +201,7 @@ export type AddDecayedWeightsOptions = { weightDecay?: number; mask?: Tree | Mas
  * the params first (1 decays a leaf, 0 leaves it), or a function of the params giving one.
  */
 export function addDecayedWeights({ weightDecay = 0.0, mask = null }: AddDecayedWeightsOptions = {}): GradientTransformation {
-  return {
+  return named("addDecayedWeights", {
     init: initEmptyState,
     update(updates, state, params) {
       if (params === undefined) throw new Error("addDecayedWeights: got no params, expected the parameters as update's third argument");
@@ -213,7 +213,7 @@ export function addDecayedWeights({ weightDecay = 0.0, mask = null }: AddDecayed
       const out = tree.map((g: Array, x: Array) => g.add(x.mul(weightDecay)), updates, p);
       return [out as any, state];
     },
-  };
+  });
 }
 
 /** sqrt of the sum of squares of every leaf (optax.global_norm); consumes the tree. */
@@ -228,7 +228,7 @@ export function globalNorm(updates: Tree): Array {
 
 /** Rescales all updates by maxNorm / globalNorm when the global norm exceeds maxNorm. */
 export function clipByGlobalNorm(maxNorm: number): GradientTransformation {
-  return {
+  return named("clipByGlobalNorm", {
     init: initEmptyState,
     update(updates, state, params) {
       tree.dispose(params);
@@ -239,18 +239,18 @@ export function clipByGlobalNorm(maxNorm: number): GradientTransformation {
       norm.dispose();
       return [out as any, state];
     },
-  };
+  });
 }
 
 /** Clips every update to [-maxDelta, maxDelta]. */
 export function clip(maxDelta: number): GradientTransformation {
-  return {
+  return named("clip", {
     init: initEmptyState,
     update(updates, state, params) {
       tree.dispose(params);
       return [tree.map((g: Array) => np.clip(g, -maxDelta, maxDelta), updates) as any, state];
     },
-  };
+  });
 }
 
 export type { OptState };

@@ -277,6 +277,9 @@ int64_t WasmBackend::alloc(int64_t bytes) {
   // 16-byte aligned so that SIMD loads of float32 rows start aligned. Not zeroed: every
   // allocation is written whole before it is read (a kernel's output, an array's data), and
   // clearing a 16 MB output cost as much as the elementwise kernel that then overwrote it.
+  // Beyond size_t (a 32-bit Wasm heap), the size would wrap to a small allocation that the
+  // kernels writing the whole buffer would then overrun.
+  if (bytes < 0 || uint64_t(bytes) > uint64_t(SIZE_MAX) - 16) fail("wasm.alloc", "out of memory allocating ", bytes, " bytes");
   size_t n = size_t((std::max<int64_t>(bytes, 1) + 15) / 16 * 16);
   void* p = std::aligned_alloc(16, n);
   if (!p) fail("wasm.alloc", "out of memory allocating ", bytes, " bytes");
