@@ -12,6 +12,7 @@
 
 #include "ir/error.h"
 #include "models/chat_template.h"
+#include "models/tokenizer_spec_gguf.h"
 
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
@@ -330,7 +331,8 @@ TEST(TokenizerChat, UnrecognizedTemplatesAreErrors) {
 }
 
 // ---- llama.cpp fixtures: tests/fixtures/llm/<model>_tokenize.txt, one line per corpus line:
-// <utf-8 text as hex>\t<space-separated token ids> (no BOS), made by node-llama-cpp.
+// <utf-8 text as hex>\t<space-separated token ids> (no BOS), and detok\t<ids>\t<text as hex>
+// lines (llama.cpp's detokenization), made by node-llama-cpp; # lines are the header.
 
 std::string from_hex(const std::string& hex) {
   std::string out;
@@ -347,8 +349,17 @@ size_t check_against_llama_cpp(const TokenizerSpec& spec, const std::string& fix
   std::string line;
   size_t lines = 0;
   while (std::getline(in, line)) {
-    if (line.empty()) continue;
+    if (line.empty() || line[0] == '#') continue;
     const size_t tab = line.find('\t');
+    if (line.compare(0, tab, "detok") == 0) {  // detok\t<ids>\t<llama.cpp's text as hex>
+      const size_t tab2 = line.find('\t', tab + 1);
+      Ids ids_in;
+      std::istringstream ids(line.substr(tab + 1, tab2 - tab - 1));
+      for (int32_t id; ids >> id;) ids_in.push_back(id);
+      EXPECT_EQ(tok.decode(ids_in), from_hex(line.substr(tab2 + 1))) << "detok line " << lines + 1;
+      ++lines;
+      continue;
+    }
     const std::string text = from_hex(line.substr(0, tab));
     Ids want;
     std::istringstream ids(tab == std::string::npos ? "" : line.substr(tab + 1));
@@ -360,10 +371,11 @@ size_t check_against_llama_cpp(const TokenizerSpec& spec, const std::string& fix
   return lines;
 }
 
-// TODO(integrator): fill the spec from the GGUF reader (spec_from_gguf over
-// formats' GGUF metadata) and drop this stub; until then the fixture tests skip.
-std::optional<TokenizerSpec> spec_from_gguf_file(const std::string& /*gguf_path*/) {
-  return std::nullopt;
+// The spec as a model load builds it: the file read whole, parsed, its tokenizer.* keys.
+std::optional<TokenizerSpec> spec_from_gguf_file(const std::string& gguf_path) {
+  std::ifstream in(gguf_path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return kiln::models::spec_from_gguf(kiln::formats::parse_gguf(bytes));
 }
 
 void run_llama_cpp_fixture(const std::string& gguf_name, const std::string& fixture_name) {
