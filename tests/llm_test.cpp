@@ -71,11 +71,14 @@ Model& smollm2() {
 
 // Stated tolerances (nats) on the top-8 log-probabilities of each position. llama.cpp rounds
 // the activations to 8 bits (q8_1/q8_0 blocks) in its CPU dot products and keeps the KV
-// cache in f16; kiln computes in f32 from the bit-exact weights, so the two differ by
-// rounding noise that grows over 30 layers: measured on native, 10 prompts x 64 positions,
-// ARCHITECTURE.md "LLM runtime" has the numbers. A bug (rope pairing, a head mapping, a
-// norm) moves log-probs by whole nats and the top-1 at most positions.
-constexpr double kMaxLogprobError = 0.75;
+// cache (and the attention's q and probabilities) in f16; kiln computes in f32 from the
+// bit-exact weights, so the two differ by rounding noise that grows over 30 layers, most for
+// unlikely tokens. Measured on native over the 10 prompts x 64 positions (5120 entries): mean
+// |dlogprob| 0.094, max 0.56 for tokens llama.cpp gives p > 5%, max 1.59 below (a token at
+// -4.2 in a run of digits). A bug (rope pairing, a head mapping, a norm) moves log-probs by
+// whole nats at most positions and changes the top-1.
+constexpr double kMaxLogprobError = 0.75;       // entries with llama.cpp logprob > -3
+constexpr double kMaxUnlikelyLogprobError = 2.0;  // entries below
 constexpr double kMeanLogprobError = 0.12;
 
 // Teacher-forced along llama.cpp's greedy path: log-probs within the tolerances, and the same
@@ -84,7 +87,7 @@ void compare_prompts(size_t n_prompts, size_t n_positions) {
   SKIP_WITHOUT_MODEL_OR_ON_CPU();
   const auto cases = load_greedy("smollm2_greedy.txt");
   ASSERT_EQ(cases.size(), 10u);
-  double worst = 0, total = 0;
+  double worst = 0, worst_likely = 0, total = 0;
   int agree = 0, decided = 0, compared = 0, top1_equal = 0, positions = 0;
   for (size_t p = 0; p < n_prompts; ++p) {
     const GreedyCase& c = cases[p];
@@ -100,7 +103,9 @@ void compare_prompts(size_t n_prompts, size_t n_positions) {
         worst = std::max(worst, err);
         total += err;
         ++compared;
-        EXPECT_LE(err, kMaxLogprobError) << "prompt " << p << " pos " << k << " id " << id;
+        if (want > -3.0) worst_likely = std::max(worst_likely, err);
+        EXPECT_LE(err, want > -3.0 ? kMaxLogprobError : kMaxUnlikelyLogprobError)
+            << "prompt " << p << " pos " << k << " id " << id << " llama.cpp " << want;
       }
       const int32_t mine = int32_t(std::max_element(lp.begin(), lp.end()) - lp.begin());
       ++positions;
@@ -113,10 +118,10 @@ void compare_prompts(size_t n_prompts, size_t n_positions) {
     }
   }
   EXPECT_LE(total / compared, kMeanLogprobError);
-  std::printf("%d positions: max |dlogprob| %.4f, mean %.4f over %d top-8 entries; top-1 equal at "
-              "%d of %d positions, at %d of %d with margin > %.2f (%s)\n",
-              positions, worst, total / compared, compared, top1_equal, positions, agree, decided,
-              kMaxLogprobError, smollm2().device().c_str());
+  std::printf("%d positions: max |dlogprob| %.4f (%.4f where p > 5%%), mean %.4f over %d top-8 "
+              "entries; top-1 equal at %d of %d positions, at %d of %d with margin > %.2f (%s)\n",
+              positions, worst, worst_likely, total / compared, compared, top1_equal, positions,
+              agree, decided, kMaxLogprobError, smollm2().device().c_str());
 }
 
 TEST(Llm, SmolLM2LogprobsMatchLlamaCppOnTwoPrompts) { compare_prompts(2, 64); }
@@ -201,6 +206,33 @@ TEST(Llm, DecodeCompilesNothingAfterTheFirstSteps) {
   std::printf("decode: %lld tokens, %.1f tok/s on %s; jit programs so far %zu\n",
               (long long)stats.generated_tokens, 1000.0 * double(stats.generated_tokens - 1) / stats.decode_ms,
               m.device().c_str(), programs);
+}
+
+// The jitted prefill and decode programs of the whole model: no kernel has the size of a
+// weight matrix (the dequantization stays inside the contractions' operand loads).
+TEST(Llm, NoKernelWritesADequantizedMatrix) {
+  SKIP_WITHOUT_MODEL_OR_ON_CPU();
+  Model m = Model::load(kModel, {"", 64, 32});  // a fresh jit cache: every program compiles
+  std::vector<std::string> lines;
+  kiln::set_debug_sink([&](const std::string& s) { lines.push_back(s); });
+  kiln::set_debug(3);
+  kiln::llm::GenerateOptions opt;
+  opt.max_tokens = 2;
+  m.generate_ids(m.tokenizer().encode("Hello", true, false), opt);
+  kiln::set_debug(0);
+  kiln::set_debug_sink(nullptr);
+  const auto& c = m.config();
+  const std::vector<int64_t> matrix_sizes = {c.n_embd * c.n_embd, c.n_embd * c.n_head_kv * c.head_dim,
+                                             c.n_embd * c.n_ff, c.n_embd * c.n_vocab};
+  int kernels = 0;
+  for (const std::string& s : lines)
+    for (size_t at = s.find("Kernel(size="); at != std::string::npos; at = s.find("Kernel(size=", at + 1)) {
+      ++kernels;
+      const int64_t size = std::stoll(s.substr(at + 12));
+      for (int64_t w : matrix_sizes) EXPECT_NE(size, w) << s.substr(at, 200);
+    }
+  EXPECT_GT(kernels, 100);
+  std::printf("prefill + decode programs: %d kernels logged\n", kernels);
 }
 
 TEST(Llm, StreamingCallbackSeesEachTokenAndCanStop) {
