@@ -16,6 +16,7 @@ struct Args {
   std::string prompt = "What is the capital of France?";
   std::string device = "native";
   int max_tokens = 128, threads = 0;
+  int64_t n_ctx = 512;  // each decode step rewrites the whole cache, so keep it small
   float temperature = 0;
   bool raw = false, interactive = false;
 };
@@ -23,7 +24,7 @@ struct Args {
 void usage() {
   std::fprintf(stderr,
                "kiln_chat [--model FILE.gguf] [--prompt TEXT] [--max-tokens N] [--device "
-               "native|cpu|wasm] [--threads N] [--temperature T] [--raw] [--interactive]\n"
+               "native|cpu|wasm] [--threads N] [--ctx N] [--temperature T] [--raw] [--interactive]\n"
                "  --raw: complete the prompt as is (no chat template)\n");
 }
 
@@ -40,6 +41,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--device") a.device = value();
     else if (k == "--max-tokens") a.max_tokens = std::stoi(value());
     else if (k == "--threads") a.threads = std::stoi(value());
+    else if (k == "--ctx") a.n_ctx = std::stoll(value());
     else if (k == "--temperature") a.temperature = std::stof(value());
     else if (k == "--raw") a.raw = true;
     else if (k == "--interactive") a.interactive = true;
@@ -73,7 +75,7 @@ int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
   if (a.threads > 0) setenv("KILN_NUM_THREADS", std::to_string(a.threads).c_str(), 1);
   try {
-    kiln::llm::Model model = kiln::llm::Model::load(a.model, {a.device, 2048, 32});
+    kiln::llm::Model model = kiln::llm::Model::load(a.model, {a.device, a.n_ctx, 32});
     if (a.raw) {
       std::fputs(a.prompt.c_str(), stdout);
       reply(model, a, a.prompt);
