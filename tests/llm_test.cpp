@@ -212,6 +212,10 @@ TEST(Llm, DecodeCompilesNothingAfterTheFirstSteps) {
 // weight matrix (the dequantization stays inside the contractions' operand loads).
 TEST(Llm, NoKernelWritesADequantizedMatrix) {
   SKIP_WITHOUT_MODEL_OR_ON_CPU();
+#ifdef __EMSCRIPTEN__
+  GTEST_SKIP() << "a second model compiled again takes minutes in Wasm; "
+                  "QuantizedWeights.DequantizationIsFusedIntoTheContraction covers wasm";
+#endif
   Model m = Model::load(kModel, {"", 64, 32});  // a fresh jit cache: every program compiles
   std::vector<std::string> lines;
   kiln::set_debug_sink([&](const std::string& s) { lines.push_back(s); });
