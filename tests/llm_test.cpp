@@ -16,6 +16,8 @@
 #include "backend/native/native_compiler.h"
 #endif
 #include "ir/debug.h"
+#include "library/numpy.h"
+#include "models/kv_cache.h"
 
 namespace {
 
@@ -256,6 +258,38 @@ TEST(Llm, StreamingCallbackSeesEachTokenAndCanStop) {
   EXPECT_EQ(calls, 5);
   EXPECT_EQ(stats.stop_reason, "callback");
   EXPECT_EQ(text.rfind(streamed, 0), 0u) << text << " / " << streamed;
+}
+
+// place_rows writes rows at a run-time start (clipped at the end); the mask is causal.
+TEST(LlmCache, PlaceRowsAndMask) {
+  namespace np = kiln::numpy;
+  const kiln::Array base = np::zeros({5, 2});
+  const kiln::Array rows = np::array(std::vector<float>{1, 2, 3, 4}, {2, 2});
+  const auto at = [&](int start) {
+    return kiln::models::place_rows(base, rows, np::array(std::vector<int32_t>{start}, {}), 0)
+        .to_vector<float>();
+  };
+  EXPECT_EQ(at(1), (std::vector<float>{0, 0, 1, 2, 3, 4, 0, 0, 0, 0}));
+  EXPECT_EQ(at(4), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 0, 1, 2}));
+  const auto mask = kiln::models::attention_mask(np::array(std::vector<int32_t>{2}, {}), 2, 5, 0)
+                        .to_vector<bool>();
+  EXPECT_EQ(mask, (std::vector<bool>{1, 1, 1, 0, 0, 1, 1, 1, 1, 0}));
+  const auto window = kiln::models::attention_mask(np::array(std::vector<int32_t>{2}, {}), 2, 5, 2)
+                          .to_vector<bool>();
+  EXPECT_EQ(window, (std::vector<bool>{0, 1, 1, 0, 0, 0, 0, 1, 1, 0}));
+}
+
+// Architectures without an implementation are refused by name (Gemma 3 for now).
+TEST(LlmCache, UnimplementedArchitectureIsAnError) {
+  const std::string gemma = std::string(KILN_FIXTURE_DIR) + "/../../data/models/gemma-3-270m-q4_k_m.gguf";
+  if (!std::filesystem::exists(gemma)) GTEST_SKIP() << "Gemma 3 is missing (make models)";
+  try {
+    Model::load(gemma);
+    FAIL() << "expected an error";
+  } catch (const kiln::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("architecture 'gemma3' is not implemented yet"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(LlmSampler, GreedyTopKTopPAndSeeds) {
