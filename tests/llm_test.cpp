@@ -130,6 +130,31 @@ TEST(Llm, SmolLM2LogprobsMatchLlamaCppOnTwoPrompts) { compare_prompts(2, 64); }
 
 TEST(LlmSlow, SmolLM2LogprobsMatchLlamaCppOnTenPrompts) { compare_prompts(10, 64); }
 
+// Free-running greedy generation of all 10 prompts, 64 tokens each: the number of leading
+// tokens equal to llama.cpp's is reported, and is at least the margin-decided prefix.
+TEST(LlmSlow, FreeRunningGreedyOnTenPrompts) {
+  SKIP_WITHOUT_MODEL_OR_ON_CPU();
+  const auto cases = load_greedy("smollm2_greedy.txt");
+  size_t total = 0, total_decided = 0;
+  for (size_t p = 0; p < cases.size(); ++p) {
+    const GreedyCase& c = cases[p];
+    size_t decided = 0;
+    while (decided < c.top.size() && c.top[decided][0].second - c.top[decided][1].second > kMaxLogprobError)
+      ++decided;
+    kiln::llm::GenerateOptions opt;
+    opt.max_tokens = int(c.greedy.size());
+    const auto got = smollm2().generate_ids(c.prompt, opt);
+    size_t same = 0;
+    while (same < got.size() && got[same] == c.greedy[same]) ++same;
+    EXPECT_GE(same, std::min(decided, got.size())) << "prompt " << p;
+    std::printf("prompt %zu: %zu of %zu greedy tokens equal llama.cpp's (%zu decided by margin)\n", p,
+                same, c.greedy.size(), decided);
+    total += same, total_decided += decided;
+  }
+  std::printf("free-running greedy: %zu leading tokens equal over 10 prompts (%zu decided)\n", total,
+              total_decided);
+}
+
 // The cpu interpreter (the oracle backend) on a short prefix: the prompt of case 0 and 3
 // greedy tokens, without padding, same tolerances.
 TEST(LlmSlow, SmolLM2OnTheCpuInterpreter) {
