@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist chat jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -157,6 +157,12 @@ serve-mnist: data js-build
 # The C++ API tour (examples/demo.cpp).
 demo-cpp: build
 	./build/native/kiln_demo
+
+# SmolLM2-135M-Instruct answering a prompt with the native backend (examples/chat: kiln_chat;
+# CHAT_ARGS passes --prompt, --max-tokens, --device, --threads, --interactive, ...).
+chat: models
+	cmake --preset native && cmake --build --preset native --target kiln_chat
+	./build/native/kiln_chat $(CHAT_ARGS)
 
 # The npm package without its tests: npm ci, the em++ core, tsc.
 js-build: setup

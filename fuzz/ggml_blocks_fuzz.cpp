@@ -13,7 +13,7 @@ KILN_FUZZ_TARGET(ggml_blocks) {
   const int64_t n = int64_t(data[1]) | int64_t(data[2]) << 8 | int64_t(data[3]) << 16 |
                     int64_t(data[4]) << 24;
   std::span<const uint8_t> blocks(data + 5, size - 5);
-  const GgmlTypeInfo* info = ggml_type_info(data[0]);
+  const GgmlTypeInfo* info = find_ggml_type(data[0]);
   const bool sizes_match = info && n % info->block_size == 0 &&
                            n / info->block_size * info->block_bytes == int64_t(blocks.size());
   // Sized exactly, so ASan reports any write past the n values.

@@ -7,13 +7,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 
-#include "formats/gguf.h"
 #include "ir/error.h"
 #include "models/chat_template.h"
+#include "models/tokenizer_spec_gguf.h"
 
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
@@ -331,9 +330,9 @@ TEST(TokenizerChat, UnrecognizedTemplatesAreErrors) {
             std::string::npos);
 }
 
-// ---- llama.cpp fixtures: tests/fixtures/llm/<model>_tokenize.txt (tools/gen_llm_fixtures.mjs),
-// one line per corpus line: <utf-8 text as hex>\t<space-separated token ids> (no BOS), after
-// `#` header lines; then `detok\t<ids>\t<hex>` lines (llama.cpp's decodings, not read here).
+// ---- llama.cpp fixtures: tests/fixtures/llm/<model>_tokenize.txt, one line per corpus line:
+// <utf-8 text as hex>\t<space-separated token ids> (no BOS), and detok\t<ids>\t<text as hex>
+// lines (llama.cpp's detokenization), made by node-llama-cpp; # lines are the header.
 
 std::string from_hex(const std::string& hex) {
   std::string out;
@@ -350,8 +349,17 @@ size_t check_against_llama_cpp(const TokenizerSpec& spec, const std::string& fix
   std::string line;
   size_t lines = 0;
   while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.rfind("detok\t", 0) == 0) continue;
+    if (line.empty() || line[0] == '#') continue;
     const size_t tab = line.find('\t');
+    if (line.compare(0, tab, "detok") == 0) {  // detok\t<ids>\t<llama.cpp's text as hex>
+      const size_t tab2 = line.find('\t', tab + 1);
+      Ids ids_in;
+      std::istringstream ids(line.substr(tab + 1, tab2 - tab - 1));
+      for (int32_t id; ids >> id;) ids_in.push_back(id);
+      EXPECT_EQ(tok.decode(ids_in), from_hex(line.substr(tab2 + 1))) << "detok line " << lines + 1;
+      ++lines;
+      continue;
+    }
     const std::string text = from_hex(line.substr(0, tab));
     Ids want;
     std::istringstream ids(tab == std::string::npos ? "" : line.substr(tab + 1));
@@ -363,40 +371,11 @@ size_t check_against_llama_cpp(const TokenizerSpec& spec, const std::string& fix
   return lines;
 }
 
-// The tokenizer spec from a GGUF file's tokenizer.* metadata (formats::parse_gguf).
+// The spec as a model load builds it: the file read whole, parsed, its tokenizer.* keys.
 std::optional<TokenizerSpec> spec_from_gguf_file(const std::string& gguf_path) {
   std::ifstream in(gguf_path, std::ios::binary);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  const kiln::formats::Gguf g = kiln::formats::parse_gguf(bytes);
-  using VT = kiln::formats::GgufValueType;
-  TokenizerSpec spec;
-  spec.model = g.get_string("tokenizer.ggml.model");
-  if (g.find("tokenizer.ggml.pre")) spec.pre = g.get_string("tokenizer.ggml.pre");
-  spec.tokens = g.get_string_array("tokenizer.ggml.tokens");
-  if (g.find("tokenizer.ggml.scores"))
-    for (const auto& v : g.get_array("tokenizer.ggml.scores", VT::F32))
-      spec.scores.push_back(float(v.real));
-  if (g.find("tokenizer.ggml.token_type"))
-    for (const auto& v : g.get_array("tokenizer.ggml.token_type", VT::I32))
-      spec.token_types.push_back(int32_t(v.sint));
-  if (g.find("tokenizer.ggml.merges")) spec.merges = g.get_string_array("tokenizer.ggml.merges");
-  auto id = [&](const char* key, int32_t& out) {
-    if (g.find(key)) out = int32_t(g.get_u32(key));
-  };
-  id("tokenizer.ggml.bos_token_id", spec.bos_id);
-  id("tokenizer.ggml.eos_token_id", spec.eos_id);
-  id("tokenizer.ggml.unknown_token_id", spec.unk_id);
-  id("tokenizer.ggml.padding_token_id", spec.pad_id);
-  auto flag = [&](const char* key, bool& out) {
-    if (g.find(key)) out = g.get_bool(key);
-  };
-  flag("tokenizer.ggml.add_bos_token", spec.add_bos);
-  flag("tokenizer.ggml.add_eos_token", spec.add_eos);
-  flag("tokenizer.ggml.add_space_prefix", spec.add_space_prefix);
-  if (g.find("tokenizer.chat_template"))
-    spec.chat_template = g.get_string("tokenizer.chat_template");
-  return spec;
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return kiln::models::spec_from_gguf(kiln::formats::parse_gguf(bytes));
 }
 
 void run_llama_cpp_fixture(const std::string& gguf_name, const std::string& fixture_name) {

@@ -2,7 +2,6 @@
 // operations of ggml's reference dequantize_row_* in the same order, and a table keyed by type.
 #include "formats/ggml_blocks.h"
 
-#include <cstdint>
 #include <cstring>
 
 #include "ir/error.h"
@@ -225,25 +224,20 @@ bool can_dequantize(GgmlType type) { return find_decoder(type) != nullptr; }
 
 void dequantize(GgmlType type, std::span<const uint8_t> bytes, int64_t n_values, float* out) {
   const char* op = "dequantize";
-  const GgmlTypeInfo* info = ggml_type_info(uint32_t(type));
-  if (!info) fail(op, "unknown ggml type id ", uint32_t(type));
   const BlockDecoder* decoder = find_decoder(type);
-  if (!decoder)
-    fail(op, "no decoder for ggml type ", info->name,
-         ", expected F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K");
-  if (n_values < 0) fail(op, info->name, ": ", n_values, " values, expected a count >= 0");
-  if (n_values % info->block_size != 0)
-    fail(op, info->name, ": ", n_values, " values is not a whole number of ", info->block_size,
-         "-value blocks");
-  const int64_t blocks = n_values / info->block_size;
-  if (blocks > INT64_MAX / int64_t(info->block_bytes))
-    fail(op, info->name, ": ", n_values, " values overflow a 64-bit byte count");
-  const int64_t want = blocks * info->block_bytes;
+  if (!decoder) {
+    if (!find_ggml_type(uint32_t(type))) fail(op, "unknown ggml type id ", uint32_t(type));
+    fail(op, "no decoder for ggml type ", ggml_type_name(type),
+         ", expected f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K or q6_K");
+  }
+  const GgmlTypeInfo& info = ggml_type_info(type);
+  const int64_t want = ggml_bytes_for(type, n_values, op);
   if (int64_t(bytes.size()) != want)
-    fail(op, info->name, ": got ", bytes.size(), " bytes for ", n_values, " values, expected ",
+    fail(op, info.name, ": got ", bytes.size(), " bytes for ", n_values, " values, expected ",
          want);
+  const int64_t blocks = n_values / info.block_size;
   for (int64_t i = 0; i < blocks; ++i)
-    decoder->decode(bytes.data() + i * info->block_bytes, out + i * info->block_size);
+    decoder->decode(bytes.data() + i * info.block_bytes, out + i * info.block_size);
 }
 
 }  // namespace kiln::formats

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include "formats/gguf.h"  // GgmlType and ggml's type table
+#include "formats/ggml_types.h"
 
 namespace kiln::formats {
 

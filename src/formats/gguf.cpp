@@ -3,6 +3,7 @@
 #include "formats/gguf.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "ir/error.h"
@@ -11,69 +12,24 @@ namespace kiln::formats {
 
 // ---- ggml's type table ---------------------------------------------------------------------
 
-namespace {
-
-// From ggml's type traits (ggml.c) and gguf-py's GGML_QUANT_SIZES (QK_K = 256).
-constexpr GgmlTypeInfo kGgmlTypes[] = {
-    {GgmlType::F32, "F32", 1, 4},
-    {GgmlType::F16, "F16", 1, 2},
-    {GgmlType::Q4_0, "Q4_0", 32, 2 + 16},
-    {GgmlType::Q4_1, "Q4_1", 32, 2 + 2 + 16},
-    {GgmlType::Q5_0, "Q5_0", 32, 2 + 4 + 16},
-    {GgmlType::Q5_1, "Q5_1", 32, 2 + 2 + 4 + 16},
-    {GgmlType::Q8_0, "Q8_0", 32, 2 + 32},
-    {GgmlType::Q8_1, "Q8_1", 32, 4 + 4 + 32},
-    {GgmlType::Q2_K, "Q2_K", 256, 2 + 2 + 256 / 16 + 256 / 4},
-    {GgmlType::Q3_K, "Q3_K", 256, 2 + 256 / 4 + 256 / 8 + 12},
-    {GgmlType::Q4_K, "Q4_K", 256, 2 + 2 + 256 / 2 + 12},
-    {GgmlType::Q5_K, "Q5_K", 256, 2 + 2 + 256 / 2 + 256 / 8 + 12},
-    {GgmlType::Q6_K, "Q6_K", 256, 2 + 256 / 2 + 256 / 4 + 256 / 16},
-    {GgmlType::Q8_K, "Q8_K", 256, 4 + 256 + 256 / 8},
-    {GgmlType::IQ2_XXS, "IQ2_XXS", 256, 2 + 256 / 4},
-    {GgmlType::IQ2_XS, "IQ2_XS", 256, 2 + 256 / 4 + 256 / 32},
-    {GgmlType::IQ3_XXS, "IQ3_XXS", 256, 2 + 256 / 4 + 256 / 8},
-    {GgmlType::IQ1_S, "IQ1_S", 256, 2 + 256 / 8 + 256 / 16},
-    {GgmlType::IQ4_NL, "IQ4_NL", 32, 2 + 16},
-    {GgmlType::IQ3_S, "IQ3_S", 256, 2 + 256 / 4 + 256 / 8 + 256 / 32 + 4},
-    {GgmlType::IQ2_S, "IQ2_S", 256, 2 + 256 / 4 + 256 / 16},
-    {GgmlType::IQ4_XS, "IQ4_XS", 256, 2 + 2 + 256 / 2 + 256 / 64},
-    {GgmlType::I8, "I8", 1, 1},
-    {GgmlType::I16, "I16", 1, 2},
-    {GgmlType::I32, "I32", 1, 4},
-    {GgmlType::I64, "I64", 1, 8},
-    {GgmlType::F64, "F64", 1, 8},
-    {GgmlType::IQ1_M, "IQ1_M", 256, 256 / 8 + 256 / 16 + 256 / 32},
-    {GgmlType::BF16, "BF16", 1, 2},
-    {GgmlType::TQ1_0, "TQ1_0", 256, 2 + 4 * 13},
-    {GgmlType::TQ2_0, "TQ2_0", 256, 2 + 64},
-    {GgmlType::MXFP4, "MXFP4", 32, 1 + 16},
-};
-
-}  // namespace
-
-const GgmlTypeInfo* ggml_type_info(uint32_t id) {
-  for (const auto& t : kGgmlTypes)
-    if (uint32_t(t.type) == id) return &t;
-  return nullptr;
-}
-
-const GgmlTypeInfo& ggml_type_info(GgmlType type) {
-  const GgmlTypeInfo* t = ggml_type_info(uint32_t(type));
-  if (!t) fail("ggml", "unknown type id ", uint32_t(type));
-  return *t;
+std::string ggml_type_upper_name(GgmlType type) {
+  std::string name = ggml_type_name(type);
+  for (char& c : name) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return name;
 }
 
 uint64_t ggml_tensor_bytes(GgmlType type, const std::vector<uint64_t>& dims, const char* op,
                            const std::string& what) {
   const GgmlTypeInfo& info = ggml_type_info(type);
   if (dims.empty()) fail(op, what, " has no dims");
-  if (dims[0] % info.block_size != 0)
-    fail(op, what, " has a row of ", dims[0], " elements, not a multiple of ", info.name,
-         "'s block size ", info.block_size);
+  const uint64_t block_size = uint64_t(info.block_size), block_bytes = uint64_t(info.block_bytes);
+  if (dims[0] % block_size != 0)
+    fail(op, what, " has a row of ", dims[0], " elements, not a multiple of ",
+         ggml_type_upper_name(type), "'s block size ", block_size);
   // bytes = dims[0] / block * block_bytes * dims[1] * ...; every step checked against 2^63.
   const uint64_t limit = uint64_t(INT64_MAX);
-  uint64_t bytes = dims[0] / info.block_size * info.block_bytes;
-  if (dims[0] / info.block_size > limit / info.block_bytes) bytes = limit + 1;
+  uint64_t bytes = dims[0] / block_size * block_bytes;
+  if (dims[0] / block_size > limit / block_bytes) bytes = limit + 1;
   for (size_t i = 1; i < dims.size() && bytes <= limit; ++i)
     bytes = (dims[i] != 0 && bytes > limit / dims[i]) ? limit + 1 : bytes * dims[i];
   if (bytes > limit) fail(op, what, ": its size in bytes overflows 63 bits");
@@ -325,7 +281,7 @@ GgufTensorInfo read_tensor_info(Cursor& c, const Gguf& out, uint64_t index) {
     t.dims.push_back(dim);
   }
   uint32_t type_id = c.u32("type");
-  const GgmlTypeInfo* type = ggml_type_info(type_id);
+  const GgmlTypeInfo* type = find_ggml_type(type_id);
   if (!type) fail(kOp, c.part, ": unknown ggml type id ", type_id);
   t.type = type->type;
   t.offset = c.u64("data offset");

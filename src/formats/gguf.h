@@ -9,31 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/ggml_types.h"
+
 namespace kiln::formats {
 
-// ---- ggml tensor types ----------------------------------------------------------------------
+// ---- ggml tensor sizes ----------------------------------------------------------------------
 
-// ggml's type ids as GGUF stores them (ids 4, 5 and 31-33, 36-38 were removed from ggml and
-// are unknown here).
-enum class GgmlType : uint32_t {
-  F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
-  Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15,
-  IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22,
-  IQ4_XS = 23, I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29, BF16 = 30,
-  TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39,
-};
-
-// A row of ggml's type table: `block_size` elements are stored in `block_bytes` bytes.
-struct GgmlTypeInfo {
-  GgmlType type;
-  const char* name;  // ggml's name: "F32", "Q4_K", ...
-  uint32_t block_size;
-  uint32_t block_bytes;
-};
-
-// The table row of type id `id`, or nullptr when ggml has no such type.
-const GgmlTypeInfo* ggml_type_info(uint32_t id);
-const GgmlTypeInfo& ggml_type_info(GgmlType type);
+// ggml's name in capitals as gguf-py spells it ("Q4_K", "F32"), for messages and dumps.
+std::string ggml_type_upper_name(GgmlType type);
 
 // Bytes of a tensor of `type` with ggml dims (dims[0] is the contiguous one). Throws
 // kiln::Error("<op>: ...") when dims[0] is not a multiple of the block size or the size

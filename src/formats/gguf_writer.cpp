@@ -128,7 +128,7 @@ std::vector<uint8_t> write_gguf(const std::vector<GgufKv>& metadata,
     const uint64_t size = ggml_tensor_bytes(t.type, t.dims, kOp, "tensor '" + t.name + "'");
     if (size != t.data.size())
       fail(kOp, "tensor '", t.name, "' has ", t.data.size(), " bytes of data, its type ",
-           ggml_type_info(t.type).name, " and dims need ", size);
+           ggml_type_upper_name(t.type), " and dims need ", size);
     out.string(t.name);
     out.uint(t.dims.size(), 4);
     for (uint64_t d : t.dims) out.uint(d, 8);

@@ -1,0 +1,69 @@
+// Quantized GGUF weights kept packed as ordinary kiln arrays (uint32 words + float32 block
+// scales), and the lazy dequantization that kernels fuse into the matmul reading them.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/ggml_types.h"
+#include "frontend/array.h"
+#include "frontend/pytree.h"
+
+namespace kiln::models {
+
+// The kiln layout of one 2-d GGUF tensor of `rows` rows of `cols` values (ggml dims
+// [cols, rows]), computed on the host from the file's blocks:
+// - q4_0, q4_1: `words` holds 8 nibbles per uint32, value 8k+i of a row at bits 4i of the
+//   row's word k (ggml stores value j and j+16 of a block in one byte: reordered here);
+// - q8_0: 4 bytes per word, each int8 value stored biased by +128 (as uint8);
+// - one float32 `scales` entry per 32-value block (ggml's f16 d, widened exactly), and for
+//   q4_1 a `mins` entry (ggml's f16 m).
+// A value is then `scale * (q - offset)` (q4_0: offset 8, q8_0: 128) or `scale * q + min`
+// (q4_1): the float32 operations of ggml's dequantize_row_* in the same order, so every value
+// is bit-exact (the products are exact, so FMA contraction cannot change them either).
+// f32 and f16 tensors keep their values in `plain` (f16 as its bits, widened in the kernel).
+struct PackedTensor {
+  std::string name;
+  formats::GgmlType type = formats::GgmlType::F32;
+  int64_t rows = 0, cols = 0;
+  std::vector<uint32_t> words;
+  std::vector<float> scales, mins;
+  std::vector<uint32_t> plain_bits;  // f32 bits, or f16 bits in the low half (one per value)
+};
+
+// True for the types pack_tensor accepts: F32, F16, Q4_0, Q4_1, Q8_0.
+bool can_pack(formats::GgmlType type);
+
+// Repacks `bytes` (whole blocks of `type`, rows * cols values) into the layout above. An
+// unsupported type is a kiln::Error naming the tensor and its type.
+PackedTensor pack_tensor(const std::string& name, formats::GgmlType type, int64_t rows,
+                         int64_t cols, std::span<const uint8_t> bytes);
+
+// The value at (row, col) as the device computes it (host float32 arithmetic, same order):
+// what the bit-exactness test compares with ggml's reference dequantization.
+float packed_value(const PackedTensor& t, int64_t row, int64_t col);
+
+// A packed tensor on a device. `parts` is a Tree::Dict of its arrays ("q": words [rows,
+// cols/8 or cols/4] uint32, "s": scales [rows, cols/32], "m": mins, or "w": plain values
+// [rows, cols] float32/float16), so weights can be jit arguments; type and sizes are static.
+struct QuantizedWeight {
+  formats::GgmlType type = formats::GgmlType::F32;
+  int64_t rows = 0, cols = 0;
+  Tree parts;
+};
+QuantizedWeight upload(const PackedTensor& t);
+
+// The float32 matrix [rows, cols] as a lazy expression over `parts` (no kernel runs).
+Array dequantize(const QuantizedWeight& w);
+
+// Rows `ids` (int32 [n]) of the weight, dequantized lazily: float32 [n, cols] (embeddings).
+Array dequantize_rows(const QuantizedWeight& w, const Array& ids);
+
+// y = x @ W^T for x [..., cols]: [..., rows]. The dequantization is an elementwise expression
+// of the broadcast packed words and scales, multiplied by the broadcast x and summed, so the
+// lowering fuses it into the contraction's operand load: no kernel writes the f32 matrix.
+// Differentiable in x (jvp/vjp/vmap come from the primitives it is made of).
+Array quantized_linear(const Array& x, const QuantizedWeight& w);
+
+}  // namespace kiln::models

@@ -1,0 +1,62 @@
+// A generic decoder-only transformer described by GGUF metadata (llama now; the config has
+// the switches gemma3 needs), written with kiln arrays so jit fuses and compiles its steps.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/gguf.h"
+#include "frontend/array.h"
+#include "frontend/pytree.h"
+#include "models/quantized_weights.h"
+
+namespace kiln::models {
+
+// How RoPE pairs a head's dims: llama.cpp's NORM mode rotates adjacent pairs (2i, 2i+1), the
+// convention of llama GGUFs (convert_hf_to_gguf permutes Q/K rows so that it reproduces HF's
+// rotate-half); NEOX mode pairs i with i + rope_dim/2 (HF's rotate-half; gemma3, qwen2).
+enum class RopeStyle { AdjacentPairs, Halves };
+enum class FfnActivation { SiLU, GeluTanh };
+
+struct TransformerConfig {
+  std::string arch;  // general.architecture
+  int64_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_ff = 0;
+  int64_t n_vocab = 0, n_ctx_train = 0, rope_dim = 0;
+  float rms_eps = 1e-5f, rope_base = 10000.0f;
+  RopeStyle rope = RopeStyle::AdjacentPairs;
+  FfnActivation activation = FfnActivation::SiLU;
+  // gemma3's switches (read from its metadata when that architecture is implemented):
+  float embedding_scale = 1.0f;  // token embeddings times sqrt(n_embd)
+  bool qk_norm = false;          // RMSNorm of each q and k head
+  bool post_norms = false;       // RMSNorm after attention and after the MLP
+  int64_t sliding_window = 0;    // local layers attend to this many past positions
+  std::vector<bool> sliding_layer;
+  float attention_scale = 0;     // 1/sqrt(head_dim) unless the model says otherwise
+};
+
+// The config of `general.architecture`'s keys; kiln::Error for architectures not implemented.
+TransformerConfig config_from_gguf(const formats::Gguf& gguf);
+
+// Every tensor of the file on the current default device: 2-d ones packed (QuantizedWeight),
+// 1-d ones as float32 arrays. `params` is the jit argument (a Tree::Dict by tensor name);
+// `weights` keeps each matrix's static type and sizes.
+struct TransformerWeights {
+  std::map<std::string, QuantizedWeight> matrices;
+  Tree params;
+  bool tied_output = false;  // no output.weight: token_embd is the output projection
+};
+TransformerWeights load_weights(const formats::Gguf& gguf, std::span<const uint8_t> file,
+                                const TransformerConfig& config);
+
+// One forward step over tokens (int32 [T]) at positions start + [0, T) (start: int32 []),
+// reading and extending the KV cache (float32 [n_layer, 2, n_ctx, n_head_kv, head_dim];
+// positions >= start + T are masked, so whatever they hold is ignored). Returns
+// List{logits, new cache}: logits float32 [T, n_vocab], or [1, n_vocab] for the row
+// `last` (int32 [1]) when it is given. Traced under jit: `params` are the traced weights.
+Tree transformer_step(const TransformerConfig& config, const TransformerWeights& weights,
+                      const Tree& params, const Array& tokens, const Array& start,
+                      const Array& cache, const Array* last);
+
+}  // namespace kiln::models
