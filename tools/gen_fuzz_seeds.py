@@ -13,9 +13,9 @@ fuzzer finds are not generated: they go to fuzz/regressions/<target>/ by hand.
 import os
 import random
 import struct
-import sys
 import zlib
 
+from fixture_dirs import sync_dirs
 from gen_gzip_fixtures import deflate, gzip_member  # the same gzip/DEFLATE writers as the gzip fixtures
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus")
@@ -245,28 +245,7 @@ def main():
         zlib.decompress(b, -15)
     for name, b in corpora["gzip"].items():
         zlib.decompress(b, 31)
-    stale = []
-    for target, files in corpora.items():
-        d = os.path.join(OUT, target)
-        if "--check" in sys.argv:
-            have = set(os.listdir(d)) if os.path.isdir(d) else set()
-            stale += [f"{target}/{n}" for n in set(files) | have
-                      if n not in files or n not in have or
-                      open(os.path.join(d, n), "rb").read() != files[n]]
-            continue
-        os.makedirs(d, exist_ok=True)
-        for n, b in files.items():
-            with open(os.path.join(d, n), "wb") as f:
-                f.write(b)
-    total = sum(len(f) for f in corpora.values())
-    if "--check" in sys.argv:
-        if stale:
-            print(f"gen_fuzz_seeds: stale or unexpected {sorted(stale)}", file=sys.stderr)
-            sys.exit(1)
-        print(f"gen_fuzz_seeds: {total} seeds up to date")
-        return
-    print(f"gen_fuzz_seeds: wrote {total} seeds to fuzz/corpus")
-
+    sync_dirs({os.path.join(OUT, t): files for t, files in corpora.items()}, "gen_fuzz_seeds", "seeds")
 
 if __name__ == "__main__":
     main()

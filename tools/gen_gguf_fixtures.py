@@ -42,6 +42,8 @@ import gguf
 from gguf import GGMLQuantizationType as Q, GGUFValueType as V
 import safetensors.numpy
 
+from fixture_dirs import sync_dirs
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
 GGUF_DIR = os.path.join(ROOT, "gguf")
 ST_DIR = os.path.join(ROOT, "safetensors")
@@ -288,28 +290,7 @@ def dump_safetensors(blob, tensors_, metadata):
 
 
 def main():
-    outputs = {GGUF_DIR: gguf_files(), ST_DIR: safetensors_files()}
-    stale = []
-    for d, files in outputs.items():
-        if "--check" in sys.argv:
-            have = set(os.listdir(d)) if os.path.isdir(d) else set()
-            stale += [os.path.join(os.path.basename(d), n) for n in set(files) | have
-                      if n not in files or n not in have or
-                      open(os.path.join(d, n), "rb").read() != files[n]]
-            continue
-        os.makedirs(d, exist_ok=True)
-        for n, b in files.items():
-            with open(os.path.join(d, n), "wb") as f:
-                f.write(b)
-    total = sum(len(f) for f in outputs.values())
-    if "--check" in sys.argv:
-        if stale:
-            print(f"gen_gguf_fixtures: stale or unexpected {sorted(stale)}", file=sys.stderr)
-            sys.exit(1)
-        print(f"gen_gguf_fixtures: {total} files up to date")
-        return
-    print(f"gen_gguf_fixtures: wrote {total} files to tests/fixtures/gguf and safetensors")
-
+    sync_dirs({GGUF_DIR: gguf_files(), ST_DIR: safetensors_files()}, "gen_gguf_fixtures", "files")
 
 if __name__ == "__main__":
     main()
