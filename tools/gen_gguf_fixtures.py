@@ -34,7 +34,6 @@ FORMAT of <name>.txt for <name>.safetensors:
 import json
 import os
 import struct
-import sys
 import tempfile
 
 import numpy as np
