@@ -48,7 +48,7 @@ void transforms_rows(std::vector<Row>& r) {
   r.push_back(err("vmap", [] { kiln::vmap(ArrayFn(vec_fn), 0, 3)(f23()); }, {"vmap", "out_axes"}));
   for (auto [name, t] : std::vector<std::pair<std::string, Fn (*)(const Fn&, kiln::Argnums)>>{
            {"jacfwd", kiln::jacfwd}, {"jacrev", kiln::jacrev}, {"hessian", kiln::hessian}})
-    r.push_back(err(name, [t] { t(Fn(sum_xy), 7)({f23(), f23()}); }, {name, "argnums"}));
+    r.push_back(err(name, [t = t] { t(Fn(sum_xy), 7)({f23(), f23()}); }, {name, "argnums"}));
   r.push_back(err("jacfwd", [] { kiln::jacfwd(ArrayFn(vec_fn))(np::ones({3}, kiln::int32)); }, {"jacfwd", "int32"}));
   r.push_back(err("jacrev", [] { kiln::jacrev(ArrayFn(vec_fn))(np::ones({3}, kiln::int32)); }, {"jacrev", "int32"}));
   r.push_back(err("hessian", [] { kiln::hessian(ArrayFn(vec_fn))(Array()); }, {"hessian"}));
@@ -105,20 +105,20 @@ void optax_rows(std::vector<Row>& r) {
       // No state to disagree with: an update leaf that is an empty handle (identity passes
       // updates through untouched, as optax: a NaN update stays NaN).
       if (name == "identity") {
-        r.push_back(ok_row("optax::identity", [make] {
+        r.push_back(ok_row("optax::identity", [make = make] {
           auto gt = make();
           Tree out = gt.update(Tree(Array(NAN)), gt.init(Tree(Array(1.0))), Tree()).first;
           expect_true(std::isnan(out.as_array().item()), "identity of NaN");
         }));
         continue;
       }
-      r.push_back(err("optax::" + name, [=] {
+      r.push_back(err("optax::" + name, [make = make, params] {
         auto gt = make();
         gt.update(Tree(Tree::Dict{{"w", Tree(Array())}}), gt.init(params()), params());
       }));
       continue;
     }
-    r.push_back(err("optax::" + name, [=] {
+    r.push_back(err("optax::" + name, [make = make, params] {
       auto gt = make();
       Tree state = gt.init(params());
       gt.update(Tree(Tree::List{f23(), f23()}), state, params());
@@ -176,7 +176,7 @@ void io_misc_rows(std::vector<Row>& r) {
            {"<=", "less_equal", kiln::operator<=}, {">", "greater", kiln::operator>}, {">=", "greater_equal", kiln::operator>=},
            {"==", "equal", kiln::operator==}, {"!=", "not_equal", kiln::operator!=}, {"&", "bitwise_and", kiln::operator&},
            {"|", "bitwise_or", kiln::operator|}, {"^", "bitwise_xor", kiln::operator^}})
-    r.push_back(err("operator" + sym, [f] { f(f23(), np::ones({4})); }, {name, "(2, 3)", "(4,)"}));
+    r.push_back(err("operator" + sym, [f = f] { f(f23(), np::ones({4})); }, {name, "(2, 3)", "(4,)"}));
   r.push_back(ok_row("operator-", [] { expect_true(std::isnan((-Array(NAN)).item()), "-nan"); }));
   r.push_back(err("operator~", [] { ~f23(); }, {"bitwise_not", "float32"}));
   r.push_back(err("operator!", [] { !Array(); }, {"logical_not"}));

@@ -62,8 +62,8 @@ void linalg_rows(std::vector<Row>& r) {
       {"slogdet", [](const Array& a) { linalg::slogdet(a); }}, {"eigh", [](const Array& a) { linalg::eigh(a); }},
       {"eigvalsh", [](const Array& a) { linalg::eigvalsh(a); }}};
   for (auto& [name, f] : square) {
-    r.push_back(err("linalg::" + name, [f] { f(f23()); }, {name, "(2, 3)"}));
-    r.push_back(err("linalg::" + name, [f] { f(np::ones({3})); }, {name}));
+    r.push_back(err("linalg::" + name, [f = f] { f(f23()); }, {name, "(2, 3)"}));
+    r.push_back(err("linalg::" + name, [f = f] { f(np::ones({3})); }, {name}));
   }
   r.push_back(err("linalg::lu", [] { linalg::lu(np::ones({3})); }, {"lu", "(3,)"}));  // lu takes m x n
   r.push_back(err("linalg::lu", [] { linalg::lu(np::ones({3, 3}, kiln::bool_)); }, {"lu", "bool"}));
@@ -82,8 +82,8 @@ void fft_rows(std::vector<Row>& r) {
   auto mismatched = [] { return fft::Complex{f23(), np::zeros({3})}; };
   using C2C = fft::Complex (*)(const fft::Complex&, int);
   for (auto [name, f] : std::vector<std::pair<std::string, C2C>>{{"fft", fft::fft}, {"ifft", fft::ifft}}) {
-    r.push_back(err("numpy::fft::" + name, [f, c] { f(c(), 2); }, {name, "axis 2"}));
-    r.push_back(err("numpy::fft::" + name, [f, mismatched] { f(mismatched(), -1); }, {name}));
+    r.push_back(err("numpy::fft::" + name, [f = f, c] { f(c(), 2); }, {name, "axis 2"}));
+    r.push_back(err("numpy::fft::" + name, [f = f, mismatched] { f(mismatched(), -1); }, {name}));
   }
   r.push_back(err("numpy::fft::fftn", [c] { fft::fftn(c(), std::vector<int>{0, 5}); }, {"fftn"}));
   r.push_back(err("numpy::fft::ifftn", [mismatched] { fft::ifftn(mismatched()); }, {"ifftn"}));
@@ -118,12 +118,12 @@ void nn_rows(std::vector<Row>& r) {
       {"gelu", [](const Array& x) { return nn::gelu(x); }}};
   for (auto& [name, f] : acts) {
     // NaN stays NaN and +Inf maps to +Inf (or 6 for relu6, 1 for sigmoid, 0 for log_sigmoid).
-    r.push_back(ok_row("nn::" + name, [name, f] {
+    r.push_back(ok_row("nn::" + name, [name = name, f = f] {
       auto v = f(np::array(std::vector<float>{NAN, INFINITY}, {2})).to_vector<float>();
       double hi = name == "relu6" ? 6 : name == "sigmoid" ? 1 : name == "log_sigmoid" ? 0 : INFINITY;
       expect_true(std::isnan(v[0]) && v[1] == hi, name + " of NaN and Inf");
     }));
-    r.push_back(err("nn::" + name, [f] { f(Array()); }, {name}));
+    r.push_back(err("nn::" + name, [f = f] { f(Array()); }, {name}));
   }
   r.push_back(err("nn::softmax", [] { nn::softmax(f23(), 2); }, {"softmax", "axis 2"}));
   r.push_back(err("nn::log_softmax", [] { nn::log_softmax(f23(), -3); }, {"log_softmax", "axis -3"}));
@@ -148,7 +148,7 @@ void nn_rows(std::vector<Row>& r) {
       {"he_uniform", [] { return nn::he_uniform(); }}, {"he_normal", [] { return nn::he_normal(); }},
       {"kaiming_uniform", [] { return nn::kaiming_uniform(); }}, {"kaiming_normal", [] { return nn::kaiming_normal(); }}};
   for (auto& [name, make] : inits)
-    r.push_back(err("nn::" + name, [make] { make()(key(), {3, -4}, kiln::float32); }, {"(3, -4)"}));
+    r.push_back(err("nn::" + name, [make = make] { make()(key(), {3, -4}, kiln::float32); }, {"(3, -4)"}));
   r.push_back(err("nn::variance_scaling", [] { nn::variance_scaling(1, "fan_sideways", "normal"); }, {"variance_scaling", "fan_sideways"}));
   r.push_back(err("nn::variance_scaling", [] { nn::variance_scaling(1, "fan_in", "cauchy"); }, {"variance_scaling", "cauchy"}));
   r.push_back(err("nn::glorot_uniform", [] { nn::glorot_uniform()(key(), {3}, kiln::float32); }, {"variance_scaling"}));
@@ -180,8 +180,8 @@ void random_rows(std::vector<Row>& r) {
   for (auto [name, f] : std::vector<std::pair<std::string, Sampler>>{
            {"exponential", rnd::exponential}, {"gumbel", rnd::gumbel}, {"laplace", rnd::laplace},
            {"logistic", rnd::logistic}, {"cauchy", rnd::cauchy}, {"maxwell", rnd::maxwell}}) {
-    r.push_back(err("random::" + name, [f, k] { f(k(), {2}, kiln::int32); }, {name, "int32"}));
-    r.push_back(err("random::" + name, [f, bk] { f(bk(), {2}, kiln::float32); }, {"key"}));
+    r.push_back(err("random::" + name, [f = f, k] { f(k(), {2}, kiln::int32); }, {name, "int32"}));
+    r.push_back(err("random::" + name, [f = f, bk] { f(bk(), {2}, kiln::float32); }, {"key"}));
   }
   r.push_back(err("random::lognormal", [k] { rnd::lognormal(k(), np::ones({3}), {2}); }, {"lognormal"}));
   r.push_back(err("random::rayleigh", [k] { rnd::rayleigh(k(), 1.0, {2}, kiln::int32); }, {"rayleigh", "int32"}));

@@ -62,10 +62,10 @@ void creation(std::vector<Row>& r) {
   r.push_back(err("numpy::asarray", [] { np::asarray(Array()); }, {"asarray"}));
   for (auto [name, f] : {std::pair<const char*, Array (*)(const Shape&, kiln::DType)>{"zeros", np::zeros}, {"ones", np::ones}}) {
     std::string n = name;
-    r.push_back(err("numpy::" + n, [f] { f({2, -3}, kiln::float32); }, {n, "(2, -3)"}));
+    r.push_back(err("numpy::" + n, [f = f] { f({2, -3}, kiln::float32); }, {n, "(2, -3)"}));
     // Beyond any device: the size overflows int64 or the allocation fails with an Error.
-    r.push_back(err("numpy::" + n, [f] { f({int64_t(1) << 40, int64_t(1) << 40}, kiln::float32).eval(); }, {n}));
-    r.push_back(err("numpy::" + n, [f] { f({int64_t(1) << 45}, kiln::float64).eval(); }, {n}));
+    r.push_back(err("numpy::" + n, [f = f] { f({int64_t(1) << 40, int64_t(1) << 40}, kiln::float32).eval(); }, {n}));
+    r.push_back(err("numpy::" + n, [f = f] { f({int64_t(1) << 45}, kiln::float64).eval(); }, {n}));
   }
   r.push_back(err("numpy::full", [] { np::full({2, 3}, np::ones({4})); }, {"full", "(4,)", "(2, 3)"}));
   r.push_back(err("numpy::full", [] { np::full({-1}, 1.0); }, {"full"}));
@@ -103,7 +103,7 @@ void elementwise(std::vector<Row>& r) {
   for (auto [name, f] : std::vector<std::pair<std::string, Binary>>{
            {"bitwise_and", np::bitwise_and}, {"bitwise_or", np::bitwise_or}, {"bitwise_xor", np::bitwise_xor},
            {"left_shift", np::left_shift}, {"right_shift", np::right_shift}})
-    ints_only(r, name, [f](const Array& a) { f(a, a); });
+    ints_only(r, name, [f = f](const Array& a) { f(a, a); });
   ints_only(r, "bitwise_not", [](const Array& a) { np::bitwise_not(a); });
   ints_only(r, "invert", [](const Array& a) { np::invert(a); });
 
@@ -142,8 +142,8 @@ void reductions(std::vector<Row>& r) {
   for (auto [name, f] : std::vector<std::pair<std::string, Reduce>>{
            {"sum", np::sum}, {"prod", np::prod}, {"max", np::max}, {"min", np::min}, {"amax", np::amax},
            {"amin", np::amin}, {"mean", np::mean}, {"any", np::any}, {"all", np::all}}) {
-    r.push_back(err("numpy::" + name, [f] { f(f23(), 2, false); }, {name, "axis 2", "rank 2"}));
-    r.push_back(err("numpy::" + name, [f] { f(f23(), kiln::Axes{0, -2}, false); }, {name, "repeated"}));
+    r.push_back(err("numpy::" + name, [f = f] { f(f23(), 2, false); }, {name, "axis 2", "rank 2"}));
+    r.push_back(err("numpy::" + name, [f = f] { f(f23(), kiln::Axes{0, -2}, false); }, {name, "repeated"}));
   }
   // max/min of nothing has no identity (NumPy: "zero-size array to reduction operation").
   r.push_back(err("numpy::max", [] { np::max(np::zeros({0, 3}), 0); }, {"max", "empty"}));
@@ -153,14 +153,14 @@ void reductions(std::vector<Row>& r) {
   r.push_back(ok_row("numpy::mean", [] { expect_true(std::isnan(np::mean(np::zeros({0})).item()), "mean of nothing is NaN"); }));
   for (auto [name, f] : std::vector<std::pair<std::string, Array (*)(const Array&, kiln::Axes, bool, int64_t)>>{
            {"var", np::var}, {"std", np::std}}) {
-    r.push_back(err("numpy::" + name, [f] { f(f23(), 3, false, 0); }, {name, "axis 3"}));
+    r.push_back(err("numpy::" + name, [f = f] { f(f23(), 3, false, 0); }, {name, "axis 3"}));
     // ddof >= n is NumPy's inf/nan, not an error.
-    r.push_back(ok_row("numpy::" + name, [f, name] { expect_true(std::isnan(f(specials(), {}, false, 0).item()), name + " with a NaN"); }));
+    r.push_back(ok_row("numpy::" + name, [f = f, name = name] { expect_true(std::isnan(f(specials(), {}, false, 0).item()), name + " with a NaN"); }));
   }
   for (auto [name, f] : std::vector<std::pair<std::string, Array (*)(const Array&, std::optional<int>, bool)>>{
            {"argmax", np::argmax}, {"argmin", np::argmin}}) {
-    r.push_back(err("numpy::" + name, [f] { f(f23(), -3, false); }, {name, "axis -3"}));
-    r.push_back(err("numpy::" + name, [f] { f(np::zeros({0, 2}), 0, false); }, {name, "empty"}));
+    r.push_back(err("numpy::" + name, [f = f] { f(f23(), -3, false); }, {name, "axis -3"}));
+    r.push_back(err("numpy::" + name, [f = f] { f(np::zeros({0, 2}), 0, false); }, {name, "empty"}));
   }
   r.push_back(err("numpy::cumsum", [] { np::cumsum(f23(), 2); }, {"cumsum", "axis 2"}));
   r.push_back(err("numpy::cumprod", [] { np::cumprod(f23(), -3); }, {"cumprod", "axis -3"}));
