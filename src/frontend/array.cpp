@@ -13,17 +13,17 @@ namespace kiln {
 
 int64_t max_array_bytes() { return sizeof(size_t) == 4 ? (int64_t(1) << 31) : (int64_t(1) << 44); }
 
-void check_array_size(const std::string& op, const Shape& shape, DType dtype) {
+void check_array_size(const std::string& op, const Shape& shape, DType dtype, int64_t max_bytes) {
   int64_t n = 1;
   bool overflow = false;
   for (int64_t d : shape) {
     if (d < 0) fail(op, "got shape ", shape_str(shape), ", expected non-negative sizes");
-    if (d != 0 && n > max_array_bytes() / d) overflow = true;
+    if (d != 0 && n > max_bytes / d) overflow = true;
     else n *= d;
   }
   bool empty = std::find(shape.begin(), shape.end(), int64_t(0)) != shape.end();
-  if (!empty && (overflow || n > max_array_bytes() / itemsize(dtype)))
-    fail(op, "got shape ", shape_str(shape), " of ", dtype_name(dtype), ", expected at most ", max_array_bytes(),
+  if (!empty && (overflow || n > max_bytes / itemsize(dtype)))
+    fail(op, "got shape ", shape_str(shape), " of ", dtype_name(dtype), ", expected at most ", max_bytes,
          " bytes in one array");
 }
 

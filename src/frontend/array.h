@@ -23,7 +23,13 @@ int64_t max_array_bytes();
 // Throws kiln::Error naming `op` when `shape` has a negative size, its element count
 // overflows, or its bytes exceed max_array_bytes(): a huge request fails when it is made,
 // before any allocation (an allocation that size would abort or wrap a 32-bit size_t).
-void check_array_size(const std::string& op, const Shape& shape, DType dtype);
+// `max_bytes` is max_array_bytes() for arrays that will hold a buffer (creation); primitive
+// results pass a larger bound, as they may stay lazy views or fused intermediates that are
+// never allocated (a quantized matmul broadcasts its packed words far past 2 GiB, fused away).
+void check_array_size(const std::string& op, const Shape& shape, DType dtype,
+                      int64_t max_bytes = max_array_bytes());
+// The bound for primitive results: no element or byte count near int64 overflow.
+constexpr int64_t kMaxLazyArrayBytes = int64_t{1} << 60;
 
 namespace frontend {
 struct ArrayImpl;

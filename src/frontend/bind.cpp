@@ -37,7 +37,7 @@ Array bind(Prim p, const std::vector<Array>& args, const Params& params) {
     }
   }
   Aval out = shape_rule(p, avals, params);
-  check_array_size(prim_name(p), out.shape, out.dtype);
+  check_array_size(prim_name(p), out.shape, out.dtype, kMaxLazyArrayBytes);
   return Array(lower(p, impls, params, out));
 }
 
