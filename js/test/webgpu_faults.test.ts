@@ -78,7 +78,7 @@ if (!gpu) {
       const x = np.array(range(n), { device: "webgpu" }), y = np.zeros([2 * m], { device: "webgpu" });
       await blockUntilReady([x, y]); // y's zeros are computed now, not in the program
       const dispatches = rt.stats().dispatches;
-      expect(() => program(x.ref, y.ref)).toThrow(/^webgpu\.alloc: webgpu: out of memory: cannot allocate \d+ bytes, above this device's largest storage buffer/);
+      expect(() => program(x.ref, y.ref)).toThrow(/^jit: webgpu\.alloc: webgpu: out of memory: cannot allocate \d+ bytes, above this device's largest storage buffer/);
       // It failed in the middle: the first kernel had run, and its buffer went back to the pool.
       expect(rt.stats().dispatches).toBe(dispatches + 1);
       expect(rt.stats().buffers).toBe(base + 2); // x and y only
