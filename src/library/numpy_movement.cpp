@@ -491,6 +491,8 @@ Array tile(const Array& a, const std::vector<int64_t>& reps) {
       expanded.push_back(s[i]);
       out.push_back(r[i] * s[i]);
     }
+    // A new array in NumPy, so the bound of created arrays (the view below could stay lazy).
+    check_array_size("tile", expanded, a.dtype());
     return reshape(broadcast(reshape(a, split_shape), expanded), out);
   });
 }
