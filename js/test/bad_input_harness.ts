@@ -198,5 +198,6 @@ export function expectRows(rows: Row[], aliases: Record<string, string[]>, known
   }
   for (const fn of new Set(rows.map((r) => r.fn)))
     if (fn in known && !stillFailing.has(fn)) failures.push(`${fn}: passes now, take it off the known gaps`);
-  expect(failures, `${failures.length} of ${rows.length} rows failed`).toEqual([]);
+  // The rows in the message too: the browser run prints only the message, not the diff.
+  expect(failures, `${failures.length} of ${rows.length} rows failed: ${failures.join("; ")}`).toEqual([]);
 }
