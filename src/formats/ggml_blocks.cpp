@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "ir/alu_op.h"  // half_to_float
 #include "ir/error.h"
 
 namespace kiln::formats {
@@ -21,7 +22,7 @@ uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
 uint32_t le32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
-float half_at(const uint8_t* p) { return f16_to_f32(le16(p)); }
+float half_at(const uint8_t* p) { return half_to_float(le16(p)); }
 
 void decode_f32(const uint8_t* b, float* y) { y[0] = float_from_bits(le32(b)); }
 void decode_f16(const uint8_t* b, float* y) { y[0] = half_at(b); }
@@ -201,22 +202,6 @@ const BlockDecoder* find_decoder(GgmlType type) {
 }
 
 }  // namespace
-
-float f16_to_f32(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1F;
-  uint32_t mantissa = h & 0x3FF;
-  if (exponent == 0x1F) return float_from_bits(sign | 0x7F800000u | mantissa << 13);
-  if (exponent != 0) return float_from_bits(sign | (exponent + 112) << 23 | mantissa << 13);
-  if (mantissa == 0) return float_from_bits(sign);
-  // Subnormal half: shift the leading 1 up to the implicit position, lowering the exponent.
-  uint32_t e = 113;
-  while (!(mantissa & 0x400)) {
-    mantissa <<= 1;
-    --e;
-  }
-  return float_from_bits(sign | e << 23 | (mantissa & 0x3FF) << 13);
-}
 
 float bf16_to_f32(uint16_t bits) { return float_from_bits(uint32_t(bits) << 16); }
 

@@ -21,8 +21,7 @@ bool can_dequantize(GgmlType type);
 // the blocks' size. Nothing is written to `out` before those checks pass.
 void dequantize(GgmlType type, std::span<const uint8_t> bytes, int64_t n_values, float* out);
 
-// IEEE half and bfloat16 bits to float32, exactly (subnormals, infinities, NaN payloads).
-float f16_to_f32(uint16_t bits);
+// bfloat16 bits to float32, exactly (IEEE half is ir's half_to_float).
 float bf16_to_f32(uint16_t bits);
 
 }  // namespace kiln::formats

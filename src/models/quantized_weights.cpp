@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "formats/ggml_blocks.h"
+#include "ir/alu_op.h"
 #include "library/numpy.h"
 
 namespace kiln::models {
@@ -46,8 +47,8 @@ void pack_blocks(PackedTensor& t, std::span<const uint8_t> bytes) {
   t.words.assign(size_t(blocks * (q4 ? 4 : 8)), 0);
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* blk = bytes.data() + b * block_bytes;
-    t.scales[size_t(b)] = formats::f16_to_f32(read_u16(blk));
-    if (with_min) t.mins[size_t(b)] = formats::f16_to_f32(read_u16(blk + 2));
+    t.scales[size_t(b)] = half_to_float(read_u16(blk));
+    if (with_min) t.mins[size_t(b)] = half_to_float(read_u16(blk + 2));
     const uint8_t* qs = blk + (with_min ? 4 : 2);
     uint32_t* out = t.words.data() + b * (q4 ? 4 : 8);
     for (int v = 0; v < kBlock; ++v) {
@@ -125,7 +126,7 @@ float packed_value(const PackedTensor& t, int64_t row, int64_t col) {
     std::memcpy(&f, &t.plain_bits[size_t(i)], 4);
     return f;
   }
-  if (t.type == GgmlType::F16) return formats::f16_to_f32(uint16_t(t.plain_bits[size_t(i)]));
+  if (t.type == GgmlType::F16) return half_to_float(uint16_t(t.plain_bits[size_t(i)]));
   const int bits = bits_of(t.type), per_word = 32 / bits;
   const uint32_t q = (t.words[size_t(i / per_word)] >> (bits * (i % per_word))) & ((1u << bits) - 1);
   const float s = t.scales[size_t(i / kBlock)];
