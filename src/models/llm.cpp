@@ -64,6 +64,11 @@ Model Model::load(const std::string& path, const LoadOptions& options) {
 }
 
 Model Model::load(std::vector<uint8_t> bytes, const LoadOptions& options) {
+  // Errors of the parsers and loaders below name llm.load first ("llm.load: gguf: bad magic").
+  return with_name("llm.load", [&] { return load_bytes(std::move(bytes), options); });
+}
+
+Model Model::load_bytes(std::vector<uint8_t> bytes, const LoadOptions& options) {
   const formats::Gguf gguf = formats::parse_gguf(bytes);
   auto st = std::make_shared<State>();
   st->device = options.device.empty() ? default_device() : options.device;
@@ -112,16 +117,16 @@ std::vector<std::vector<float>> Model::logits(const std::vector<int32_t>& ids) {
 
 // Options that would make generation meaningless (or sampling divide by zero) fail before
 // anything runs.
-void check_options(const GenerateOptions& o) {
+void check_options(const GenerateOptions& o, const char* op) {
   const models::SamplerOptions& s = o.sampling;
-  if (o.max_tokens < 1) fail("llm.generate", "maxTokens is ", o.max_tokens, ", expected at least 1");
+  if (o.max_tokens < 1) fail(op, "maxTokens is ", o.max_tokens, ", expected at least 1");
   if (!std::isfinite(s.temperature) || s.temperature < 0)
-    fail("llm.generate", "temperature is ", s.temperature, ", expected a finite number >= 0");
-  if (s.top_k < 0) fail("llm.generate", "topK is ", s.top_k, ", expected >= 0 (0: all tokens)");
-  if (!(s.top_p > 0 && s.top_p <= 1)) fail("llm.generate", "topP is ", s.top_p, ", expected in (0, 1]");
+    fail(op, "temperature is ", s.temperature, ", expected a finite number >= 0");
+  if (s.top_k < 0) fail(op, "topK is ", s.top_k, ", expected >= 0 (0: all tokens)");
+  if (!(s.top_p > 0 && s.top_p <= 1)) fail(op, "topP is ", s.top_p, ", expected in (0, 1]");
   if (!std::isfinite(s.repetition_penalty) || s.repetition_penalty <= 0)
-    fail("llm.generate", "repetitionPenalty is ", s.repetition_penalty, ", expected a finite number > 0");
-  models::StopStrings(o.stop, "llm.generate");  // empty stop strings
+    fail(op, "repetitionPenalty is ", s.repetition_penalty, ", expected a finite number > 0");
+  models::StopStrings(o.stop, op);  // empty stop strings
 }
 
 struct Generation::Impl {
@@ -174,6 +179,7 @@ std::string Model::render_chat(const std::vector<ChatMessage>& messages) const {
 }
 
 Generation Model::start_chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options) {
+  check_options(options, "llm.chat");
   return start(render_chat(messages), options);
 }
 

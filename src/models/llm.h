@@ -49,9 +49,9 @@ struct GenerateStats {
 // passed only when text held back comes with it); return false to stop.
 using TokenCallback = std::function<bool(int32_t id, const std::string& piece)>;
 
-// kiln::Error naming llm.generate for options that cannot generate (max_tokens < 1, a negative
-// or NaN temperature, top_p outside (0, 1], ...); Model::start runs it first.
-void check_options(const GenerateOptions& options);
+// kiln::Error naming `op` for options that cannot generate (max_tokens < 1, a negative or NaN
+// temperature, top_p outside (0, 1], an empty stop string, ...); Model::start runs it first.
+void check_options(const GenerateOptions& options, const char* op = "llm.generate");
 
 class Model;
 
@@ -131,6 +131,7 @@ class Model {
   struct State;  // opaque: defined in llm.cpp (a Generation holds it too)
 
  private:
+  static Model load_bytes(std::vector<uint8_t> bytes, const LoadOptions& options);
   std::shared_ptr<State> state_;
 };
 
