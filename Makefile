@@ -106,7 +106,7 @@ test-wasm: setup data models
 # then the Vitest suite in Node (threaded core) and part of it on the single-threaded core,
 # the suite in headless Chromium (a cross-origin isolated page: the threaded core), and the
 # npm pack tarball in a fresh project.
-test-js: setup data
+test-js: setup data models
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
 	$(call timed,cd js && node scripts/check-import-cycles.mjs,no import cycle in js/src)
 	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package cores (build/wasm/kiln_core.js and kiln_core_mt.js))
