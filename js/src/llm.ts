@@ -175,7 +175,7 @@ export class Generation implements AsyncIterableIterator<string> {
       await tick();
       return { done: false, value: piece };
     } catch (e) {
-      this.end("error");
+      if (!this.finished) this.end("error");
       throw e;
     }
   }
