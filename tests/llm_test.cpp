@@ -322,9 +322,11 @@ TEST(LlmCache, UnimplementedArchitectureIsAnError) {
 // JS package's path on webgpu) give the same tokens as next().
 TEST(Llm, StepwiseGenerationStopsAtAStopString) {
   SKIP_WITHOUT_MODEL_OR_ON_CPU();
+  // Three prefills cost minutes on wasm; js/test/llm.test.ts runs this code there.
+  if (kiln::default_device() == "wasm") GTEST_SKIP() << "the JS suite runs Generation on wasm";
   Model& m = smollm2();
   kiln::llm::GenerateOptions opt;
-  opt.max_tokens = 8;
+  opt.max_tokens = 6;
   std::vector<int32_t> plain_ids;
   const std::string plain = m.generate("The capital of France is", opt, [&](int32_t id, const std::string&) {
     plain_ids.push_back(id);
@@ -347,6 +349,8 @@ TEST(Llm, StepwiseGenerationStopsAtAStopString) {
   EXPECT_THROW(g.next(), kiln::Error);  // ended
   // Stopping from outside (an AbortSignal in JS) keeps the tokens so far.
   kiln::llm::Generation h = m.start("The capital of France is", opt);
+  EXPECT_THROW(h.next(std::vector<float>(3)), kiln::Error);  // a row of the wrong size
+  EXPECT_EQ(h.stats().generated_tokens, 0);                  // changed nothing
   h.next();
   h.stop("aborted");
   EXPECT_TRUE(h.done());
@@ -381,10 +385,6 @@ TEST(Llm, ChatRendersTheTemplateAndOptionsAreChecked) {
   opt.sampling.temperature = 0, opt.stop = {""};
   EXPECT_EQ(error_of([&] { m.start("x", opt); }),
             "llm.generate: stop string 0 is empty, expected at least one character");
-  opt.stop = {};
-  kiln::llm::Generation g = m.start("x", opt);
-  EXPECT_NE(error_of([&] { g.next(std::vector<float>(3)); }).find("got 3 logits"), std::string::npos);
-  EXPECT_EQ(g.stats().generated_tokens, 0);  // a bad row changes nothing
 }
 
 TEST(LlmSampler, GreedyTopKTopPAndSeeds) {
