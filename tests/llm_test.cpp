@@ -285,23 +285,28 @@ TEST(Llm, StreamingCallbackSeesEachTokenAndCanStop) {
   EXPECT_EQ(text.rfind(streamed, 0), 0u) << text << " / " << streamed;
 }
 
-// place_rows writes rows at a run-time start (clipped at the end); the mask is causal.
-TEST(LlmCache, PlaceRowsAndMask) {
+// kv_cache_write puts the first `count` new rows at `start` of each layer's keys and values,
+// in place, and refuses rows that do not fit; the masks split causal attention into the
+// cache's earlier positions and the step's own rows.
+TEST(LlmCache, WriteInPlaceAndMasks) {
   namespace np = kiln::numpy;
-  const kiln::Array base = np::zeros({5, 2});
-  const kiln::Array rows = np::array(std::vector<float>{1, 2, 3, 4}, {2, 2});
-  const auto at = [&](int start) {
-    return kiln::models::place_rows(base, rows, np::array(std::vector<int32_t>{start}, {}), 0)
-        .to_vector<float>();
-  };
-  EXPECT_EQ(at(1), (std::vector<float>{0, 0, 1, 2, 3, 4, 0, 0, 0, 0}));
-  EXPECT_EQ(at(4), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 0, 1, 2}));
-  const auto mask = kiln::models::attention_mask(np::array(std::vector<int32_t>{2}, {}), 2, 5, 0)
-                        .to_vector<bool>();
-  EXPECT_EQ(mask, (std::vector<bool>{1, 1, 1, 0, 0, 1, 1, 1, 1, 0}));
-  const auto window = kiln::models::attention_mask(np::array(std::vector<int32_t>{2}, {}), 2, 5, 2)
-                          .to_vector<bool>();
-  EXPECT_EQ(window, (std::vector<bool>{0, 1, 1, 0, 0, 0, 0, 1, 1, 0}));
+  kiln::models::TransformerConfig c;
+  c.n_layer = 1, c.n_head_kv = 1, c.head_dim = 2;
+  kiln::Array cache = kiln::models::kv_cache_zeros(c, 4);  // [1, 2, 4, 1, 2]
+  const kiln::Array rows = np::reshape(np::array(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}, {8}),
+                                       {1, 2, 2, 1, 2});  // keys (1,2),(3,4); values (5,6),(7,8)
+  kiln::models::kv_cache_write(cache, rows, 1, 2);
+  EXPECT_EQ(cache.to_vector<float>(), (std::vector<float>{0, 0, 1, 2, 3, 4, 0, 0, 0, 0, 5, 6, 7, 8, 0, 0}));
+  kiln::models::kv_cache_write(cache, rows, 3, 1);  // only the first row of each
+  EXPECT_EQ(cache.to_vector<float>(), (std::vector<float>{0, 0, 1, 2, 3, 4, 1, 2, 0, 0, 5, 6, 7, 8, 5, 6}));
+  EXPECT_THROW(kiln::models::kv_cache_write(cache, rows, 3, 2), kiln::Error);
+  const kiln::Array start = np::array(std::vector<int32_t>{2}, {});
+  EXPECT_EQ(kiln::models::cache_mask(start, 2, 5, 0).to_vector<bool>(),
+            (std::vector<bool>{1, 1, 0, 0, 0, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(kiln::models::cache_mask(start, 2, 5, 2).to_vector<bool>(),
+            (std::vector<bool>{0, 1, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(kiln::models::new_rows_mask(3, 0).to_vector<bool>(), (std::vector<bool>{1, 0, 0, 1, 1, 0, 1, 1, 1}));
+  EXPECT_EQ(kiln::models::new_rows_mask(3, 2).to_vector<bool>(), (std::vector<bool>{1, 0, 0, 1, 1, 0, 0, 1, 1}));
 }
 
 // Architectures without an implementation are refused by name (Gemma 3 for now).

@@ -99,7 +99,7 @@ std::vector<std::vector<float>> Model::logits(const std::vector<int32_t>& ids) {
     OnDevice on(s.device);
     cache = models::kv_cache_zeros(s.config, s.n_ctx);
   }
-  const Tree out = s.run(ids, padded, 0, cache, nullptr);
+  const Tree out = s.run(ids, padded, 0, cache, nullptr);  // no later step: the cache stays
   const std::vector<float> all = out[0].array().to_vector<float>();
   std::vector<std::vector<float>> rows(static_cast<size_t>(n));
   const size_t V = size_t(s.config.n_vocab);
@@ -131,6 +131,7 @@ std::vector<int32_t> Model::generate_ids(const std::vector<int32_t>& prompt,
   const int64_t padded = std::min((n + s.bucket - 1) / s.bucket * s.bucket, s.n_ctx);
   const int32_t last = int32_t(n - 1);
   Tree out = s.run(prompt, padded, 0, cache, &last);
+  models::kv_cache_write(cache, out[1].array(), 0, n);  // the prompt's rows, not the padding
   int64_t pos = n;
   for (int i = 0; i < options.max_tokens; ++i) {
     const std::vector<float> row = out[0].array().to_vector<float>();
@@ -153,7 +154,8 @@ std::vector<int32_t> Model::generate_ids(const std::vector<int32_t>& prompt,
       break;
     }
     const int32_t zero = 0;
-    out = s.run({id}, 1, pos, out[1].array(), &zero);
+    out = s.run({id}, 1, pos, cache, &zero);
+    models::kv_cache_write(cache, out[1].array(), pos, 1);
     ++pos;
   }
   st.decode_ms = ms_since(t0);

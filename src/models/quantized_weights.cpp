@@ -6,6 +6,8 @@
 
 #include "formats/ggml_blocks.h"
 #include "ir/alu_op.h"
+#include "ir/schedule.h"
+#include "library/array_args.h"
 #include "library/numpy.h"
 
 namespace kiln::models {
@@ -60,11 +62,36 @@ void pack_blocks(PackedTensor& t, std::span<const uint8_t> bytes) {
   }
 }
 
+// Rows of a packed array stored interleaved in groups of this many: element (r, c) of a
+// [rows, k] array sits at ((r / G) * k + c) * G + r % G. A matvec kernel computes
+// consecutive output rows side by side (its SIMD lanes), and with this order their words
+// and scales at one column are adjacent in memory: vector loads instead of gathers.
+int64_t interleave_of(int64_t rows) { return largest_divisor(rows, 16); }
+
+// [rows, k] host values in the interleaved order above.
+template <typename T>
+std::vector<T> interleave_rows(const std::vector<T>& v, int64_t rows) {
+  const int64_t g = interleave_of(rows), k = int64_t(v.size()) / rows;
+  std::vector<T> out(v.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < k; ++c) out[size_t(((r / g) * k + c) * g + r % g)] = v[size_t(r * k + c)];
+  return out;
+}
+
+// The logical [rows, k] view of an interleaved device array [rows / G, k, G].
+Array deinterleave_rows(const Array& a) {
+  const int64_t groups = a.shape(0), k = a.shape(1), g = a.shape(2);
+  return np::reshape(np::transpose(a, std::vector<int>{0, 2, 1}), {groups * g, k});
+}
+
 // Unpacks words [..., nb, wpb] with scales (and mins) [..., nb] into float32 [..., nb * 32].
 // Only elementwise ops and broadcasts of the operands' loads: the caller's reduction fuses it.
 Array unpack(GgmlType type, const Array& words, const Array& scales, const Array* mins) {
   const int bits = bits_of(type);
-  const Array shifts = np::arange(0, 32, bits, DType::Uint32);  // one per value of a word
+  // The shift of each value of a word as an index expression (not a loaded constant), so
+  // the code generators see its range [0, 32) and emit plain shifts.
+  const Array shifts = np::multiply(np::detail::iota({32 / bits}, 0, words.device()),
+                                    Array(bits)).astype(DType::Uint32);
   Array q = np::bitwise_and(np::right_shift(np::expand_dims(words, -1), shifts),
                             Array(int((1u << bits) - 1)));
   const Array qf = q.astype(DType::Float32);
@@ -82,10 +109,11 @@ template <typename View>
 Array unpack_viewed(const QuantizedWeight& w, const View& view) {
   const Tree::Dict& d = w.parts.dict();
   const int64_t nb = w.cols / kBlock, wpb = bits_of(w.type) == 4 ? 4 : 8;
-  const Array words = view(d.at("q").array(), Shape{nb, wpb});
-  const Array scales = view(d.at("s").array(), Shape{nb});
+  auto part = [&](const char* name) { return deinterleave_rows(d.at(name).array()); };
+  const Array words = view(part("q"), Shape{nb, wpb});
+  const Array scales = view(part("s"), Shape{nb});
   if (w.type != GgmlType::Q4_1) return unpack(w.type, words, scales, nullptr);
-  const Array mins = view(d.at("m").array(), Shape{nb});
+  const Array mins = view(part("m"), Shape{nb});
   return unpack(w.type, words, scales, &mins);
 }
 
@@ -143,10 +171,13 @@ QuantizedWeight upload(const PackedTensor& t) {
     std::vector<uint16_t> half(t.plain_bits.begin(), t.plain_bits.end());
     parts["w"] = np::array(half.data(), {t.rows, t.cols}, DType::Float16);
   } else {
-    const int64_t per_word = 32 / bits_of(t.type), nb = t.cols / kBlock;
-    parts["q"] = np::array(t.words, {t.rows, t.cols / per_word});
-    parts["s"] = np::array(t.scales, {t.rows, nb});
-    if (t.type == GgmlType::Q4_1) parts["m"] = np::array(t.mins, {t.rows, nb});
+    const int64_t per_word = 32 / bits_of(t.type), nb = t.cols / kBlock, g = interleave_of(t.rows);
+    auto put = [&](const auto& v, int64_t k) {
+      return np::array(interleave_rows(v, t.rows), {t.rows / g, k, g});
+    };
+    parts["q"] = put(t.words, t.cols / per_word);
+    parts["s"] = put(t.scales, nb);
+    if (t.type == GgmlType::Q4_1) parts["m"] = put(t.mins, nb);
   }
   w.parts = Tree(std::move(parts));
   return w;

@@ -44,9 +44,11 @@ PackedTensor pack_tensor(const std::string& name, formats::GgmlType type, int64_
 // what the bit-exactness test compares with ggml's reference dequantization.
 float packed_value(const PackedTensor& t, int64_t row, int64_t col);
 
-// A packed tensor on a device. `parts` is a Tree::Dict of its arrays ("q": words [rows,
-// cols/8 or cols/4] uint32, "s": scales [rows, cols/32], "m": mins, or "w": plain values
-// [rows, cols] float32/float16), so weights can be jit arguments; type and sizes are static.
+// A packed tensor on a device. `parts` is a Tree::Dict of its arrays ("q": words, "s":
+// scales, "m": mins, each [rows / G, k, G] with rows interleaved in groups of G (the largest
+// divisor of rows up to 16, so a kernel's adjacent output rows read adjacent words), or "w":
+// plain values [rows, cols] float32/float16), so weights can be jit arguments; type and
+// sizes are static.
 struct QuantizedWeight {
   formats::GgmlType type = formats::GgmlType::F32;
   int64_t rows = 0, cols = 0;

@@ -62,19 +62,27 @@ Array rope(const TransformerConfig& c, const Array& x, const Array& positions) {
   return np::concatenate({out, np::index(x, {Slice{}, Slice{}, Slice{c.rope_dim, {}, {}}})}, -1);
 }
 
-// Grouped-query attention of q [T, H, D] over keys/values [C, Hkv, D]; query head h reads kv
-// head h / (H / Hkv), as llama.cpp broadcasts. Returns [T, H * D].
-Array attention(const TransformerConfig& c, const Array& q, const Array& keys,
-                const Array& values, const Array& allowed) {
-  const int64_t T = q.shape(0), G = c.n_head / c.n_head_kv, D = c.head_dim;
+// Grouped-query attention of q [T, H, D] over the cache's keys/values [C, Hkv, D] (where
+// `cached` allows) and the step's own new ones [T, Hkv, D] (where `fresh` allows), one softmax
+// over both; query head h reads kv head h / (H / Hkv), as llama.cpp broadcasts. Keeping the
+// two apart lets the cache stay an argument the runtime extends in place, never a copy with
+// the new rows placed. Returns [T, H * D].
+Array attention(const TransformerConfig& c, const Array& q, const Array& cache_k,
+                const Array& cache_v, const Array& k, const Array& v, const Array& cached,
+                const Array& fresh) {
+  const int64_t T = q.shape(0), C = cache_k.shape(0), G = c.n_head / c.n_head_kv, D = c.head_dim;
   const Array qg = np::transpose(np::reshape(q, {T, c.n_head_kv, G, D}), std::vector<int>{1, 2, 0, 3});
-  const Array k = np::transpose(keys, std::vector<int>{1, 0, 2});    // [Hkv, C, D]
-  const Array v = np::transpose(values, std::vector<int>{1, 0, 2});  // [Hkv, C, D]
+  auto heads_first = [](const Array& a) { return np::transpose(a, std::vector<int>{1, 0, 2}); };
   const float scale = c.attention_scale > 0 ? c.attention_scale : 1.0f / std::sqrt(float(D));
-  Array scores = np::einsum("hgtd,hcd->hgtc", {qg, k}) * Array(scale);
-  scores = np::where(allowed, scores, Array(-INFINITY));
-  const Array p = nn::softmax(scores, -1);
-  const Array out = np::einsum("hgtc,hcd->hgtd", {p, v});  // [Hkv, G, T, D]
+  auto scores = [&](const Array& keys, const Array& allowed) {  // [Hkv, G, T, keys]
+    const Array s = np::einsum("hgtd,hcd->hgtc", {qg, heads_first(keys)}) * Array(scale);
+    return np::where(allowed, s, Array(-INFINITY));
+  };
+  const Array p = nn::softmax(np::concatenate({scores(cache_k, cached), scores(k, fresh)}, -1), -1);
+  const Array p_cache = np::index(p, {ellipsis, Slice{0, C, {}}});
+  const Array p_new = np::index(p, {ellipsis, Slice{C, C + T, {}}});
+  const Array out = np::einsum("hgtc,hcd->hgtd", {p_cache, heads_first(cache_v)}) +
+                    np::einsum("hgtc,hcd->hgtd", {p_new, heads_first(v)});  // [Hkv, G, T, D]
   return np::reshape(np::transpose(out, std::vector<int>{2, 0, 1, 3}), {T, c.n_head * D});
 }
 
@@ -155,7 +163,7 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   const Layers L{weights, params};
   const int64_t T = tokens.shape(0), n_ctx = cache.shape(2);
   const Array positions = np::arange(T, DType::Int32) + start;
-  const Array allowed = attention_mask(start, T, n_ctx, 0);
+  const Array cached = cache_mask(start, T, n_ctx, 0), fresh = new_rows_mask(T, 0);
   Array x = dequantize_rows(L.matrix("token_embd.weight"), tokens);
   if (c.embedding_scale != 1.0f) x = x * Array(c.embedding_scale);
   std::vector<Array> new_kv;
@@ -165,9 +173,8 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
     const Array q = rope(c, np::reshape(L.linear(p + "attn_q.weight", h), {T, c.n_head, c.head_dim}), positions);
     const Array k = rope(c, np::reshape(L.linear(p + "attn_k.weight", h), {T, c.n_head_kv, c.head_dim}), positions);
     const Array v = np::reshape(L.linear(p + "attn_v.weight", h), {T, c.n_head_kv, c.head_dim});
-    const Array keys = place_rows(cache[l][0], k, start, 0);
-    const Array values = place_rows(cache[l][1], v, start, 0);
-    x = x + L.linear(p + "attn_output.weight", attention(c, q, keys, values, allowed));
+    const Array heads = attention(c, q, cache[l][0], cache[l][1], k, v, cached, fresh);
+    x = x + L.linear(p + "attn_output.weight", heads);
     const Array f = rms_norm(x, L.vector(p + "ffn_norm.weight"), c.rms_eps);
     const Array gate = L.linear(p + "ffn_gate.weight", f);
     const Array act = c.activation == FfnActivation::SiLU ? nn::silu(gate) : nn::gelu(gate, true);
@@ -178,8 +185,7 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   x = rms_norm(x, L.vector("output_norm.weight"), c.rms_eps);
   const Array logits =
       L.linear(weights.tied_output ? "token_embd.weight" : "output.weight", x);
-  const Array new_cache = place_rows(cache, np::stack(new_kv, 0), start, 2);
-  return Tree(Tree::List{Tree(logits), Tree(new_cache)});
+  return Tree(Tree::List{Tree(logits), Tree(np::stack(new_kv, 0))});
 }
 
 }  // namespace kiln::models

@@ -177,8 +177,13 @@ std::string int_formula(AluOp op, DType d, const std::vector<Operand>& a, const 
     case AluOp::And: return "(" + std::string(ctype(d)) + ")(" + x + " & " + y + ")";
     case AluOp::Or: return "(" + std::string(ctype(d)) + ")(" + x + " | " + y + ")";
     case AluOp::Xor: return "(" + std::string(ctype(d)) + ")(" + x + " ^ " + y + ")";
-    case AluOp::Shl: return std::string(s ? "k_ishl(" : "k_ushl(") + x + ", (i64)" + y + ")";
-    case AluOp::Shr: return std::string(s ? "k_ishr(" : "k_ushr(") + x + ", (i64)" + y + ")";
+    case AluOp::Shl: case AluOp::Shr:
+      // A shift the simplifier proved in [0, 32) is C's own (vectorizable); others clamp.
+      if (a[1].vmin >= 0 && a[1].vmax < 32)
+        return op == AluOp::Shl ? "(" + std::string(ctype(d)) + ")((u32)" + x + " << " + y + ")"
+                                : "(" + std::string(ctype(d)) + ")(" + x + " >> " + y + ")";
+      return std::string(op == AluOp::Shl ? (s ? "k_ishl(" : "k_ushl(") : (s ? "k_ishr(" : "k_ushr(")) + x +
+             ", (i64)" + y + ")";
     default: {
       std::string f = float_formula(op, a);  // e.g. sqrt of an int: a double rounded back
       return f.empty() ? "" : round_double(d, f);
@@ -209,6 +214,10 @@ std::string cast_formula(DType to, const Operand& a) {
   const std::string x = a.s;
   if (to == DType::Bool) return "(" + x + " != 0)";
   if (to == DType::Float64) return "(double)" + x;
+  // An int32/uint32 is exact in a double, so C's direct conversion rounds the same way as
+  // going through one; the direct form is what g++ vectorizes (cvtdq2ps when non-negative).
+  if (to == DType::Float32 && from == DType::Uint32 && a.vmax <= INT32_MAX) return "(float)(i32)" + x;
+  if (to == DType::Float32 && is_int(from)) return "(float)" + x;
   if (to == DType::Float32) return from == DType::Float16 ? x : "(float)(double)" + x;
   if (to == DType::Float16) return from == DType::Float16 ? x : "k_rh((double)" + x + ")";
   if (is_float(from)) return std::string(to == DType::Int32 ? "k_f2i(" : "k_f2u(") + "(double)" + x + ")";
