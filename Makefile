@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist chat jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -106,7 +106,7 @@ test-wasm: setup data models
 # then the Vitest suite in Node (threaded core) and part of it on the single-threaded core,
 # the suite in headless Chromium (a cross-origin isolated page: the threaded core), and the
 # npm pack tarball in a fresh project.
-test-js: setup data
+test-js: setup data models
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
 	$(call timed,cd js && node scripts/check-import-cycles.mjs,no import cycle in js/src)
 	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package cores (build/wasm/kiln_core.js and kiln_core_mt.js))
@@ -116,6 +116,7 @@ test-js: setup data
 	$(call timed,cd js && node test/browser/run.mjs,the same suite in headless chromium)
 	$(call timed,cd js && node test/browser/mnist.mjs,examples/mnist-web trains 20 steps in headless chromium)
 	$(call timed,cd js && MNIST_WEBGPU=1 MNIST_STEPS=3 MNIST_TEST=100 MNIST_MIN_ACCURACY=0 node test/browser/mnist.mjs,examples/mnist-web on webgpu (SwiftShader): init + 3 steps in headless chromium)
+	$(call timed,cd js && node test/browser/llm.mjs,examples/llm-web: SmolLM2 answers with 3 tokens on wasm in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
 # The NumPy (and standard-library zlib, PyPI gguf and safetensors) fixture generators must
@@ -157,6 +158,15 @@ demo: setup data js-build
 # The browser page examples/mnist-web (trains live, loss/accuracy chart), cross-origin isolated.
 serve-mnist: data js-build
 	node examples/mnist-web/serve.mjs
+
+# The chat page (examples/llm-web) with SmolLM2 served next to it.
+serve-llm: models js-build
+	node examples/llm-web/serve.mjs
+
+# SmolLM2 answering in Node.js through the npm package (examples/llm-node; CHAT_JS_ARGS passes
+# --prompt, --max-tokens, --device, --interactive, ...).
+chat-js: models js-build
+	nice -n 10 node examples/llm-node/chat.mjs $(CHAT_JS_ARGS)
 
 # The C++ API tour (examples/demo.cpp).
 demo-cpp: build

@@ -259,6 +259,76 @@ TEST(LlmCache, UnimplementedArchitectureIsAnError) {
   }
 }
 
+// Step-wise generation with a stop string: the text ends right before the stop string's first
+// occurrence, no streamed piece shows any of it, and logits read by the caller (next(row), the
+// JS package's path on webgpu) give the same tokens as next().
+TEST(Llm, StepwiseGenerationStopsAtAStopString) {
+  SKIP_WITHOUT_MODEL_OR_ON_CPU();
+  Model& m = smollm2();
+  kiln::llm::GenerateOptions opt;
+  opt.max_tokens = 8;
+  std::vector<int32_t> plain_ids;
+  const std::string plain = m.generate("The capital of France is", opt, [&](int32_t id, const std::string&) {
+    plain_ids.push_back(id);
+    return true;
+  });
+  ASSERT_GE(plain.size(), 6u) << plain;
+  const std::string stop = plain.substr(plain.size() / 2, 2);
+  const size_t cut = plain.find(stop);
+  opt.stop = {"never appears in it", stop};
+  kiln::llm::Generation g = m.start("The capital of France is", opt);
+  std::string streamed;
+  while (!g.done()) {
+    const std::vector<float> row = g.pending_logits().to_vector<float>();
+    streamed += g.next(row);  // equal to the cut text below: no piece showed part of the stop
+  }
+  EXPECT_EQ(streamed, plain.substr(0, cut)) << plain << " / stop '" << stop << "'";
+  EXPECT_EQ(g.stats().stop_reason, "stop");
+  EXPECT_LE(g.tokens().size(), plain_ids.size());
+  EXPECT_TRUE(std::equal(g.tokens().begin(), g.tokens().end(), plain_ids.begin()));
+  EXPECT_THROW(g.next(), kiln::Error);  // ended
+  // Stopping from outside (an AbortSignal in JS) keeps the tokens so far.
+  kiln::llm::Generation h = m.start("The capital of France is", opt);
+  h.next();
+  h.stop("aborted");
+  EXPECT_TRUE(h.done());
+  EXPECT_EQ(h.stats().stop_reason, "aborted");
+  EXPECT_EQ(h.stats().generated_tokens, 1);
+}
+
+TEST(Llm, ChatRendersTheTemplateAndOptionsAreChecked) {
+  SKIP_WITHOUT_MODEL_OR_ON_CPU();
+  Model& m = smollm2();
+  EXPECT_EQ(m.render_chat({{"user", "Hi"}}),
+            "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+            "Face<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  const auto error_of = [&](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const kiln::Error& e) {
+      return e.what();
+    }
+    return "nothing thrown";
+  };
+  EXPECT_EQ(error_of([&] { m.render_chat({{"bot", "Hi"}}); }),
+            "llm.chat: message 0 has role 'bot', expected system, user or assistant");
+  EXPECT_EQ(error_of([&] { m.render_chat({}); }), "llm.chat: got no messages, expected at least one");
+  kiln::llm::GenerateOptions opt;
+  opt.max_tokens = 0;
+  EXPECT_EQ(error_of([&] { m.start("x", opt); }), "llm.generate: maxTokens is 0, expected at least 1");
+  opt.max_tokens = 1, opt.sampling.top_p = 0;
+  EXPECT_EQ(error_of([&] { m.start("x", opt); }), "llm.generate: topP is 0, expected in (0, 1]");
+  opt.sampling.top_p = 1, opt.sampling.temperature = std::nanf("");
+  EXPECT_NE(error_of([&] { m.start("x", opt); }).find("temperature is nan"), std::string::npos);
+  opt.sampling.temperature = 0, opt.stop = {""};
+  EXPECT_EQ(error_of([&] { m.start("x", opt); }),
+            "llm.generate: stop string 0 is empty, expected at least one character");
+  opt.stop = {};
+  kiln::llm::Generation g = m.start("x", opt);
+  EXPECT_NE(error_of([&] { g.next(std::vector<float>(3)); }).find("got 3 logits"), std::string::npos);
+  EXPECT_EQ(g.stats().generated_tokens, 0);  // a bad row changes nothing
+}
+
 TEST(LlmSampler, GreedyTopKTopPAndSeeds) {
   const std::vector<float> logits = {1.0f, 3.0f, 2.0f, 3.0f, -1.0f};
   kiln::models::Sampler greedy({});

@@ -64,6 +64,7 @@ export function modules(): Record<string, any> {
     profiler: kiln.profiler,
     optax,
     io,
+    llm: kiln.llm,
   };
 }
 
@@ -132,7 +133,6 @@ export class Sentinels {
 export function runRow(row: Row, aliases: Record<string, string[]>): string {
   const m = new Maker();
   const before = flatCounters();
-  let why = "";
   let result: any;
   let thrown: unknown = undefined;
   try {
@@ -140,6 +140,25 @@ export function runRow(row: Row, aliases: Record<string, string[]>): string {
   } catch (e) {
     thrown = e;
   }
+  return judge(row, aliases, m, before, result, thrown);
+}
+
+/** runRow for an async export (llm.load): the call's Promise is awaited, a rejection is what it threw. */
+export async function runRowAsync(row: Row, aliases: Record<string, string[]>): Promise<string> {
+  const m = new Maker();
+  const before = flatCounters();
+  let result: any;
+  let thrown: unknown = undefined;
+  try {
+    result = await row.call(m);
+  } catch (e) {
+    thrown = e;
+  }
+  return judge(row, aliases, m, before, result, thrown);
+}
+
+function judge(row: Row, aliases: Record<string, string[]>, m: Maker, before: string, result: any, thrown: unknown): string {
+  let why = "";
   const ex = row.expect;
   if ("valid" in ex) {
     if (thrown !== undefined) why = `threw on a valid input: ${thrown}`;
@@ -183,19 +202,42 @@ function disposeTree(x: any) {
  */
 export function expectRows(rows: Row[], aliases: Record<string, string[]>, known: Record<string, string> = {}) {
   const s = new Sentinels();
-  const failures: string[] = [];
-  const stillFailing = new Set<string>();
+  const whys: string[] = [];
   try {
-    rows.forEach((r, k) => {
-      let why = runRow(r, aliases);
-      const broken = s.check();
-      if (broken) why += `${why ? "; " : ""}sentinels: ${broken}`;
-      if (why && r.fn in known && !broken) stillFailing.add(r.fn);
-      else if (why) failures.push(`${r.fn} (row ${k}): ${why}`);
-    });
+    for (const r of rows) whys.push(runRow(r, aliases) + sentinelsBroken(s));
   } finally {
     s.dispose();
   }
+  report(rows, whys, known);
+}
+
+/** expectRows for rows of async exports, awaited one after the other. */
+export async function expectRowsAsync(rows: Row[], aliases: Record<string, string[]>, known: Record<string, string> = {}) {
+  const s = new Sentinels();
+  const whys: string[] = [];
+  try {
+    for (const r of rows) whys.push((await runRowAsync(r, aliases)) + sentinelsBroken(s));
+  } finally {
+    s.dispose();
+  }
+  report(rows, whys, known);
+}
+
+const SENTINELS = "sentinels: ";
+function sentinelsBroken(s: Sentinels): string {
+  const broken = s.check();
+  return broken ? `; ${SENTINELS}${broken}` : "";
+}
+
+function report(rows: Row[], whys: string[], known: Record<string, string>) {
+  const failures: string[] = [];
+  const stillFailing = new Set<string>();
+  rows.forEach((r, k) => {
+    const why = whys[k].replace(/^; /, "");
+    const broken = why.includes(SENTINELS);
+    if (why && r.fn in known && !broken) stillFailing.add(r.fn);
+    else if (why) failures.push(`${r.fn} (row ${k}): ${why}`);
+  });
   for (const fn of new Set(rows.map((r) => r.fn)))
     if (fn in known && !stillFailing.has(fn)) failures.push(`${fn}: passes now, take it off the known gaps`);
   // The rows in the message too: the browser run prints only the message, not the diff.

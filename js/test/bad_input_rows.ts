@@ -271,6 +271,26 @@ function treesOptaxIo(): Row[] {
   return rows;
 }
 
+// llm.load is async: its rows run through expectRowsAsync (a rejection is what it threw).
+// Valid loads need the model file; test/llm.test.ts loads it.
+function llmRows(): Row[] {
+  const { llm } = kiln;
+  const notGguf = new Uint8Array([1, 2, 3, 4, 0, 0, 0, 0]);
+  return [
+    err("llm.load", () => llm.load(5 as any), "got a number, expected a Uint8Array"),
+    err("llm.load", () => llm.load({} as any), "expected a Uint8Array"),
+    err("llm.load", () => llm.load(notGguf), "GGUF"),
+    err("llm.load", () => llm.load(new Uint8Array(0)), "gguf"),
+    err("llm.load", () => llm.load(new ArrayBuffer(3)), "gguf"),
+    err("llm.load", () => llm.load("no/such/model.gguf"), "no/such/model.gguf"),
+    err("llm.load", () => llm.load(notGguf, 5 as any), "options got a number"),
+    err("llm.load", () => llm.load(notGguf, { nCtx: "x" } as any), "option 'nCtx'"),
+    err("llm.load", () => llm.load(notGguf, { nctx: 5 } as any), "unknown option 'nctx'"),
+    err("llm.load", () => llm.load(notGguf, { device: "gpu" as any }), "device 'gpu' is not available"),
+    err("llm.load", () => llm.load(notGguf, { prefillBucket: 0 }), "prefillBucket is 0"),
+  ];
+}
+
 export function specificRows(): Row[] {
-  return [...creation(), ...manyArrays(), ...shapesAxesDtypes(), ...ieee(), ...transforms(), ...treesOptaxIo()];
+  return [...creation(), ...manyArrays(), ...shapesAxesDtypes(), ...ieee(), ...transforms(), ...treesOptaxIo(), ...llmRows()];
 }

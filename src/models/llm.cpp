@@ -3,6 +3,7 @@
 #include "models/llm.h"
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 
@@ -10,6 +11,7 @@
 #include "frontend/jit.h"
 #include "library/numpy.h"
 #include "models/kv_cache.h"
+#include "models/stop_strings.h"
 #include "models/tokenizer_spec_gguf.h"
 
 namespace kiln::llm {
@@ -62,6 +64,11 @@ Model Model::load(const std::string& path, const LoadOptions& options) {
 }
 
 Model Model::load(std::vector<uint8_t> bytes, const LoadOptions& options) {
+  // Errors of the parsers and loaders below name llm.load first ("llm.load: gguf: bad magic").
+  return with_name("llm.load", [&] { return load_bytes(std::move(bytes), options); });
+}
+
+Model Model::load_bytes(std::vector<uint8_t> bytes, const LoadOptions& options) {
   const formats::Gguf gguf = formats::parse_gguf(bytes);
   auto st = std::make_shared<State>();
   st->device = options.device.empty() ? default_device() : options.device;
@@ -108,21 +115,45 @@ std::vector<std::vector<float>> Model::logits(const std::vector<int32_t>& ids) {
   return rows;
 }
 
-std::vector<int32_t> Model::generate_ids(const std::vector<int32_t>& prompt,
-                                         const GenerateOptions& options,
-                                         const TokenCallback& on_token, GenerateStats* stats) {
+// Options that would make generation meaningless (or sampling divide by zero) fail before
+// anything runs.
+void check_options(const GenerateOptions& o, const char* op) {
+  const models::SamplerOptions& s = o.sampling;
+  if (o.max_tokens < 1) fail(op, "maxTokens is ", o.max_tokens, ", expected at least 1");
+  if (!std::isfinite(s.temperature) || s.temperature < 0)
+    fail(op, "temperature is ", s.temperature, ", expected a finite number >= 0");
+  if (s.top_k < 0) fail(op, "topK is ", s.top_k, ", expected >= 0 (0: all tokens)");
+  if (!(s.top_p > 0 && s.top_p <= 1)) fail(op, "topP is ", s.top_p, ", expected in (0, 1]");
+  if (!std::isfinite(s.repetition_penalty) || s.repetition_penalty <= 0)
+    fail(op, "repetitionPenalty is ", s.repetition_penalty, ", expected a finite number > 0");
+  models::StopStrings(o.stop, op);  // empty stop strings
+}
+
+struct Generation::Impl {
+  std::shared_ptr<Model::State> model;
+  int max_tokens;
+  models::Sampler sampler;
+  models::StreamDecoder text;
+  models::StopStrings stops;
+  std::vector<int32_t> history;  // prompt and generated ids (the repetition penalty's window)
+  Tree out;                      // the pending step: [logits, its new keys/values]
+  int64_t pos;                   // the cache position of the next token
+  Array cache;                   // written in place after each step (kv_cache_write)
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+};
+
+Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOptions& options) {
   State& s = *state_;
-  GenerateStats local;
-  GenerateStats& st = stats ? *stats : local;
-  st = GenerateStats{int64_t(prompt.size()), 0, 0, 0, "max_tokens"};
+  check_options(options);
   const int64_t n = int64_t(prompt.size());
   if (n < 1 || n >= s.n_ctx) fail("llm.generate", n, " prompt tokens, expected 1 to n_ctx - 1 = ", s.n_ctx - 1);
   for (int32_t id : prompt)
     if (id < 0 || id >= s.config.n_vocab) fail("llm.generate", "token id ", id, " is out of range");
-  models::Sampler sampler(options.sampling);
-  models::StreamDecoder text(*s.tokenizer);
-  std::vector<int32_t> history = prompt, generated;
-  auto t0 = std::chrono::steady_clock::now();
+  Generation g;
+  g.stats_.prompt_tokens = n;
+  g.impl_ = std::make_shared<Generation::Impl>(Generation::Impl{
+      state_, options.max_tokens, models::Sampler(options.sampling), models::StreamDecoder(*s.tokenizer),
+      models::StopStrings(options.stop, "llm.generate"), prompt, Tree(), n});
   Array cache;
   {
     OnDevice on(s.device);
@@ -130,45 +161,113 @@ std::vector<int32_t> Model::generate_ids(const std::vector<int32_t>& prompt,
   }
   const int64_t padded = std::min((n + s.bucket - 1) / s.bucket * s.bucket, s.n_ctx);
   const int32_t last = int32_t(n - 1);
-  Tree out = s.run(prompt, padded, 0, cache, &last);
-  models::kv_cache_write(cache, out[1].array(), 0, n);  // the prompt's rows, not the padding
-  int64_t pos = n;
-  for (int i = 0; i < options.max_tokens; ++i) {
-    const std::vector<float> row = out[0].array().to_vector<float>();
-    if (i == 0) st.prefill_ms = ms_since(t0), t0 = std::chrono::steady_clock::now();
-    const int32_t id = sampler.sample(row, history);
-    history.push_back(id);
-    generated.push_back(id);
-    ++st.generated_tokens;
-    if (s.tokenizer->is_end_of_generation(id)) {
-      st.stop_reason = "eos";
-      break;
-    }
-    if (on_token && !on_token(id, text.push(id))) {
-      st.stop_reason = "callback";
-      break;
-    }
-    if (i + 1 == options.max_tokens) break;
-    if (pos >= s.n_ctx) {
-      st.stop_reason = "context";
-      break;
-    }
-    const int32_t zero = 0;
-    out = s.run({id}, 1, pos, cache, &zero);
-    models::kv_cache_write(cache, out[1].array(), pos, 1);
-    ++pos;
+  g.impl_->out = s.run(prompt, padded, 0, cache, &last);
+  models::kv_cache_write(cache, g.impl_->out[1].array(), 0, n);  // the prompt's rows, not the padding
+  g.impl_->cache = cache;
+  return g;
+}
+
+Generation Model::start(const std::string& prompt, const GenerateOptions& options) {
+  return start_ids(state_->tokenizer->encode(prompt, options.add_special, options.parse_special), options);
+}
+
+std::string Model::render_chat(const std::vector<ChatMessage>& messages) const {
+  if (messages.empty()) fail("llm.chat", "got no messages, expected at least one");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const std::string& r = messages[i].role;
+    if (r != "system" && r != "user" && r != "assistant")
+      fail("llm.chat", "message ", i, " has role '", r, "', expected system, user or assistant");
   }
-  st.decode_ms = ms_since(t0);
-  return generated;
+  return models::render_chat(models::chat_template_for(*state_->tokenizer), messages, true);
+}
+
+Generation Model::start_chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options) {
+  check_options(options, "llm.chat");
+  return start(render_chat(messages), options);
+}
+
+const Array& Generation::pending_logits() const {
+  if (done_) fail("llm.generate", "the generation has ended (", stats_.stop_reason, ")");
+  return impl_->out[0].array();
+}
+
+std::string Generation::next() {
+  const std::vector<float> row = pending_logits().to_vector<float>();
+  return next(row);
+}
+
+std::string Generation::next(std::span<const float> logits) {
+  if (done_) fail("llm.generate", "the generation has ended (", stats_.stop_reason, ")");
+  Impl& g = *impl_;
+  Model::State& s = *g.model;
+  if (int64_t(logits.size()) != s.config.n_vocab)
+    fail("llm.generate", "got ", logits.size(), " logits, expected n_vocab = ", s.config.n_vocab);
+  if (tokens_.empty()) stats_.prefill_ms = ms_since(g.t0), g.t0 = std::chrono::steady_clock::now();
+  const int32_t id = g.sampler.sample(logits, g.history);
+  g.history.push_back(id);
+  tokens_.push_back(id);
+  ++stats_.generated_tokens;
+  std::string piece;
+  if (s.tokenizer->is_end_of_generation(id)) {
+    stats_.stop_reason = "eos";
+  } else {
+    piece = g.stops.push(g.text.push(id));
+    if (g.stops.stopped()) stats_.stop_reason = "stop";
+    else if (stats_.generated_tokens == g.max_tokens) stats_.stop_reason = "max_tokens";
+    else if (g.pos >= s.n_ctx) stats_.stop_reason = "context";
+  }
+  if (!stats_.stop_reason.empty()) {
+    // The end: a UTF-8 sequence still split, then text held back for a stop string.
+    piece += g.stops.push(g.text.flush());
+    piece += g.stops.flush();
+    stop(stats_.stop_reason);
+    return piece;
+  }
+  const int32_t zero = 0;
+  g.out = s.run({id}, 1, g.pos, g.cache, &zero);
+  models::kv_cache_write(g.cache, g.out[1].array(), g.pos, 1);
+  ++g.pos;
+  return piece;
+}
+
+void Generation::stop(const std::string& reason) {
+  if (done_) return;
+  done_ = true;
+  stats_.stop_reason = reason;
+  stats_.decode_ms = tokens_.empty() ? 0 : ms_since(impl_->t0);
+  impl_->out = Tree();  // the KV cache is freed now, not when the Generation is
+  impl_->cache = Array();
+}
+
+std::vector<int32_t> Model::generate_ids(const std::vector<int32_t>& prompt,
+                                         const GenerateOptions& options,
+                                         const TokenCallback& on_token, GenerateStats* stats) {
+  Generation g = start_ids(prompt, options);
+  while (!g.done()) {
+    const std::string piece = g.next();
+    const bool eog = state_->tokenizer->is_end_of_generation(g.last_token());
+    if (on_token && (!eog || !piece.empty()) && !on_token(g.last_token(), piece)) g.stop("callback");
+  }
+  if (stats) *stats = g.stats();
+  return g.tokens();
 }
 
 std::string Model::generate(const std::string& prompt, const GenerateOptions& options,
                             const TokenCallback& on_token, GenerateStats* stats) {
   const std::vector<int32_t> ids =
       state_->tokenizer->encode(prompt, options.add_special, options.parse_special);
-  std::vector<int32_t> out = generate_ids(ids, options, on_token, stats);
-  if (!out.empty() && state_->tokenizer->is_end_of_generation(out.back())) out.pop_back();
-  return state_->tokenizer->decode(out);
+  std::string out;
+  const TokenCallback collect = [&](int32_t id, const std::string& piece) {
+    out += piece;
+    return on_token ? on_token(id, piece) : true;
+  };
+  generate_ids(ids, options, collect, stats);
+  return out;
+}
+
+std::string Model::chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
+                        const TokenCallback& on_token, GenerateStats* stats) {
+  return generate(render_chat(messages), options, on_token, stats);
 }
 
 const models::Tokenizer& Model::tokenizer() const { return *state_->tokenizer; }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/chat_template.h"
 #include "models/sampler.h"
 #include "models/tokenizer.h"
 #include "models/transformer.h"
@@ -23,22 +24,75 @@ struct LoadOptions {
   int64_t prefill_bucket = 32;
 };
 
+using models::ChatMessage;
+
 struct GenerateOptions {
   int max_tokens = 128;
   models::SamplerOptions sampling;  // temperature 0: greedy
   bool add_special = true;          // BOS/EOS as the file's add_bos/add_eos say
   bool parse_special = true;        // control tokens written in the prompt are tokens
+  // Generation ends before the first of these strings in the generated text (which then
+  // does not contain it); streamed text that might begin one is held back until it cannot.
+  std::vector<std::string> stop;
 };
 
 struct GenerateStats {
   int64_t prompt_tokens = 0, generated_tokens = 0;
   double prefill_ms = 0, decode_ms = 0;  // host wall time, logits read back included
-  std::string stop_reason;               // "eos", "max_tokens", "context" or "callback"
+  // "eos", "max_tokens", "context", "stop" (a stop string), "callback", or the reason given
+  // to Generation::stop.
+  std::string stop_reason;
 };
 
 // Called with each generated token's id and the text it completes (may be empty while a UTF-8
-// sequence is split); return false to stop.
+// sequence is split or text is held back for a stop string; the end-of-generation token is
+// passed only when text held back comes with it); return false to stop.
 using TokenCallback = std::function<bool(int32_t id, const std::string& piece)>;
+
+// kiln::Error naming `op` for options that cannot generate (max_tokens < 1, a negative or NaN
+// temperature, top_p outside (0, 1], an empty stop string, ...); Model::start runs it first.
+void check_options(const GenerateOptions& options, const char* op = "llm.generate");
+
+class Model;
+
+// One generation, a token at a time: a caller that must not block for the whole generation
+// (the JS package's async iterator) calls next() per token and can stop in between.
+// Model::start dispatches the prompt's prefill; each next() reads the pending logits, samples
+// a token, and dispatches its decode step unless generation ends with it. Keeps the model's
+// state alive. The callback API (Model::generate) is a loop over this.
+class Generation {
+ public:
+  // Move-only: the state of one generation has one owner.
+  Generation(Generation&&) = default;
+  Generation& operator=(Generation&&) = default;
+  Generation(const Generation&) = delete;
+  Generation& operator=(const Generation&) = delete;
+
+  bool done() const { return done_; }
+  // The text this token released (see TokenCallback); when it ends the generation, also
+  // everything still held back. kiln::Error once done().
+  std::string next();
+  // The same with the pending logits row read by the caller (e.g. asynchronously on a device
+  // without synchronous reads): float32 [n_vocab].
+  std::string next(std::span<const float> logits);
+  // The logits the next token is drawn from: float32 [1, n_vocab], maybe not computed yet.
+  const Array& pending_logits() const;
+  // Ends the generation now (stats().stop_reason = reason); the held-back text is dropped.
+  void stop(const std::string& reason);
+  int32_t last_token() const { return tokens_.empty() ? -1 : tokens_.back(); }
+  // Generated ids, the end-of-generation token included.
+  const std::vector<int32_t>& tokens() const { return tokens_; }
+  const GenerateStats& stats() const { return stats_; }
+
+ private:
+  friend class Model;
+  Generation() = default;
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+  std::vector<int32_t> tokens_;
+  GenerateStats stats_;
+  bool done_ = false;
+};
 
 class Model {
  public:
@@ -57,14 +111,27 @@ class Model {
                                     const GenerateOptions& options,
                                     const TokenCallback& on_token = nullptr,
                                     GenerateStats* stats = nullptr);
+  // The assistant's reply to `messages` (the file's chat template, the assistant turn opened).
+  std::string chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options,
+                   const TokenCallback& on_token = nullptr, GenerateStats* stats = nullptr);
+
+  // Step-wise generation (see Generation): from text, token ids, or chat messages.
+  Generation start(const std::string& prompt, const GenerateOptions& options);
+  Generation start_ids(const std::vector<int32_t>& prompt, const GenerateOptions& options);
+  Generation start_chat(const std::vector<ChatMessage>& messages, const GenerateOptions& options);
+  // The prompt text of `messages` under the file's chat template (no BOS; special tokens
+  // written out), as start_chat encodes it.
+  std::string render_chat(const std::vector<ChatMessage>& messages) const;
 
   const models::Tokenizer& tokenizer() const;
   const models::TransformerConfig& config() const;
   const std::string& device() const;
   int64_t n_ctx() const;
 
+  struct State;  // opaque: defined in llm.cpp (a Generation holds it too)
+
  private:
-  struct State;
+  static Model load_bytes(std::vector<uint8_t> bytes, const LoadOptions& options);
   std::shared_ptr<State> state_;
 };
 

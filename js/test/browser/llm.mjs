@@ -1,0 +1,46 @@
+// Headless Chromium check of examples/llm-web: the page (served as by `make serve-llm`)
+// loads the served SmolLM2, answers one short chat turn with a few tokens, and shows tok/s.
+// Without an adapter (the default here: --disable-gpu) the page must pick wasm; LLM_WEBGPU=1
+// gives Chromium WebGPU on SwiftShader, where the page picks webgpu (and falls back to wasm if
+// the model fails there: reported, not failed).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { startServer } from "../../../examples/llm-web/serve.mjs";
+
+// A few tokens of a short turn (a system message instead of SmolLM2's longer default one): on
+// the 2-core CI machine the prefill takes tens of seconds on wasm and a token about one or two.
+const TOKENS = Number(process.env.LLM_TOKENS ?? 3);
+const WEBGPU = process.env.LLM_WEBGPU === "1";
+const gpuArgs = WEBGPU
+  ? ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader", "--use-webgpu-adapter=swiftshader"]
+  : ["--disable-gpu"];
+const server = await startServer();
+const params = new URLSearchParams({ autoload: "1", system: "Answer in one word.", prompt: "Capital of France?", maxTokens: String(TOKENS), bucket: "8" });
+const url = `http://127.0.0.1:${server.address().port}/examples/llm-web/?${params}`;
+const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless=new", "--no-sandbox", ...gpuArgs, "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+});
+let ok = false;
+const t0 = Date.now();
+try {
+  const tab = context.pages()[0] ?? (await context.newPage());
+  tab.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
+  tab.on("console", (m) => m.text().startsWith("[llm-web]") && console.log(m.text()));
+  await tab.goto(url);
+  await tab.waitForFunction(() => window.llmPage?.done || window.llmPage?.error, null, { timeout: 480_000, polling: 1000 });
+  const r = await tab.evaluate(() => ({ ...window.llmPage, shown: document.getElementById("log").textContent, statsText: document.getElementById("stats").textContent, isolated: crossOriginIsolated }));
+  const s = r.stats[0];
+  ok = !r.error && r.device === (WEBGPU && !r.fallback ? "webgpu" : "wasm") && r.replies.length === 1 && r.replies[0].length > 0 && r.shown.includes(r.replies[0]) &&
+    s?.generatedTokens >= 1 && s.generatedTokens <= TOKENS && s.decodeTokensPerSecond >= 0 && s.prefillTokensPerSecond > 0 && r.statsText.includes("tok/s") && r.isolated;
+  console.log(`[kiln] examples/llm-web: ${ok ? "ok" : "WRONG"}: device ${r.device}${r.fallback ? ` (webgpu failed: ${r.fallback})` : ""}, reply ${JSON.stringify(r.replies[0])}, ${r.statsText}, crossOriginIsolated ${r.isolated}, ${((Date.now() - t0) / 1000).toFixed(0)} s${r.error ? `\n${r.error}` : ""}`);
+} finally {
+  await context.close();
+  server.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,178 @@
+// kiln's llm namespace on SmolLM2-135M-Instruct Q4_1 (data/models, `make models`) in Node.js:
+// the tokenizer and greedy generation against llama.cpp's fixtures (tests/fixtures/llm, the
+// ones tests/llm_test.cpp reads), logits, stop strings, AbortSignal, dispose, bad options.
+// Short on purpose: on the 2-core CI machine a padded 8-token prefill takes seconds on wasm
+// and each decode step about one (docs/ARCHITECTURE.md, LLM runtime in JS). Node only: the
+// browser run covers generation through examples/llm-web (test/browser/llm.mjs).
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { llm, memory } from "../dist/index.js";
+import greedyText from "../../tests/fixtures/llm/smollm2_greedy.txt?raw";
+import tokenizeText from "../../tests/fixtures/llm/smollm2_tokenize.txt?raw";
+
+const MODEL = new URL("../../data/models/SmolLM2-135M-Instruct.Q4_1.gguf", import.meta.url);
+// The same tolerance as tests/llm_test.cpp (kMaxLogprobError): llama.cpp rounds activations to
+// 8 bits and keeps the KV cache in f16, kiln computes in f32; a real bug moves whole nats.
+const MAX_LOGPROB_ERROR = 0.75;
+
+const fromHex = (hex: string) => new TextDecoder().decode(new Uint8Array(hex.match(/../g)!.map((h) => parseInt(h, 16))));
+
+/** Prompt `index` of smollm2_greedy.txt: text, ids, llama.cpp's greedy ids and top-8 per position. */
+function greedyCase(index: number) {
+  const lines = greedyText.split("\n");
+  const at = lines.findIndex((l) => l.startsWith(`prompt ${index} `));
+  const [head, hex, ids] = lines[at].split("\t");
+  const n = Number(head.split(" ")[2]);
+  const rows = lines.slice(at + 1, at + 1 + n).map((l) => {
+    const [, , greedy, ...top] = l.split(" ");
+    return { greedy: Number(greedy), top: top.map((t) => t.split(":").map(Number) as [number, number]) };
+  });
+  return { text: fromHex(hex), ids: ids.split(" ").map(Number), rows };
+}
+
+function logSoftmax(row: Float32Array): Float64Array {
+  let mx = -Infinity;
+  for (const v of row) mx = Math.max(mx, v);
+  let sum = 0;
+  for (const v of row) sum += Math.exp(v - mx);
+  const lse = mx + Math.log(sum);
+  return Float64Array.from(row, (v) => v - lse);
+}
+
+async function collect(g: AsyncIterable<string>): Promise<string[]> {
+  const pieces: string[] = [];
+  for await (const p of g) pieces.push(p);
+  return pieces;
+}
+
+let model: llm.Model;
+beforeAll(async () => {
+  // A short cache and prefill bucket: the prompts here are at most 8 tokens.
+  model = await llm.load(MODEL, { nCtx: 64, prefillBucket: 8 });
+});
+afterAll(() => model?.dispose());
+
+describe("llm: SmolLM2 on wasm", () => {
+  test("the tokenizer gives llama.cpp's ids and decodes back", () => {
+    const lines = tokenizeText.split("\n").filter((l) => /^[0-9a-f]+\t[0-9 ]+$/.test(l));
+    expect(lines.length).toBeGreaterThan(30);
+    for (const line of [...lines.slice(0, 12), ...lines.slice(-6)]) {
+      const [hex, ids] = line.split("\t");
+      const text = fromHex(hex);
+      const want = ids.split(" ").map(Number);
+      expect(model.tokenizer.encode(text, { addSpecial: false }), text).toEqual(want);
+      expect(model.tokenizer.decode(want)).toBe(text);
+    }
+    expect(model.tokenizer.encode("<|im_start|>", { parseSpecial: true })).toEqual([1]);
+    expect(model.tokenizer.decode(Int32Array.from([1, 19556]), { renderSpecial: true })).toBe("<|im_start|>Hello");
+    expect(() => model.tokenizer.encode(5 as any)).toThrow(/tokenizer.encode: text got the number 5, expected a string/);
+    expect(() => model.tokenizer.decode([49152])).toThrow(/tokenizer.decode: token id 49152 is out of range/);
+    expect(() => model.tokenizer.decode("abc" as any)).toThrow(/tokenizer.decode: ids got/);
+  });
+
+  test("logits after the prompt are llama.cpp's log-probabilities", () => {
+    const c = greedyCase(0);
+    expect(model.tokenizer.encode(c.text)).toEqual(c.ids); // add_bos is false in this file
+    const rows = model.logits(c.ids);
+    expect(rows.length).toBe(c.ids.length);
+    expect(rows[0].length).toBe(model.nVocab);
+    const lp = logSoftmax(rows[rows.length - 1]);
+    for (const [id, want] of c.rows[0].top) if (want > -3) expect(Math.abs(lp[id] - want), `id ${id}`).toBeLessThanOrEqual(MAX_LOGPROB_ERROR);
+    expect(lp.indexOf(Math.max(...lp))).toBe(c.rows[0].greedy);
+    expect(() => model.logits([])).toThrow(/llm.logits: 0 tokens/);
+    expect(() => model.logits([1, -2])).toThrow(/llm.logits: token id -2 is out of range/);
+  });
+
+  test("greedy generation streams llama.cpp's greedy tokens, one piece per token", async () => {
+    const c = greedyCase(0);
+    // Positions whose top-1/top-2 margin exceeds the tolerance are decided: kiln must agree.
+    let decided = 0;
+    while (decided < c.rows.length && c.rows[decided].top[0][1] - c.rows[decided].top[1][1] > MAX_LOGPROB_ERROR) decided++;
+    const n = Math.min(decided, 4);
+    expect(n).toBeGreaterThanOrEqual(3);
+    const g = model.generate(c.text, { maxTokens: n });
+    const pieces = await collect(g);
+    expect(pieces.length).toBe(n);
+    const want = c.rows.slice(0, n).map((r) => r.greedy);
+    expect(pieces.join("")).toBe(model.tokenizer.decode(want));
+    for (let k = 1; k <= n; k++) expect(pieces.slice(0, k).join("")).toBe(model.tokenizer.decode(want.slice(0, k)));
+    const s = g.stats()!;
+    expect(s).toMatchObject({ promptTokens: c.ids.length, generatedTokens: n, stopReason: "max_tokens" });
+    expect(s.prefillTokensPerSecond).toBeGreaterThan(0);
+    expect(s.decodeTokensPerSecond).toBeGreaterThan(0);
+    expect(model.stats()).toEqual(s);
+    console.log(`llm (wasm): prefill ${s.promptTokens} tokens ${s.prefillTokensPerSecond.toFixed(2)} tok/s, decode ${s.decodeTokensPerSecond.toFixed(2)} tok/s`);
+  });
+
+  test("a stop string ends the text before it", async () => {
+    // Greedy: " Paris" then "." (both decided by a wide margin in the fixture).
+    const g = model.generate("The capital of France is", { maxTokens: 4, stop: [".", "never"] });
+    expect((await collect(g)).join("")).toBe(" Paris");
+    expect(g.stats()).toMatchObject({ generatedTokens: 2, stopReason: "stop" });
+  });
+
+  test("an AbortSignal and a break end the generation", async () => {
+    const ctl = new AbortController();
+    const g = model.generate("The capital of France is", { maxTokens: 8, signal: ctl.signal });
+    const pieces: string[] = [];
+    for await (const p of g) {
+      pieces.push(p);
+      ctl.abort();
+    }
+    expect(pieces).toEqual([" Paris"]);
+    expect(g.stats()).toMatchObject({ generatedTokens: 1, stopReason: "aborted" });
+    // Aborted before it starts: no prefill, no token.
+    const before = model.generate("The capital of France is", { signal: ctl.signal });
+    expect(await collect(before)).toEqual([]);
+    expect(before.stats()).toMatchObject({ generatedTokens: 0, stopReason: "aborted" });
+    // `break` calls return(): the same end.
+    const b = model.generate("The capital of France is", { maxTokens: 8 });
+    for await (const _ of b) break;
+    expect(b.stats()).toMatchObject({ generatedTokens: 1, stopReason: "aborted" });
+    expect(await b.next()).toEqual({ done: true, value: undefined });
+  });
+
+  test("bad options and messages throw at the call, naming the function", () => {
+    const bad: [() => unknown, RegExp][] = [
+      [() => model.generate("x", { maxTokens: 0 }), /llm.generate: maxTokens is 0, expected at least 1/],
+      [() => model.generate("x", { temperature: "hot" as any }), /llm.generate: option 'temperature' got the string 'hot', expected a number/],
+      [() => model.generate("x", { topP: 1.5 }), /llm.generate: topP is 1.5, expected in \(0, 1\]/],
+      [() => model.generate("x", { max_tokens: 3 } as any), /llm.generate: unknown option 'max_tokens'/],
+      [() => model.generate("x", { stop: [""] }), /llm.generate: stop string 0 is empty/],
+      [() => model.generate("x", { stop: 5 as any }), /llm.generate: option 'stop' got the number 5, expected an array/],
+      [() => model.generate("x", { signal: {} as any }), /llm.generate: option 'signal' got .*, expected an AbortSignal/],
+      [() => model.generate("x", { seed: -1 }), /llm.generate: option 'seed' got -1/],
+      [() => model.generate(5 as any), /llm.generate: prompt got a number, expected a string/],
+      [() => model.generate("x", 3 as any), /llm.generate: options got a number, expected an object/],
+      [() => model.chat([{ role: "bot", content: "hi" }] as any), /llm.chat: message 0 has role 'bot'/],
+      [() => model.chat([]), /llm.chat: got no messages/],
+      [() => model.chat([{ role: "user" }] as any), /llm.chat: messages\[0\].content got undefined, expected a string/],
+      [() => model.chat("hi" as any), /llm.chat: messages got the string 'hi', expected an array/],
+      [() => model.chat([{ role: "user", content: "hi" }], { topK: -1 }), /llm.chat: topK is -1/],
+    ];
+    for (const [f, re] of bad) expect(f).toThrow(re);
+    expect(model.renderChat([{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }])).toBe(
+      "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n",
+    );
+  });
+
+  test("load rejects bad sources and options; dispose frees everything", async () => {
+    await expect(llm.load(new Uint8Array([1, 2, 3, 4]))).rejects.toThrow(/llm.load: .*GGUF/i);
+    await expect(llm.load(5 as any)).rejects.toThrow(/llm.load: got a number, expected a Uint8Array/);
+    await expect(llm.load("no/such/model.gguf")).rejects.toThrow(/llm.load: cannot read 'no\/such\/model.gguf'/);
+    await expect(llm.load(MODEL, { nCtx: 0 })).rejects.toThrow(/llm.load: n_ctx is 0/);
+    await expect(llm.load(MODEL, { device: "gpu" as any })).rejects.toThrow(/llm.load: device 'gpu' is not available/);
+    await expect(llm.load(MODEL, { ctx: 5 } as any)).rejects.toThrow(/llm.load: unknown option 'ctx'/);
+    const before = memory();
+    const m = await llm.load(MODEL, { nCtx: 16 });
+    expect(memory().numCoreArrays).toBeGreaterThan(before.numCoreArrays);
+    const g = m.generate("Hi", { maxTokens: 2 }); // not started: dispose ends it
+    m.dispose();
+    m.dispose(); // twice is harmless
+    expect(memory().numCoreArrays).toBe(before.numCoreArrays);
+    expect(await g.next()).toEqual({ done: true, value: undefined });
+    expect(g.stats()!.stopReason).toBe("disposed");
+    expect(() => m.generate("Hi")).toThrow(ReferenceError);
+    expect(() => m.tokenizer.encode("Hi")).toThrow(/tokenizer.encode: the model was disposed/);
+    expect(() => m.logits([1])).toThrow(ReferenceError);
+  });
+});
