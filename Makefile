@@ -98,7 +98,7 @@ test-debug: setup data models
 test-wasm: setup data models
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
 	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1 --gtest_filter=-Llm*:QuantizedWeights*,wasm suite under node (threaded core: 2 threads; Relaxed SIMD on so FMA kernels run))
-	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1 --gtest_filter=Llm*:QuantizedWeights*:-LlmSlow.*,SmolLM2 on wasm in its own process (LlmSlow: native ctest only))
+	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1 --gtest_filter=Llm*:QuantizedWeights*:-LlmSlow.*,SmolLM2 and Gemma 3 on wasm in their own process (LlmSlow: native ctest only))
 
 # The npm package (js/): npm ci from the committed lock file, the check that js/src's modules
 # import each other without a cycle (scripts/check-import-cycles.mjs), the em++ cores with embind

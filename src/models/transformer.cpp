@@ -197,21 +197,26 @@ TransformerWeights load_weights(const formats::Gguf& g, std::span<const uint8_t>
 
 namespace {
 
-// One layer's attention block: norms, q/k/v, optional per-head q/k norms, RoPE with the
-// layer's base, attention over the cache with its mask, output projection (and post-norm).
-// Returns the block's output and the layer's new keys/values [2, T, Hkv, D].
+// Whether layer l attends through the sliding window (and uses the sliding RoPE base).
+bool is_sliding(const TransformerConfig& c, int64_t l) {
+  return size_t(l) < c.sliding_layer.size() && c.sliding_layer[size_t(l)];
+}
+
 // Which cache positions and which of the step's own rows each query may attend.
 struct Masks {
   Array cached, fresh;
 };
+
+// One layer's attention block: norms, q/k/v, optional per-head q/k norms, RoPE with the
+// layer's base, attention over the cache with its mask, output projection (and post-norm).
+// Returns the block's output and the layer's new keys/values [2, T, Hkv, D].
 
 std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers& L, int64_t l,
                                         const Array& x, const Array& cache,
                                         const Array& positions, const Masks& allowed) {
   const std::string p = "blk." + std::to_string(l) + ".";
   const int64_t T = x.shape(0);
-  const bool sliding = c.sliding_layer.size() > size_t(l) && c.sliding_layer[size_t(l)];
-  const float base = sliding ? c.rope_base_sliding : c.rope_base;
+  const float base = is_sliding(c, l) ? c.rope_base_sliding : c.rope_base;
   const Array h = rms_norm(x, L.vector(p + "attn_norm.weight"), c.rms_eps);
   Array q = np::reshape(L.linear(p + "attn_q.weight", h), {T, c.n_head, c.head_dim});
   Array k = np::reshape(L.linear(p + "attn_k.weight", h), {T, c.n_head_kv, c.head_dim});
@@ -255,9 +260,8 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   if (c.embedding_scale != 1.0f) x = x * Array(c.embedding_scale);
   std::vector<Array> new_kv;
   for (int64_t l = 0; l < c.n_layer; ++l) {
-    const bool sliding = c.sliding_layer.size() > size_t(l) && c.sliding_layer[size_t(l)];
     auto [attn, kv] =
-        attention_block(c, L, l, x, cache, positions, sliding ? windowed : causal);
+        attention_block(c, L, l, x, cache, positions, is_sliding(c, l) ? windowed : causal);
     x = x + attn;
     x = x + mlp_block(c, L, l, x);
     new_kv.push_back(kv);
