@@ -153,7 +153,7 @@ Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOp
   g.stats_.prompt_tokens = n;
   g.impl_ = std::make_shared<Generation::Impl>(Generation::Impl{
       state_, options.max_tokens, models::Sampler(options.sampling), models::StreamDecoder(*s.tokenizer),
-      models::StopStrings(options.stop, "llm.generate"), prompt, Tree(), n});
+      models::StopStrings(options.stop, "llm.generate"), prompt, Tree(), n, Array()});
   Array cache;
   {
     OnDevice on(s.device);
