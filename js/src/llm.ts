@@ -118,6 +118,7 @@ export class Generation implements AsyncIterableIterator<string> {
   private gen: any = null;
   private finished: GenerationStats | null = null;
   private readonly signal: AbortSignal | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
 
   /** @ignore */
   constructor(
@@ -137,7 +138,14 @@ export class Generation implements AsyncIterableIterator<string> {
     return this.finished;
   }
 
-  async next(): Promise<IteratorResult<string>> {
+  /** The next piece; calls made before the previous one settled wait for it, in order. */
+  next(): Promise<IteratorResult<string>> {
+    const r = this.queue.then(() => this.step());
+    this.queue = r.catch(() => undefined);
+    return r;
+  }
+
+  private async step(): Promise<IteratorResult<string>> {
     if (this.finished) return { done: true, value: undefined };
     try {
       if (!this.gen) {

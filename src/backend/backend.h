@@ -53,6 +53,9 @@ class Backend {
   // Whether kernels on this device can compute in `d` (WGSL has no 64-bit floats): library
   // functions that widen internally pick another formula where it cannot.
   virtual bool supports(DType) const { return true; }
+  // Buffers one kernel may read besides its output: fusion stops below it (webgpu: the
+  // device's storage-buffer bindings per shader stage, 10 in Chrome, minus the output's).
+  virtual size_t max_kernel_inputs() const { return SIZE_MAX; }
 
   // A new buffer's contents are unspecified until written (the jit's pool reuses buffers, and
   // the wasm device does not clear them): callers write it whole before anything reads it.

@@ -350,7 +350,7 @@ class Fuser {
       if (v->red) red = v->red;
     int nodes = ex.node_count() + (red ? red->body.node_count() : 0);
     size_t nin = ins.slots.size() + (red ? red->srcs.size() : 0);
-    if (nodes > kMaxFusedNodes || nin > kMaxFusedInputs) {
+    if (nodes > kMaxFusedNodes || nin > max_fused_inputs(p_.device)) {
       for (auto& v : in)
         if (v->red) materialize_pending(v);
       emit_.materialize(in, false);

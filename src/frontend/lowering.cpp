@@ -17,7 +17,7 @@ ImplRef pointwise(Prim p, const std::vector<ImplRef>& in, const Params& prm, con
   };
   KernelInputs ins;
   AluExp e = build(ins);
-  if (e.node_count() > kMaxFusedNodes || ins.buffers.size() > kMaxFusedInputs) {
+  if (e.node_count() > kMaxFusedNodes || ins.buffers.size() > max_fused_inputs(in[0]->device)) {
     for (auto& a : in) a->realize();
     ins = KernelInputs();
     e = build(ins);

@@ -4,7 +4,13 @@
 
 #include <algorithm>
 
+#include "backend/backend.h"
+
 namespace kiln::frontend::lowering {
+
+size_t max_fused_inputs(const std::string& device) {
+  return std::min(kMaxFusedInputs, get_backend(device).max_kernel_inputs());
+}
 
 bool is_pointwise(Prim p) {
   PrimKind k = prim_info(p).kind;

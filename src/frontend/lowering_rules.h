@@ -3,6 +3,7 @@
 // The drivers differ only in how they read an operand and when they materialize one.
 #pragma once
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "frontend/primitive.h"
@@ -12,6 +13,8 @@ namespace kiln::frontend::lowering {
 // Fusion limits: past these, operands are materialized first so kernels stay small.
 inline constexpr int kMaxFusedNodes = 400;
 inline constexpr size_t kMaxFusedInputs = 12;
+// kMaxFusedInputs, or fewer where the device's kernels cannot bind that many buffers (webgpu).
+size_t max_fused_inputs(const std::string& device);
 
 // Primitives lowered to one scalar expression of their operands' elements.
 bool is_pointwise(Prim p);

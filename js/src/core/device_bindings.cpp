@@ -23,6 +23,7 @@ val enable_webgpu(const val& limits) {
     p.max_groups_x = get_int(limits, "maxGroupsX", p.max_groups_x);
     p.workgroup_storage = get_int(limits, "workgroupStorage", p.workgroup_storage);
     p.max_invocations = get_int(limits, "maxInvocations", p.max_invocations);
+    p.max_storage_buffers = get_int(limits, "maxStorageBuffers", p.max_storage_buffers);
     p.tree_max_outputs = get_int(limits, "treeMaxOutputs", int(p.tree_max_outputs));
     // staging: 0 single, 1 prefetch, 2 double (webgpu::WgslStaging).
     const int staging = get_int(limits, "staging", int(p.staging));

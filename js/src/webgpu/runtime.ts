@@ -98,7 +98,7 @@ export class WebGpuRuntime {
 
   /** The limits the WGSL generator needs (see webgpu::WgslParams). */
   codegenLimits(): {
-    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number; bandRows?: number;
+    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; maxStorageBuffers: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number; bandRows?: number;
   } {
     const l = this.device.limits;
     // SwiftShader runs workgroups on CPU threads, where a 256-invocation tree reduction with
@@ -109,6 +109,7 @@ export class WebGpuRuntime {
       workgroup: 256, maxGroupsX: l.maxComputeWorkgroupsPerDimension, treeMaxOutputs: cpuAdapter ? 1024 : 1 << 16,
       workgroupStorage: l.maxComputeWorkgroupStorageSize,
       maxInvocations: Math.min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX),
+      maxStorageBuffers: l.maxStorageBuffersPerShaderStage,
       tiles: tilesFromEnv(), ...stagingFromEnv(), ...bandFromEnv(),
     };
   }

@@ -2,6 +2,7 @@
 // device call goes to the JS runtime (js/src/webgpu/runtime.ts) that owns GPUDevice and GPUBuffers.
 #pragma once
 #ifdef __EMSCRIPTEN__
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@ class WebGpuBackend : public Backend {
   ~WebGpuBackend() override;
   const std::string& name() const override;
   bool supports(DType d) const override { return d != DType::Float64; }
+  size_t max_kernel_inputs() const override { return size_t(std::max(1, params_.max_storage_buffers - 1)); }
   void write(int64_t handle, int64_t offset, const void* data, int64_t bytes) override;
   bool can_read_sync() const override { return false; }
   void read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) override;

@@ -46,6 +46,7 @@ struct WgslParams {
   int64_t tile_min = 16;       // rows, columns and ridx of the smallest tiled contraction
   int workgroup_storage = 16384;  // bytes of workgroup memory (WebGPU's default limit)
   int max_invocations = 256;      // per workgroup (WebGPU's default limit)
+  int max_storage_buffers = 8;    // per shader stage (WebGPU's default limit)
 };
 
 // Throws a kiln::Error naming the tile when it breaks WgslTile's rules.

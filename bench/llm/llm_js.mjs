@@ -1,0 +1,22 @@
+// The JS llm API's speed: prefill and decode tok/s of a GGUF on one device, the second run
+// reported (the first compiles the programs).
+//   node bench/llm/llm_js.mjs MODEL.gguf [device=wasm] [tokens=32] [nCtx=256]
+import { init, llm } from "../../js/dist/index.js";
+
+const [file, device = "wasm", tokens = "32", nCtx = "256"] = process.argv.slice(2);
+if (device === "webgpu") await init("webgpu");
+const t0 = performance.now();
+const model = await llm.load(file, { device, nCtx: Number(nCtx) });
+console.log(`load ${(performance.now() - t0).toFixed(0)} ms on ${model.device}`);
+const prompt = "The history of the printing press begins in the fifteenth century, when";
+for (const run of ["warm-up", "measured"]) {
+  // Sampled with a seed: random weights would end at an EOS early under greedy decoding.
+  const g = model.generate(prompt, { maxTokens: Number(tokens), temperature: 1, topK: 40, seed: 1 });
+  const t = performance.now();
+  let n = 0;
+  for await (const _ of g) n++;
+  const s = g.stats();
+  console.log(`${run}: ${s.promptTokens} prompt tokens, prefill ${s.prefillTokensPerSecond.toFixed(1)} tok/s (${s.prefillMs.toFixed(0)} ms); ` +
+    `${s.generatedTokens} tokens, decode ${s.decodeTokensPerSecond.toFixed(2)} tok/s; ${((performance.now() - t) / 1000).toFixed(1)} s, stop ${s.stopReason}`);
+}
+model.dispose();
