@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -214,6 +214,17 @@ bench-wasm: setup
 	  build/wasm/libkiln_mt.a $(KILN_BENCH_LINK) -o build/wasm/kiln_bench.cjs
 	cd bench/wasm && npm ci --no-audit --no-fund
 	cd bench/wasm && node bench.mjs && node --experimental-wasm-relaxed-simd bench.mjs
+
+# LLM speed (issue 19): prefill (256-token prompt) and decode (128 tokens) tok/s of SmolLM2 on
+# kiln native and kiln wasm (Node) against llama.cpp (node-llama-cpp's prebuilt CPU binary,
+# pinned in tools/llm-oracle) at 1 and 2 threads, with the ratios (bench/llm/bench.mjs;
+# BENCH_LLM_ARGS passes --reps, --threads, --only, --json ...). Results: bench/results/llm.md.
+BENCH_LLM_ARGS ?=
+bench-llm: setup models
+	cmake --preset native && cmake --build --preset native --target kiln_llm_bench
+	cmake --preset wasm && cmake --build --preset wasm --target kiln_llm_bench
+	cd tools/llm-oracle && npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+	nice node bench/llm/bench.mjs $(BENCH_LLM_ARGS)
 
 # One core's float32 rate with 128-bit vectors (FMA, and mul + add): the ceiling for Wasm SIMD
 # kernels on this machine, against which bench/results/wasm.md reads the matmul rates.

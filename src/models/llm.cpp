@@ -140,6 +140,7 @@ struct Generation::Impl {
   int64_t pos;                   // the cache position of the next token
   Array cache;                   // written in place after each step (kv_cache_write)
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  bool ignore_eos = false;
 };
 
 Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOptions& options) {
@@ -154,6 +155,7 @@ Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOp
   g.impl_ = std::make_shared<Generation::Impl>(Generation::Impl{
       state_, options.max_tokens, models::Sampler(options.sampling), models::StreamDecoder(*s.tokenizer),
       models::StopStrings(options.stop, "llm.generate"), prompt, Tree(), n, Array()});
+  g.impl_->ignore_eos = options.ignore_eos;
   Array cache;
   {
     OnDevice on(s.device);
@@ -208,7 +210,7 @@ std::string Generation::next(std::span<const float> logits) {
   tokens_.push_back(id);
   ++stats_.generated_tokens;
   std::string piece;
-  if (s.tokenizer->is_end_of_generation(id)) {
+  if (!g.ignore_eos && s.tokenizer->is_end_of_generation(id)) {
     stats_.stop_reason = "eos";
   } else {
     piece = g.stops.push(g.text.push(id));
