@@ -241,7 +241,7 @@ bench-webgpu: setup
 # The long leak runs (issue 17): 10 000 jitted and 1 000 eager MNIST CNN steps at batch 8,
 # printing the memory counters every 1000 steps; native C++ (bench/leaks.cpp) and the JS
 # package on wasm (bench/leaks.mjs). Minutes each; results in bench/results/leaks.md.
-bench-leaks: setup data js-build
+bench-leaks: setup data models js-build
 	cmake --preset native && cmake --build --preset native --target kiln_bench_leaks
 	nice ./build/native/kiln_bench_leaks --device native
 	nice node bench/leaks.mjs

@@ -16,6 +16,7 @@
 #include "backend/native/native_compiler.h"
 #endif
 #include "formats/gguf.h"
+#include "frontend/memory.h"
 #include "ir/debug.h"
 #include "library/numpy.h"
 #include "llm_oracle.h"
@@ -144,6 +145,34 @@ int64_t native_kernel_loads() {
 
 // After the first decode steps, generating compiles no jit program and no kernel (native:
 // no shared object compiled or loaded; wasm: no module compiled, its level-1 log lines).
+// Issue 17's leak check for generation (the long run: bench/leaks.cpp, make bench-leaks): after a few
+// warm-up tokens, every decoded token leaves the live arrays, each device's buffers and bytes
+// and the jit pool exactly as they were (the KV cache is written in place, each step's
+// outputs die with the step).
+TEST(Llm, DecodeKeepsMemoryFlat) {
+  SKIP_WITHOUT_MODEL_OR_ON_CPU();
+  Model& m = smollm2();
+  kiln::llm::GenerateOptions opt;
+  opt.max_tokens = 40;
+  opt.ignore_eos = true;
+  auto counters = [] {
+    const kiln::MemoryStats s = kiln::memory_stats();
+    std::ostringstream os;
+    os << "arrays " << s.arrays;
+    for (const kiln::DeviceMemoryStats& d : s.devices)
+      os << "; " << d.device << ": " << d.buffers << " buffers, " << d.bytes << " bytes, pooled "
+         << d.pooled_buffers << "/" << d.pooled_bytes;
+    return os.str();
+  };
+  kiln::llm::Generation g = m.start_ids(m.tokenizer().encode("Once upon a time", true, false), opt);
+  for (int i = 0; i < 4; ++i) g.next();
+  const std::string warm = counters();
+  for (int i = 0; i < 24; ++i) {
+    g.next();
+    ASSERT_EQ(counters(), warm) << "after 4 + " << i + 1 << " tokens";
+  }
+}
+
 TEST(Llm, DecodeCompilesNothingAfterTheFirstSteps) {
   SKIP_WITHOUT_MODEL_OR_ON_CPU();
   Model& m = smollm2();
