@@ -81,7 +81,7 @@ void print_row(const char* mode, int64_t s, const std::string& device, double va
 }
 
 // Decodes `llm_tokens` tokens (EOS ignored) one Generation step at a time; the last column
-// is the decode rate so far (tok/s).
+// is the rate since the previous row (tok/s; the first row includes load, prefill and compiles).
 bool run_llm(const Options& o) {
   kiln::llm::LoadOptions lo;
   lo.device = o.device;
@@ -93,14 +93,17 @@ bool run_llm(const Options& o) {
   kiln::llm::Generation gen = model.start("Once upon a time", g);
   std::string warm;
   bool flat = true;
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
+  int64_t since = 0;  // the token of the previous row
   for (int64_t s = 1; s <= o.llm_tokens && !gen.done(); s++) {
     gen.next();
     if (s == o.warmup) warm = flat_part(kiln::memory_stats(), o.device);
     if (s >= o.warmup && !gen.done() && flat_part(kiln::memory_stats(), o.device) != warm) flat = false;
     if (s == 1 || s == o.warmup || s % 100 == 0 || s == o.llm_tokens) {
-      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      print_row("llm decode", s, o.device, double(s) / sec);
+      const auto now = std::chrono::steady_clock::now();
+      const double sec = std::chrono::duration<double>(now - t0).count();
+      print_row("llm decode", s, o.device, double(s - since) / sec);  // since the last row
+      t0 = now, since = s;
     }
   }
   return flat;
