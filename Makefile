@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-native bench-peak bench-wasm bench-webgpu bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -98,7 +98,7 @@ test-debug: setup data models
 test-wasm: setup data models
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
 	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1 --gtest_filter=-Llm*:QuantizedWeights*,wasm suite under node (threaded core: 2 threads; Relaxed SIMD on so FMA kernels run))
-	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1 --gtest_filter=Llm*:QuantizedWeights*:-LlmSlow.*,SmolLM2 on wasm in its own process (LlmSlow: native ctest only))
+	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1 --gtest_filter=Llm*:QuantizedWeights*:-LlmSlow.*,SmolLM2 and Gemma 3 on wasm in their own process (LlmSlow: native ctest only))
 
 # The npm package (js/): npm ci from the committed lock file, the check that js/src's modules
 # import each other without a cycle (scripts/check-import-cycles.mjs), the em++ cores with embind
@@ -215,6 +215,17 @@ bench-wasm: setup
 	cd bench/wasm && npm ci --no-audit --no-fund
 	cd bench/wasm && node bench.mjs && node --experimental-wasm-relaxed-simd bench.mjs
 
+# LLM speed (issue 19): prefill (256-token prompt) and decode (128 tokens) tok/s of SmolLM2 on
+# kiln native and kiln wasm (Node) against llama.cpp (node-llama-cpp's prebuilt CPU binary,
+# pinned in tools/llm-oracle) at 1 and 2 threads, with the ratios (bench/llm/bench.mjs;
+# BENCH_LLM_ARGS passes --reps, --threads, --only, --json ...). Results: bench/results/llm.md.
+BENCH_LLM_ARGS ?=
+bench-llm: setup models
+	cmake --preset native && cmake --build --preset native --target kiln_llm_bench
+	cmake --preset wasm && cmake --build --preset wasm --target kiln_llm_bench
+	cd tools/llm-oracle && npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+	nice node bench/llm/bench.mjs $(BENCH_LLM_ARGS)
+
 # One core's float32 rate with 128-bit vectors (FMA, and mul + add): the ceiling for Wasm SIMD
 # kernels on this machine, against which bench/results/wasm.md reads the matmul rates.
 bench-peak:
@@ -230,7 +241,7 @@ bench-webgpu: setup
 # The long leak runs (issue 17): 10 000 jitted and 1 000 eager MNIST CNN steps at batch 8,
 # printing the memory counters every 1000 steps; native C++ (bench/leaks.cpp) and the JS
 # package on wasm (bench/leaks.mjs). Minutes each; results in bench/results/leaks.md.
-bench-leaks: setup data js-build
+bench-leaks: setup data models js-build
 	cmake --preset native && cmake --build --preset native --target kiln_bench_leaks
 	nice ./build/native/kiln_bench_leaks --device native
 	nice node bench/leaks.mjs

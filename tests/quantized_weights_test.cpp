@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -89,7 +90,8 @@ TEST(QuantizedWeights, RepackIsBitExactAgainstGgufPackage) {
     EXPECT_EQ(bad, 0) << c.name;
     ++checked[kiln::formats::ggml_type_name(c.type)];
   }
-  for (const char* t : {"f32", "f16", "q4_0", "q4_1", "q8_0"}) EXPECT_GE(checked[t], 3) << t;
+  for (const char* t : {"f32", "f16", "q4_0", "q4_1", "q5_0", "q8_0", "q4_K", "q6_K"})
+    EXPECT_GE(checked[t], 3) << t;
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {
@@ -97,14 +99,15 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-const std::string kSmolLM2 =
-    std::string(KILN_FIXTURE_DIR) + "/../../data/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+const std::string kModels = std::string(KILN_FIXTURE_DIR) + "/../../data/models/";
 
-// Every value of every tensor of the real file (Q4_1 x210, Q8_0 x1, F32 x61) against
-// formats::dequantize, itself bit-exact to ggml (GgmlBlocks.*).
-TEST(QuantizedWeights, RepackOfSmolLM2IsBitExact) {
-  if (!std::filesystem::exists(kSmolLM2)) GTEST_SKIP() << "SmolLM2 is missing (make models)";
-  const std::vector<uint8_t> file = read_file(kSmolLM2);
+// Every value of every tensor of a real file against formats::dequantize (itself bit-exact to
+// ggml, GgmlBlocks.*) through the host formula, a chunk of rows at a time (Gemma's embedding
+// alone is 168M values); then `on_device` tensors through the device's expression too.
+// Returns the number of tensors per type.
+std::map<std::string, int> check_every_tensor(const std::string& path,
+                                              const std::vector<std::string>& on_device) {
+  const std::vector<uint8_t> file = read_file(path);
   const kiln::formats::Gguf g = kiln::formats::parse_gguf(file);
   std::map<std::string, int> per_type;
   std::vector<float> ref;
@@ -113,34 +116,56 @@ TEST(QuantizedWeights, RepackOfSmolLM2IsBitExact) {
     const int64_t rows = info.dims.size() > 1 ? int64_t(info.dims[1]) : 1;
     const auto bytes = kiln::formats::gguf_tensor_data(file, info);
     const PackedTensor t = kiln::models::pack_tensor(info.name, info.type, rows, cols, bytes);
-    ref.resize(size_t(rows * cols));
-    kiln::formats::dequantize(info.type, bytes, rows * cols, ref.data());
+    const int64_t row_bytes = int64_t(bytes.size()) / rows, chunk = std::max<int64_t>(1, (1 << 20) / cols);
     int64_t bad = 0;
-    for (int64_t i = 0; i < rows * cols; ++i)
-      bad += bits_of(kiln::models::packed_value(t, i / cols, i % cols)) != bits_of(ref[size_t(i)]);
+    for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+      const int64_t n = std::min(chunk, rows - r0);
+      ref.resize(size_t(n * cols));
+      kiln::formats::dequantize(info.type, bytes.subspan(size_t(r0 * row_bytes), size_t(n * row_bytes)),
+                                n * cols, ref.data());
+      for (int64_t i = 0; i < n * cols; ++i)
+        bad += bits_of(kiln::models::packed_value(t, r0 + i / cols, i % cols)) != bits_of(ref[size_t(i)]);
+    }
     EXPECT_EQ(bad, 0) << info.name;
     ++per_type[kiln::formats::ggml_type_name(info.type)];
+    if (std::find(on_device.begin(), on_device.end(), info.name) == on_device.end()) continue;
+    const auto dev = kiln::models::dequantize(kiln::models::upload(t)).to_vector<float>();
+    ref.resize(dev.size());
+    kiln::formats::dequantize(info.type, bytes, int64_t(dev.size()), ref.data());
+    bad = 0;
+    for (size_t i = 0; i < dev.size(); ++i) bad += bits_of(dev[i]) != bits_of(ref[i]);
+    EXPECT_EQ(bad, 0) << info.name << " on the device";
   }
-  EXPECT_EQ(per_type, (std::map<std::string, int>{{"f32", 61}, {"q4_1", 210}, {"q8_0", 1}}));
-  // One real tensor through the device's expression too.
-  const auto& k = g.tensor("blk.0.attn_k.weight");
-  const auto bytes = kiln::formats::gguf_tensor_data(file, k);
-  const PackedTensor t = kiln::models::pack_tensor(k.name, k.type, 192, 576, bytes);
-  const auto dev = kiln::models::dequantize(kiln::models::upload(t)).to_vector<float>();
-  ref.resize(dev.size());
-  kiln::formats::dequantize(k.type, bytes, int64_t(dev.size()), ref.data());
-  int64_t bad = 0;
-  for (size_t i = 0; i < dev.size(); ++i) bad += bits_of(dev[i]) != bits_of(ref[i]);
-  EXPECT_EQ(bad, 0);
+  return per_type;
+}
+
+TEST(QuantizedWeights, RepackOfSmolLM2IsBitExact) {
+  const std::string path = kModels + "SmolLM2-135M-Instruct.Q4_1.gguf";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "SmolLM2 is missing (make models)";
+  EXPECT_EQ(check_every_tensor(path, {"blk.0.attn_k.weight"}),
+            (std::map<std::string, int>{{"f32", 61}, {"q4_1", 210}, {"q8_0", 1}}));
+}
+
+// Gemma 3 270M Q4_K_M: rows of 640 values are not whole 256-value K blocks, so those matrices
+// are q5_0/q8_0 and only the 1024- and 2048-wide ones q4_K/q6_K. One tensor of each quantized
+// type also goes through the device.
+TEST(QuantizedWeights, RepackOfGemma3IsBitExact) {
+  const std::string path = kModels + "gemma-3-270m-q4_k_m.gguf";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "Gemma 3 is missing (make models)";
+  const auto per_type = check_every_tensor(
+      path, {"blk.0.attn_q.weight", "blk.0.attn_v.weight", "blk.0.attn_output.weight",
+             "blk.0.ffn_down.weight", "blk.2.ffn_down.weight"});
+  EXPECT_EQ(per_type, (std::map<std::string, int>{
+                          {"f32", 109}, {"q5_0", 81}, {"q8_0", 10}, {"q4_K", 27}, {"q6_K", 9}}));
 }
 
 TEST(QuantizedWeights, UnsupportedTypesNameTensorAndType) {
   std::vector<uint8_t> bytes(144, 0);
   try {
-    kiln::models::pack_tensor("blk.3.ffn_down.weight", GgmlType::Q4_K, 1, 256, bytes);
+    kiln::models::pack_tensor("blk.3.ffn_down.weight", GgmlType::Q5_K, 1, 256, bytes);
     FAIL() << "expected an error";
   } catch (const kiln::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("tensor 'blk.3.ffn_down.weight' has type q4_K"),
+    EXPECT_NE(std::string(e.what()).find("tensor 'blk.3.ffn_down.weight' has type q5_K"),
               std::string::npos)
         << e.what();
   }

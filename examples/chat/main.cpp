@@ -16,7 +16,7 @@ struct Args {
   std::string prompt = "What is the capital of France?";
   std::string device = "native";
   int max_tokens = 128, threads = 0;
-  int64_t n_ctx = 512;  // each decode step rewrites the whole cache, so keep it small
+  int64_t n_ctx = 1024;  // decode attends over all n_ctx positions (masked), so not more
   float temperature = 0;
   bool raw = false, interactive = false;
 };

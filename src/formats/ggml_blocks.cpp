@@ -120,18 +120,6 @@ void decode_q3_k(const uint8_t* b, float* y) {
   }
 }
 
-// Q4_K/Q5_K's 8 six-bit scales and mins in 12 bytes: sub-blocks 0-3 in the low 6 bits of bytes
-// 0-3 (scales) and 4-7 (mins); 4-7 from the nibbles of bytes 8-11 plus the top 2 bits of 0-7.
-void k_scale_min(const uint8_t* s, int sub, int& scale, int& min) {
-  if (sub < 4) {
-    scale = s[sub] & 63;
-    min = s[sub + 4] & 63;
-  } else {
-    scale = (s[sub + 4] & 0x0F) | (s[sub - 4] >> 6) << 4;
-    min = (s[sub + 4] >> 4) | (s[sub] >> 6) << 4;
-  }
-}
-
 // Q4_K: 8 sub-blocks of 32; sub-block s takes the low (even s) or high (odd s) nibbles of
 // bytes 32 * (s / 2) .. +31.
 void decode_q4_k(const uint8_t* b, float* y) {
@@ -140,7 +128,7 @@ void decode_q4_k(const uint8_t* b, float* y) {
   const uint8_t* qs = b + 16;
   for (int sub = 0; sub < 8; ++sub) {
     int sc, m;
-    k_scale_min(scales, sub, sc, m);
+    ggml_k_scale_min(scales, sub, sc, m);
     const float d1 = d * float(sc), m1 = dmin * float(m);
     const uint8_t* q = qs + 32 * (sub / 2);
     const int shift = 4 * (sub % 2);
@@ -156,7 +144,7 @@ void decode_q5_k(const uint8_t* b, float* y) {
   const uint8_t* qs = b + 48;
   for (int sub = 0; sub < 8; ++sub) {
     int sc, m;
-    k_scale_min(scales, sub, sc, m);
+    ggml_k_scale_min(scales, sub, sc, m);
     const float d1 = d * float(sc), m1 = dmin * float(m);
     const uint8_t* q = qs + 32 * (sub / 2);
     const int shift = 4 * (sub % 2);
@@ -204,6 +192,16 @@ const BlockDecoder* find_decoder(GgmlType type) {
 }  // namespace
 
 float bf16_to_f32(uint16_t bits) { return float_from_bits(uint32_t(bits) << 16); }
+
+void ggml_k_scale_min(const uint8_t* s, int sub, int& scale, int& min) {
+  if (sub < 4) {
+    scale = s[sub] & 63;
+    min = s[sub + 4] & 63;
+  } else {
+    scale = (s[sub + 4] & 0x0F) | (s[sub - 4] >> 6) << 4;
+    min = (s[sub + 4] >> 4) | (s[sub] >> 6) << 4;
+  }
+}
 
 bool can_dequantize(GgmlType type) { return find_decoder(type) != nullptr; }
 

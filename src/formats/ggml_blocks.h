@@ -21,6 +21,11 @@ bool can_dequantize(GgmlType type);
 // the blocks' size. Nothing is written to `out` before those checks pass.
 void dequantize(GgmlType type, std::span<const uint8_t> bytes, int64_t n_values, float* out);
 
+// Q4_K/Q5_K's 8 six-bit scales and mins in their 12 scale bytes `s`: sub-blocks 0-3 in the
+// low 6 bits of bytes 0-3 (scales) and 4-7 (mins); 4-7 from the nibbles of bytes 8-11 plus
+// the top 2 bits of 0-7. Public because models/quantized_weights repacks these blocks.
+void ggml_k_scale_min(const uint8_t* s, int sub, int& scale, int& min);
+
 // bfloat16 bits to float32, exactly (IEEE half is ir's half_to_float).
 float bf16_to_f32(uint16_t bits);
 

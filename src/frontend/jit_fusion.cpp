@@ -252,6 +252,18 @@ class Fuser {
     return v;
   }
 
+  // Reductions packed into one kernel compute every body at each element (a select picks
+  // one), so only those reading the same buffers share one: layer norm's two means do,
+  // two matvecs over different weights do not.
+  static bool same_sources(const Pending& a, const Pending& b) {
+    std::vector<int> x(a.srcs.begin(), a.srcs.end()), y(b.srcs.begin(), b.srcs.end());
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    x.erase(std::unique(x.begin(), x.end()), x.end());
+    y.erase(std::unique(y.begin(), y.end()), y.end());
+    return x == y;
+  }
+
   // Makes v no longer pending, emitting it together with every other live reduction that
   // can share its kernel (e.g. layer norm's mean and mean of squares). A reduction whose
   // live values have diverged epilogues is emitted once, bare, and each of them reads it.
@@ -285,7 +297,7 @@ class Fuser {
         c->red = ws[0]->red;
       }
       if (want.empty()) want = KernelEmitter::group_key(*c);  // order[0] is v's reduction
-      else if (KernelEmitter::group_key(*c) != want) continue;
+      else if (KernelEmitter::group_key(*c) != want || !same_sources(*r, *v->red)) continue;
       emit.push_back(c);
       if (ws.size() > 1) splits.push_back({c, ws});
     }

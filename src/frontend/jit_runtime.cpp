@@ -80,11 +80,18 @@ std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& a
     if (sl.kind == SlotKind::Input) bufs[s] = args[size_t(sl.input)];
     else if (sl.kind == SlotKind::Const) bufs[s] = sl.constant;
   }
+  // Buffers that leave the call inside the returned arrays are freed with them, not given
+  // back, so they are allocated outright: taking them from the pool would drain it by one
+  // buffer per call whenever earlier work left spares of their size (counters not flat).
+  std::vector<bool> escapes(p.slots.size(), false);
+  for (const ProgramOutput& o : p.outs)
+    for (int s : o.srcs) escapes[size_t(s)] = true;
   KernelRecorder* rec = KernelRecorder::current();
   std::vector<int64_t> handles;
   for (const ProgramStep& st : p.steps) {
     BufferRef& out = bufs[size_t(st.out)];
-    if (!out) out = pool().take(be, p.slots[size_t(st.out)].bytes);
+    const int64_t bytes = p.slots[size_t(st.out)].bytes;
+    if (!out) out = escapes[size_t(st.out)] ? be.allocate(bytes) : pool().take(be, bytes);
     if (st.exe) {
       handles.clear();
       for (int s : st.ins) handles.push_back(bufs[size_t(s)]->handle());

@@ -21,7 +21,13 @@ bool is_view_op(Prim p) { return prim_info(p).kind == PrimKind::Movement; }
 
 bool is_cheap(const AluExp& e) {
   AluOp op = e.op();
-  return op == AluOp::Const || (op == AluOp::Load && e.src(0).op() == AluOp::Var);
+  if (op == AluOp::Const || (op == AluOp::Load && e.src(0).op() == AluOp::Var)) return true;
+  // A little integer arithmetic of the index alone (iota * 4, a shift table): recomputing it
+  // per element is cheaper than a buffer, and keeps its value range visible to codegen.
+  if (is_float(e.dtype()) || e.node_count() > 8) return false;
+  bool loads = false;
+  e.visit([&](const AluNode& n) { loads |= n.op == AluOp::Load; });
+  return !loads;
 }
 
 namespace {

@@ -21,8 +21,8 @@ bool is_pointwise(Prim p);
 // Primitives lowered to a view of their operand (no computation).
 bool is_view_op(Prim p);
 
-// An expression whose recomputation per use costs no more than loading it: a constant, or
-// one buffer read at a variable index.
+// An expression whose recomputation per use costs no more than loading it: a constant, one
+// buffer read at a variable index, or a few integer ops of the index alone (no loads).
 bool is_cheap(const AluExp& e);
 
 // The element of a pointwise primitive's output, given its operands' elements there.

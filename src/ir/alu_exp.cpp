@@ -83,6 +83,12 @@ AluExp make(AluOp op, DType dtype, std::vector<AluExp> src, double value = 0, in
       case AluOp::Cast:
         if (!is_float(s[0].dtype())) within(s[0].vmin(), s[0].vmax());
         break;
+      case AluOp::And:  // a mask by a non-negative operand bounds the result by it
+        if (dtype != DType::Bool && s[1].vmin() >= 0 && s[1].vmax() < (int64_t(1) << 31)) within(0, s[1].vmax());
+        break;
+      case AluOp::Shr:  // x >> s of a non-negative x never grows it
+        if (s[0].vmin() >= 0 && s[1].vmin() >= 0) within(0, s[0].vmax());
+        break;
       default: break;
     }
   }

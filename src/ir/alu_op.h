@@ -33,7 +33,9 @@ enum class AluOp : uint8_t {
   Where,  // src[0] ? src[1] : src[2]
 };
 
-enum class VarId : uint8_t { Gidx, Ridx, Acc };
+// Lane: a code generator's position inside an output block (the native SIMD columns), so
+// index arithmetic over "block * width + lane" simplifies to adjacent elements.
+enum class VarId : uint8_t { Gidx, Ridx, Acc, Lane };
 
 struct AluOpInfo {
   const char* name;

@@ -1,7 +1,9 @@
-// The KV cache's layout, the position-masked writes of new keys/values, and the causal
-// (optionally sliding-window) mask over cache positions.
+// The KV cache's layout, its in-place extension by a step's new rows, and the causal
+// (optionally sliding-window) masks of attention over the cache and over the step's rows.
 #include "models/kv_cache.h"
 
+#include "backend/backend.h"
+#include "frontend/array_impl.h"
 #include "library/numpy.h"
 
 namespace kiln::models {
@@ -9,24 +11,41 @@ namespace kiln::models {
 namespace np = kiln::numpy;
 
 Array kv_cache_zeros(const TransformerConfig& c, int64_t n_ctx) {
-  return np::zeros({c.n_layer, 2, n_ctx, c.n_head_kv, c.head_dim});
+  Array cache = np::zeros({c.n_layer, 2, n_ctx, c.n_head_kv, c.head_dim});
+  cache.impl()->realize();
+  return cache;
 }
 
-Array place_rows(const Array& base, const Array& rows, const Array& start, int axis) {
-  const int64_t n = base.shape(axis), t = rows.shape(axis);
-  const Array rel = np::arange(n, DType::Int32) - start;  // int32 [n]
-  const Array inside = np::logical_and(rel >= Array(0), rel < Array(int(t)));
-  const Array src = np::take(rows, np::clip(rel, Array(0), Array(int(t - 1))), axis);
-  Shape mask_shape(size_t(base.ndim()), 1);
-  mask_shape[size_t(axis < 0 ? axis + base.ndim() : axis)] = n;
-  return np::where(np::reshape(inside, mask_shape), src, base);
+void kv_cache_write(Array& cache, const Array& new_kv, int64_t start, int64_t count) {
+  const int64_t layers = cache.shape(0), n_ctx = cache.shape(2), T = new_kv.shape(2);
+  const int64_t row = cache.shape(3) * cache.shape(4);  // floats per position
+  if (new_kv.ndim() != 5 || new_kv.shape(0) != layers || new_kv.shape(3) * new_kv.shape(4) != row ||
+      count < 0 || count > T || start < 0 || start + count > n_ctx)
+    fail("kv_cache_write", "rows ", shape_str(new_kv.shape()), " (", count, " at ", start,
+         ") do not fit the cache ", shape_str(cache.shape()));
+  const std::vector<float> rows = new_kv.to_vector<float>();
+  const BufferRef& buf = cache.impl()->buffer();
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t kv = 0; kv < 2; ++kv) {
+      const float* src = rows.data() + (l * 2 + kv) * T * row;
+      const int64_t dst = ((l * 2 + kv) * n_ctx + start) * row;
+      buf->backend().write(buf->handle(), dst * 4, src, count * row * 4);
+    }
 }
 
-Array attention_mask(const Array& start, int64_t T, int64_t n_ctx, int64_t window) {
+Array cache_mask(const Array& start, int64_t T, int64_t n_ctx, int64_t window) {
   const Array query_pos = np::reshape(np::arange(T, DType::Int32) + start, {T, 1});
   const Array key_pos = np::reshape(np::arange(n_ctx, DType::Int32), {1, n_ctx});
-  Array allowed = key_pos <= query_pos;
+  Array allowed = key_pos < np::reshape(start, {1, 1});
   if (window > 0) allowed = np::logical_and(allowed, key_pos > query_pos - Array(int(window)));
+  return np::broadcast_to(allowed, {T, n_ctx});
+}
+
+Array new_rows_mask(int64_t T, int64_t window) {
+  const Array t = np::reshape(np::arange(T, DType::Int32), {T, 1});
+  const Array s = np::reshape(np::arange(T, DType::Int32), {1, T});
+  Array allowed = s <= t;
+  if (window > 0) allowed = np::logical_and(allowed, s > t - Array(int(window)));
   return allowed;
 }
 

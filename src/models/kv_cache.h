@@ -1,5 +1,6 @@
-// The KV cache as one preallocated array [n_layer, 2, n_ctx, n_head_kv, head_dim] and the lazy
-// writes that place a step's keys and values at a position known only at run time.
+// The KV cache: one preallocated array [n_layer, 2, n_ctx, n_head_kv, head_dim] that a step
+// reads (positions before its start) and the runtime extends in place with the step's new
+// keys and values, and the masks of attention over it.
 #pragma once
 #include <cstdint>
 
@@ -8,15 +9,23 @@
 
 namespace kiln::models {
 
-// Zeros of the cache's shape for a context of n_ctx positions.
+// Zeros of the cache's shape for a context of n_ctx positions, realized on the current
+// default device (its buffer is written in place by kv_cache_write).
 Array kv_cache_zeros(const TransformerConfig& config, int64_t n_ctx);
 
-// `base` with `rows` placed at [start, start + rows.shape(axis)) along `axis` (start: int32
-// []): an elementwise select over a gather, so one compiled kernel serves every start.
-Array place_rows(const Array& base, const Array& rows, const Array& start, int axis);
+// Writes rows [0, count) of a step's new keys/values (float32 [n_layer, 2, T, n_head_kv,
+// head_dim], T >= count) at positions [start, start + count) of `cache`, in place: a step
+// returns only its new rows, so a decode step moves O(layers * heads * dim) bytes instead of
+// rewriting the whole cache. The cache must be a buffer only the caller holds.
+void kv_cache_write(Array& cache, const Array& new_kv, int64_t start, int64_t count);
 
-// For each query position start + t (t < T), which cache positions c it may attend: c <=
-// start + t (causal), and c > start + t - window when window > 0. bool [T, n_ctx].
-Array attention_mask(const Array& start, int64_t T, int64_t n_ctx, int64_t window);
+// Which cache positions c the queries at positions start + t (t < T) may attend: c < start
+// (the rows already written; the step's own rows come from new_rows_mask), and c > start + t -
+// window when window > 0. bool [T, n_ctx].
+Array cache_mask(const Array& start, int64_t T, int64_t n_ctx, int64_t window);
+
+// Which of the step's own rows s (s < T) query t may attend: s <= t (causal), and s > t -
+// window when window > 0. bool [T, T].
+Array new_rows_mask(int64_t T, int64_t window);
 
 }  // namespace kiln::models

@@ -106,7 +106,7 @@ std::vector<std::vector<float>> Model::logits(const std::vector<int32_t>& ids) {
     OnDevice on(s.device);
     cache = models::kv_cache_zeros(s.config, s.n_ctx);
   }
-  const Tree out = s.run(ids, padded, 0, cache, nullptr);
+  const Tree out = s.run(ids, padded, 0, cache, nullptr);  // no later step: the cache stays
   const std::vector<float> all = out[0].array().to_vector<float>();
   std::vector<std::vector<float>> rows(static_cast<size_t>(n));
   const size_t V = size_t(s.config.n_vocab);
@@ -136,9 +136,11 @@ struct Generation::Impl {
   models::StreamDecoder text;
   models::StopStrings stops;
   std::vector<int32_t> history;  // prompt and generated ids (the repetition penalty's window)
-  Tree out;                      // the pending step: [logits, cache]
+  Tree out;                      // the pending step: [logits, its new keys/values]
   int64_t pos;                   // the cache position of the next token
+  Array cache;                   // written in place after each step (kv_cache_write)
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  bool ignore_eos = false;
 };
 
 Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOptions& options) {
@@ -152,7 +154,8 @@ Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOp
   g.stats_.prompt_tokens = n;
   g.impl_ = std::make_shared<Generation::Impl>(Generation::Impl{
       state_, options.max_tokens, models::Sampler(options.sampling), models::StreamDecoder(*s.tokenizer),
-      models::StopStrings(options.stop, "llm.generate"), prompt, Tree(), n});
+      models::StopStrings(options.stop, "llm.generate"), prompt, Tree(), n, Array()});
+  g.impl_->ignore_eos = options.ignore_eos;
   Array cache;
   {
     OnDevice on(s.device);
@@ -161,6 +164,8 @@ Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOp
   const int64_t padded = std::min((n + s.bucket - 1) / s.bucket * s.bucket, s.n_ctx);
   const int32_t last = int32_t(n - 1);
   g.impl_->out = s.run(prompt, padded, 0, cache, &last);
+  models::kv_cache_write(cache, g.impl_->out[1].array(), 0, n);  // the prompt's rows, not the padding
+  g.impl_->cache = cache;
   return g;
 }
 
@@ -205,7 +210,7 @@ std::string Generation::next(std::span<const float> logits) {
   tokens_.push_back(id);
   ++stats_.generated_tokens;
   std::string piece;
-  if (s.tokenizer->is_end_of_generation(id)) {
+  if (!g.ignore_eos && s.tokenizer->is_end_of_generation(id)) {
     stats_.stop_reason = "eos";
   } else {
     piece = g.stops.push(g.text.push(id));
@@ -221,7 +226,8 @@ std::string Generation::next(std::span<const float> logits) {
     return piece;
   }
   const int32_t zero = 0;
-  g.out = s.run({id}, 1, g.pos, g.out[1].array(), &zero);
+  g.out = s.run({id}, 1, g.pos, g.cache, &zero);
+  models::kv_cache_write(g.cache, g.out[1].array(), g.pos, 1);
   ++g.pos;
   return piece;
 }
@@ -232,6 +238,7 @@ void Generation::stop(const std::string& reason) {
   stats_.stop_reason = reason;
   stats_.decode_ms = tokens_.empty() ? 0 : ms_since(impl_->t0);
   impl_->out = Tree();  // the KV cache is freed now, not when the Generation is
+  impl_->cache = Array();
 }
 
 std::vector<int32_t> Model::generate_ids(const std::vector<int32_t>& prompt,

@@ -34,6 +34,9 @@ struct GenerateOptions {
   // Generation ends before the first of these strings in the generated text (which then
   // does not contain it); streamed text that might begin one is held back until it cannot.
   std::vector<std::string> stop;
+  // An end-of-generation token does not end generation (it is fed back like any other), so a
+  // speed benchmark decodes exactly max_tokens whatever the model says (bench/llm).
+  bool ignore_eos = false;
 };
 
 struct GenerateStats {

@@ -6,6 +6,8 @@
 
 #include "formats/ggml_blocks.h"
 #include "ir/alu_op.h"
+#include "ir/schedule.h"
+#include "library/array_args.h"
 #include "library/numpy.h"
 
 namespace kiln::models {
@@ -15,65 +17,160 @@ using formats::GgmlType;
 
 namespace {
 
-constexpr int64_t kBlock = 32;  // values per block of q4_0, q4_1, q8_0
-
 uint16_t read_u16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
+uint32_t read_u32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
 
-// Bits per packed value (4 or 8), or 0 for the plain types.
+// The codes of one ggml block: q[v] for each of its values and, per scale block, the
+// float32 scale (and min) that ggml's dequantize_row_* computes before it touches a value.
+using CodesOf = void (*)(const uint8_t* blk, uint8_t* q, float* scales, float* mins);
+
+// Value v (0..31) of a legacy 32-value block's 16 nibble bytes: v and v + 16 share a byte.
+uint8_t nibble(const uint8_t* qs, int v) { return v < 16 ? qs[v] & 15 : qs[v - 16] >> 4; }
+
+void codes_q4_0(const uint8_t* b, uint8_t* q, float* s, float*) {
+  s[0] = half_to_float(read_u16(b));
+  for (int v = 0; v < 32; ++v) q[v] = nibble(b + 2, v);
+}
+
+void codes_q4_1(const uint8_t* b, uint8_t* q, float* s, float* m) {
+  s[0] = half_to_float(read_u16(b));
+  m[0] = half_to_float(read_u16(b + 2));
+  for (int v = 0; v < 32; ++v) q[v] = nibble(b + 4, v);
+}
+
+// Q5_0: bit v of the little-endian u32 after d is value v's 5th bit.
+void codes_q5_0(const uint8_t* b, uint8_t* q, float* s, float*) {
+  s[0] = half_to_float(read_u16(b));
+  const uint32_t qh = read_u32(b + 2);
+  for (int v = 0; v < 32; ++v) q[v] = uint8_t(nibble(b + 6, v) | ((qh >> v) & 1) << 4);
+}
+
+void codes_q8_0(const uint8_t* b, uint8_t* q, float* s, float*) {
+  s[0] = half_to_float(read_u16(b));
+  for (int v = 0; v < 32; ++v) q[v] = uint8_t(int(int8_t(b[2 + v])) + 128);
+}
+
+// Q4_K: 8 sub-blocks of 32 with 6-bit scale sc and min m; ggml computes d1 = d * sc and m1 =
+// dmin * m (exact products) and then d1 * q - m1, which is q * d1 + (-m1) bit for bit.
+void codes_q4_k(const uint8_t* b, uint8_t* q, float* s, float* m) {
+  const float d = half_to_float(read_u16(b)), dmin = half_to_float(read_u16(b + 2));
+  for (int sub = 0; sub < 8; ++sub) {
+    int sc, mn;
+    formats::ggml_k_scale_min(b + 4, sub, sc, mn);
+    s[sub] = d * float(sc);
+    m[sub] = -(dmin * float(mn));
+    const uint8_t* qs = b + 16 + 32 * (sub / 2);
+    for (int l = 0; l < 32; ++l) q[sub * 32 + l] = (qs[l] >> (4 * (sub % 2))) & 15;
+  }
+}
+
+// Q6_K: 6-bit codes (low nibble from ql, 2 high bits from qh; layout as formats' decoder),
+// one int8 scale per 16 values: ggml's d * sc (exact), then times (q - 32).
+void codes_q6_k(const uint8_t* b, uint8_t* q, float* s, float*) {
+  const uint8_t *ql = b, *qh = b + 128;
+  const float d = half_to_float(read_u16(b + 208));
+  for (int k = 0; k < 16; ++k) s[k] = d * float(int8_t(b[192 + k]));
+  for (int e = 0; e < 256; ++e) {
+    const int h = e / 128, r = e % 128;
+    const int low = (ql[64 * h + r % 64] >> (4 * (r / 64))) & 15;
+    const int high = (qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
+    q[e] = uint8_t(low | high << 4);
+  }
+}
+
+// How each quantized type lives on the device: codes of `bits` bits (4: 8 per uint32 word,
+// value 8k+i of a row at bits 4i of word k; 8: 4 per word), one float32 scale (and min) per
+// `block` values. A value is `scale * (q - offset)`, or `scale * q + min` with a min. Device
+// cost per weight: bits + 32 (or 64 with mins) / block, e.g. q4_K 6, q5_0 9, q6_K 10.
+struct PackFormat {
+  GgmlType type;
+  int bits, block;
+  float offset;
+  bool with_min;
+  CodesOf codes;
+};
+
+constexpr PackFormat kFormats[] = {
+    {GgmlType::Q4_0, 4, 32, 8.0f, false, codes_q4_0},
+    {GgmlType::Q4_1, 4, 32, 0.0f, true, codes_q4_1},
+    {GgmlType::Q5_0, 8, 32, 16.0f, false, codes_q5_0},   // 5-bit codes in bytes
+    {GgmlType::Q8_0, 8, 32, 128.0f, false, codes_q8_0},  // int8 biased by +128
+    {GgmlType::Q4_K, 4, 32, 0.0f, true, codes_q4_k},
+    {GgmlType::Q6_K, 8, 16, 32.0f, false, codes_q6_k},  // 6-bit codes in bytes
+};
+
+// The packed format of `type`, or nullptr for the plain types (f32, f16) and unsupported ones.
+const PackFormat* format_of(GgmlType type) {
+  for (const PackFormat& f : kFormats)
+    if (f.type == type) return &f;
+  return nullptr;
+}
+
+// Bits per packed code (4 or 8), or 0 for the plain types.
 int bits_of(GgmlType type) {
-  switch (type) {
-    case GgmlType::Q4_0: case GgmlType::Q4_1: return 4;
-    case GgmlType::Q8_0: return 8;
-    default: return 0;
+  const PackFormat* f = format_of(type);
+  return f ? f->bits : 0;
+}
+
+void pack_blocks(PackedTensor& t, const PackFormat& f, std::span<const uint8_t> bytes) {
+  const formats::GgmlTypeInfo& info = formats::ggml_type_info(t.type);
+  const int64_t n = t.rows * t.cols, per_word = 32 / f.bits;
+  const int64_t sub = info.block_size / f.block;  // scale blocks per ggml block
+  t.scales.resize(size_t(n / f.block));
+  if (f.with_min) t.mins.resize(size_t(n / f.block));
+  t.words.assign(size_t(n / per_word), 0);
+  std::vector<uint8_t> q(size_t(info.block_size));
+  for (int64_t b = 0; b < n / info.block_size; ++b) {
+    f.codes(bytes.data() + b * info.block_bytes, q.data(), t.scales.data() + b * sub,
+            f.with_min ? t.mins.data() + b * sub : nullptr);
+    uint32_t* out = t.words.data() + b * info.block_size / per_word;
+    for (int64_t v = 0; v < info.block_size; ++v)
+      out[v / per_word] |= uint32_t(q[size_t(v)]) << (f.bits * (v % per_word));
   }
 }
 
-// The value subtracted from q before scaling (q4_0: 8, q8_0: the +128 bias), 0 for q4_1.
-float offset_of(GgmlType type) {
-  return type == GgmlType::Q4_0 ? 8.0f : type == GgmlType::Q8_0 ? 128.0f : 0.0f;
+// Rows of a packed array stored interleaved in groups of this many: element (r, c) of a
+// [rows, k] array sits at ((r / G) * k + c) * G + r % G. A matvec kernel computes
+// consecutive output rows side by side (its SIMD lanes), and with this order their words
+// and scales at one column are adjacent in memory: vector loads instead of gathers.
+int64_t interleave_of(int64_t rows) { return largest_divisor(rows, 16); }
+
+// [rows, k] host values in the interleaved order above.
+template <typename T>
+std::vector<T> interleave_rows(const std::vector<T>& v, int64_t rows) {
+  const int64_t g = interleave_of(rows), k = int64_t(v.size()) / rows;
+  std::vector<T> out(v.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < k; ++c) out[size_t(((r / g) * k + c) * g + r % g)] = v[size_t(r * k + c)];
+  return out;
 }
 
-// Value v (0..31) of a q4 block's 16 bytes: ggml keeps v and v + 16 in one byte.
-uint32_t q4_value(const uint8_t* qs, int v) {
-  return v < 16 ? uint32_t(qs[v] & 15) : uint32_t(qs[v - 16] >> 4);
+// The logical [rows, k] view of an interleaved device array [rows / G, k, G].
+Array deinterleave_rows(const Array& a) {
+  const int64_t groups = a.shape(0), k = a.shape(1), g = a.shape(2);
+  return np::reshape(np::transpose(a, std::vector<int>{0, 2, 1}), {groups * g, k});
 }
 
-void pack_blocks(PackedTensor& t, std::span<const uint8_t> bytes) {
-  const int64_t blocks = t.rows * t.cols / kBlock;
-  const int64_t block_bytes = formats::ggml_type_info(t.type).block_bytes;
-  const bool q4 = bits_of(t.type) == 4, with_min = t.type == GgmlType::Q4_1;
-  t.scales.resize(size_t(blocks));
-  if (with_min) t.mins.resize(size_t(blocks));
-  t.words.assign(size_t(blocks * (q4 ? 4 : 8)), 0);
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* blk = bytes.data() + b * block_bytes;
-    t.scales[size_t(b)] = half_to_float(read_u16(blk));
-    if (with_min) t.mins[size_t(b)] = half_to_float(read_u16(blk + 2));
-    const uint8_t* qs = blk + (with_min ? 4 : 2);
-    uint32_t* out = t.words.data() + b * (q4 ? 4 : 8);
-    for (int v = 0; v < kBlock; ++v) {
-      if (q4)
-        out[v / 8] |= q4_value(qs, v) << (4 * (v % 8));
-      else
-        out[v / 4] |= uint32_t(uint8_t(int(int8_t(qs[v])) + 128)) << (8 * (v % 4));
-    }
-  }
-}
-
-// Unpacks words [..., nb, wpb] with scales (and mins) [..., nb] into float32 [..., nb * 32].
+// Unpacks words [..., nb, wpb] with scales (and mins) [..., nb] into float32 [..., nb * block].
 // Only elementwise ops and broadcasts of the operands' loads: the caller's reduction fuses it.
 Array unpack(GgmlType type, const Array& words, const Array& scales, const Array* mins) {
-  const int bits = bits_of(type);
-  const Array shifts = np::arange(0, 32, bits, DType::Uint32);  // one per value of a word
+  const PackFormat& f = *format_of(type);
+  const int bits = f.bits;
+  // The shift of each value of a word as an index expression (not a loaded constant), so
+  // the code generators see its range [0, 32) and emit plain shifts.
+  const Array shifts = np::multiply(np::detail::iota({32 / bits}, 0, words.device()),
+                                    Array(bits)).astype(DType::Uint32);
   Array q = np::bitwise_and(np::right_shift(np::expand_dims(words, -1), shifts),
                             Array(int((1u << bits) - 1)));
   const Array qf = q.astype(DType::Float32);
   const Array s = np::expand_dims(scales, {-1, -2});
-  Array values = type == GgmlType::Q4_1 ? qf * s + np::expand_dims(*mins, {-1, -2})
-                                        : (qf - Array(offset_of(type))) * s;
+  Array values = f.with_min ? qf * s + np::expand_dims(*mins, {-1, -2})
+                            : (qf - Array(f.offset)) * s;
   Shape shape = words.shape();
   shape.pop_back();
-  shape.back() *= kBlock;
+  shape.back() *= f.block;
   return np::reshape(values, shape);
 }
 
@@ -81,11 +178,13 @@ Array unpack(GgmlType type, const Array& words, const Array& scales, const Array
 template <typename View>
 Array unpack_viewed(const QuantizedWeight& w, const View& view) {
   const Tree::Dict& d = w.parts.dict();
-  const int64_t nb = w.cols / kBlock, wpb = bits_of(w.type) == 4 ? 4 : 8;
-  const Array words = view(d.at("q").array(), Shape{nb, wpb});
-  const Array scales = view(d.at("s").array(), Shape{nb});
-  if (w.type != GgmlType::Q4_1) return unpack(w.type, words, scales, nullptr);
-  const Array mins = view(d.at("m").array(), Shape{nb});
+  const PackFormat& f = *format_of(w.type);
+  const int64_t nb = w.cols / f.block, wpb = f.block * f.bits / 32;
+  auto part = [&](const char* name) { return deinterleave_rows(d.at(name).array()); };
+  const Array words = view(part("q"), Shape{nb, wpb});
+  const Array scales = view(part("s"), Shape{nb});
+  if (!f.with_min) return unpack(w.type, words, scales, nullptr);
+  const Array mins = view(part("m"), Shape{nb});
   return unpack(w.type, words, scales, &mins);
 }
 
@@ -99,10 +198,11 @@ PackedTensor pack_tensor(const std::string& name, GgmlType type, int64_t rows, i
                          std::span<const uint8_t> bytes) {
   if (!can_pack(type))
     fail("load_weights", "tensor '", name, "' has type ", formats::ggml_type_name(type),
-         ", which kiln cannot run yet (supported: f32, f16, q4_0, q4_1, q8_0)");
-  if (rows <= 0 || cols <= 0 || (bits_of(type) && cols % kBlock != 0))
+         ", which kiln cannot run yet (supported: f32, f16, q4_0, q4_1, q5_0, q8_0, q4_K, q6_K)");
+  const int64_t block = formats::ggml_type_info(type).block_size;
+  if (rows <= 0 || cols <= 0 || cols % block != 0)
     fail("load_weights", "tensor '", name, "' has ", rows, " rows of ", cols,
-         " values, expected whole 32-value blocks per row");
+         " values, expected whole ", block, "-value blocks per row");
   if (int64_t(bytes.size()) != formats::ggml_bytes_for(type, rows * cols, "load_weights"))
     fail("load_weights", "tensor '", name, "' holds ", bytes.size(), " bytes, its type and dims need ",
          formats::ggml_bytes_for(type, rows * cols, "load_weights"));
@@ -114,7 +214,7 @@ PackedTensor pack_tensor(const std::string& name, GgmlType type, int64_t rows, i
     t.plain_bits.resize(size_t(rows * cols));
     for (size_t i = 0; i < t.plain_bits.size(); ++i) t.plain_bits[i] = read_u16(&bytes[2 * i]);
   } else {
-    pack_blocks(t, bytes);
+    pack_blocks(t, *format_of(type), bytes);
   }
   return t;
 }
@@ -127,11 +227,12 @@ float packed_value(const PackedTensor& t, int64_t row, int64_t col) {
     return f;
   }
   if (t.type == GgmlType::F16) return half_to_float(uint16_t(t.plain_bits[size_t(i)]));
-  const int bits = bits_of(t.type), per_word = 32 / bits;
-  const uint32_t q = (t.words[size_t(i / per_word)] >> (bits * (i % per_word))) & ((1u << bits) - 1);
-  const float s = t.scales[size_t(i / kBlock)];
-  if (t.type == GgmlType::Q4_1) return float(q) * s + t.mins[size_t(i / kBlock)];
-  return (float(q) - offset_of(t.type)) * s;
+  const PackFormat& f = *format_of(t.type);
+  const int per_word = 32 / f.bits;
+  const uint32_t q = (t.words[size_t(i / per_word)] >> (f.bits * (i % per_word))) & ((1u << f.bits) - 1);
+  const float s = t.scales[size_t(i / f.block)];
+  if (f.with_min) return float(q) * s + t.mins[size_t(i / f.block)];
+  return (float(q) - f.offset) * s;
 }
 
 QuantizedWeight upload(const PackedTensor& t) {
@@ -143,10 +244,14 @@ QuantizedWeight upload(const PackedTensor& t) {
     std::vector<uint16_t> half(t.plain_bits.begin(), t.plain_bits.end());
     parts["w"] = np::array(half.data(), {t.rows, t.cols}, DType::Float16);
   } else {
-    const int64_t per_word = 32 / bits_of(t.type), nb = t.cols / kBlock;
-    parts["q"] = np::array(t.words, {t.rows, t.cols / per_word});
-    parts["s"] = np::array(t.scales, {t.rows, nb});
-    if (t.type == GgmlType::Q4_1) parts["m"] = np::array(t.mins, {t.rows, nb});
+    const PackFormat& f = *format_of(t.type);
+    const int64_t per_word = 32 / f.bits, nb = t.cols / f.block, g = interleave_of(t.rows);
+    auto put = [&](const auto& v, int64_t k) {
+      return np::array(interleave_rows(v, t.rows), {t.rows / g, k, g});
+    };
+    parts["q"] = put(t.words, t.cols / per_word);
+    parts["s"] = put(t.scales, nb);
+    if (f.with_min) parts["m"] = put(t.mins, nb);
   }
   w.parts = Tree(std::move(parts));
   return w;

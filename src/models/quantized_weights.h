@@ -13,15 +13,17 @@
 namespace kiln::models {
 
 // The kiln layout of one 2-d GGUF tensor of `rows` rows of `cols` values (ggml dims
-// [cols, rows]), computed on the host from the file's blocks:
-// - q4_0, q4_1: `words` holds 8 nibbles per uint32, value 8k+i of a row at bits 4i of the
-//   row's word k (ggml stores value j and j+16 of a block in one byte: reordered here);
-// - q8_0: 4 bytes per word, each int8 value stored biased by +128 (as uint8);
-// - one float32 `scales` entry per 32-value block (ggml's f16 d, widened exactly), and for
-//   q4_1 a `mins` entry (ggml's f16 m).
-// A value is then `scale * (q - offset)` (q4_0: offset 8, q8_0: 128) or `scale * q + min`
-// (q4_1): the float32 operations of ggml's dequantize_row_* in the same order, so every value
-// is bit-exact (the products are exact, so FMA contraction cannot change them either).
+// [cols, rows]), computed on the host from the file's blocks (a table per type in the .cpp):
+// - `words`: the integer code of each value, 8 nibbles per uint32 (q4_0, q4_1, q4_K: value
+//   8k+i of a row at bits 4i of the row's word k) or 4 bytes per word (q8_0: the int8 biased
+//   by +128; q5_0 and q6_K: their 5- and 6-bit codes), reordered from ggml's interleavings;
+// - one float32 `scales` entry per scale block (32 values; q6_K 16) and, for q4_1 and q4_K, a
+//   `mins` entry: exactly the floats ggml's dequantize_row_* computes per block (d, or for the
+//   K-quants d * sc and -(dmin * m), exact products of an f16 and a small integer).
+// A value is then `scale * (q - offset)` (q4_0: 8, q5_0: 16, q6_K: 32, q8_0: 128) or
+// `scale * q + min` (q4_1, q4_K): the float32 operations of ggml's dequantize_row_* in the
+// same order, so every value is bit-exact (the products are exact, so FMA contraction cannot
+// change them either).
 // f32 and f16 tensors keep their values in `plain` (f16 as its bits, widened in the kernel).
 struct PackedTensor {
   std::string name;
@@ -32,7 +34,7 @@ struct PackedTensor {
   std::vector<uint32_t> plain_bits;  // f32 bits, or f16 bits in the low half (one per value)
 };
 
-// True for the types pack_tensor accepts: F32, F16, Q4_0, Q4_1, Q8_0.
+// True for the types pack_tensor accepts: F32, F16, Q4_0, Q4_1, Q5_0, Q8_0, Q4_K, Q6_K.
 bool can_pack(formats::GgmlType type);
 
 // Repacks `bytes` (whole blocks of `type`, rows * cols values) into the layout above. An
@@ -44,9 +46,11 @@ PackedTensor pack_tensor(const std::string& name, formats::GgmlType type, int64_
 // what the bit-exactness test compares with ggml's reference dequantization.
 float packed_value(const PackedTensor& t, int64_t row, int64_t col);
 
-// A packed tensor on a device. `parts` is a Tree::Dict of its arrays ("q": words [rows,
-// cols/8 or cols/4] uint32, "s": scales [rows, cols/32], "m": mins, or "w": plain values
-// [rows, cols] float32/float16), so weights can be jit arguments; type and sizes are static.
+// A packed tensor on a device. `parts` is a Tree::Dict of its arrays ("q": words, "s":
+// scales (one per block), "m": mins, each [rows / G, k, G] with rows interleaved in groups of G (the largest
+// divisor of rows up to 16, so a kernel's adjacent output rows read adjacent words), or "w":
+// plain values [rows, cols] float32/float16), so weights can be jit arguments; type and
+// sizes are static.
 struct QuantizedWeight {
   formats::GgmlType type = formats::GgmlType::F32;
   int64_t rows = 0, cols = 0;

@@ -1,5 +1,5 @@
 // The decoder: config from GGUF metadata, weights packed onto the device, and one forward
-// step (RMSNorm, RoPE, grouped-query attention over the KV cache, SwiGLU, output projection).
+// step (RMSNorm, RoPE, grouped-query attention over the KV cache, gated MLP, output projection).
 #include "models/transformer.h"
 
 #include <cmath>
@@ -33,12 +33,12 @@ Array rms_norm(const Array& x, const Array& weight, float eps) {
 }
 
 // x [T, heads, head_dim] rotated by position: the first rope_dim dims in pairs, the rest kept.
-Array rope(const TransformerConfig& c, const Array& x, const Array& positions) {
+Array rope(const TransformerConfig& c, const Array& x, const Array& positions, float base) {
   const int64_t T = x.shape(0), heads = x.shape(1), half = c.rope_dim / 2;
   // theta_i = pos * base^(-2i/rope_dim), the per-pair factor built by repeated float
   // multiplication as llama.cpp's rope cache does.
   std::vector<float> inv_freq(static_cast<size_t>(half));
-  const float step = std::pow(c.rope_base, -2.0f / float(c.rope_dim));
+  const float step = std::pow(base, -2.0f / float(c.rope_dim));
   float f = 1.0f;
   for (int64_t i = 0; i < half; ++i, f *= step) inv_freq[size_t(i)] = f;
   const Array theta = np::reshape(positions.astype(DType::Float32), {T, 1, 1}) *
@@ -62,19 +62,27 @@ Array rope(const TransformerConfig& c, const Array& x, const Array& positions) {
   return np::concatenate({out, np::index(x, {Slice{}, Slice{}, Slice{c.rope_dim, {}, {}}})}, -1);
 }
 
-// Grouped-query attention of q [T, H, D] over keys/values [C, Hkv, D]; query head h reads kv
-// head h / (H / Hkv), as llama.cpp broadcasts. Returns [T, H * D].
-Array attention(const TransformerConfig& c, const Array& q, const Array& keys,
-                const Array& values, const Array& allowed) {
-  const int64_t T = q.shape(0), G = c.n_head / c.n_head_kv, D = c.head_dim;
+// Grouped-query attention of q [T, H, D] over the cache's keys/values [C, Hkv, D] (where
+// `cached` allows) and the step's own new ones [T, Hkv, D] (where `fresh` allows), one softmax
+// over both; query head h reads kv head h / (H / Hkv), as llama.cpp broadcasts. Keeping the
+// two apart lets the cache stay an argument the runtime extends in place, never a copy with
+// the new rows placed. Returns [T, H * D].
+Array attention(const TransformerConfig& c, const Array& q, const Array& cache_k,
+                const Array& cache_v, const Array& k, const Array& v, const Array& cached,
+                const Array& fresh) {
+  const int64_t T = q.shape(0), C = cache_k.shape(0), G = c.n_head / c.n_head_kv, D = c.head_dim;
   const Array qg = np::transpose(np::reshape(q, {T, c.n_head_kv, G, D}), std::vector<int>{1, 2, 0, 3});
-  const Array k = np::transpose(keys, std::vector<int>{1, 0, 2});    // [Hkv, C, D]
-  const Array v = np::transpose(values, std::vector<int>{1, 0, 2});  // [Hkv, C, D]
+  auto heads_first = [](const Array& a) { return np::transpose(a, std::vector<int>{1, 0, 2}); };
   const float scale = c.attention_scale > 0 ? c.attention_scale : 1.0f / std::sqrt(float(D));
-  Array scores = np::einsum("hgtd,hcd->hgtc", {qg, k}) * Array(scale);
-  scores = np::where(allowed, scores, Array(-INFINITY));
-  const Array p = nn::softmax(scores, -1);
-  const Array out = np::einsum("hgtc,hcd->hgtd", {p, v});  // [Hkv, G, T, D]
+  auto scores = [&](const Array& keys, const Array& allowed) {  // [Hkv, G, T, keys]
+    const Array s = np::einsum("hgtd,hcd->hgtc", {qg, heads_first(keys)}) * Array(scale);
+    return np::where(allowed, s, Array(-INFINITY));
+  };
+  const Array p = nn::softmax(np::concatenate({scores(cache_k, cached), scores(k, fresh)}, -1), -1);
+  const Array p_cache = np::index(p, {ellipsis, Slice{0, C, {}}});
+  const Array p_new = np::index(p, {ellipsis, Slice{C, C + T, {}}});
+  const Array out = np::einsum("hgtc,hcd->hgtd", {p_cache, heads_first(cache_v)}) +
+                    np::einsum("hgtc,hcd->hgtd", {p_new, heads_first(v)});  // [Hkv, G, T, D]
   return np::reshape(np::transpose(out, std::vector<int>{2, 0, 1, 3}), {T, c.n_head * D});
 }
 
@@ -93,13 +101,35 @@ struct Layers {
   Array vector(const std::string& name) const { return params[name].array(); }
 };
 
+// What an architecture fixes that its GGUF metadata does not say (llama.cpp's
+// llama-model.cpp and its graph builders for that architecture).
+struct ArchRules {
+  const char* arch;
+  RopeStyle rope;
+  FfnActivation activation;
+  bool embedding_scale;      // token embeddings times sqrt(n_embd)
+  bool qk_norm, post_norms;  // the per-head q/k RMSNorm, the norms after attention and MLP
+  int sliding_period;        // with a sliding window: every period-th layer is global
+  float rope_base_sliding;   // the sliding layers' RoPE base unless the file has one
+};
+
+constexpr ArchRules kArchRules[] = {
+    {"llama", RopeStyle::AdjacentPairs, FfnActivation::SiLU, false, false, false, 0, 0.0f},
+    // llama.cpp: LLAMA_ROPE_TYPE_NEOX, LLM_FFN_GELU (tanh) with a parallel gate, swa pattern 6,
+    // rope_freq_base_train_swa 10000.
+    {"gemma3", RopeStyle::Halves, FfnActivation::GeluTanh, true, true, true, 6, 10000.0f},
+};
+
 }  // namespace
 
 TransformerConfig config_from_gguf(const formats::Gguf& g) {
   TransformerConfig c;
   c.arch = g.get_string("general.architecture");
-  if (c.arch != "llama")
-    fail("llm", "architecture '", c.arch, "' is not implemented yet (supported: llama)");
+  const ArchRules* rules = nullptr;
+  for (const ArchRules& r : kArchRules)
+    if (c.arch == r.arch) rules = &r;
+  if (!rules)
+    fail("llm", "architecture '", c.arch, "' is not implemented yet (supported: llama, gemma3)");
   const std::string a = c.arch + ".";
   c.n_layer = meta_int(g, a + "block_count");
   c.n_embd = meta_int(g, a + "embedding_length");
@@ -118,6 +148,22 @@ TransformerConfig config_from_gguf(const formats::Gguf& g) {
   if (c.n_head % c.n_head_kv != 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
     fail("llm", "inconsistent attention metadata: ", c.n_head, " heads, ", c.n_head_kv,
          " kv heads, head dim ", c.head_dim, ", rope dim ", c.rope_dim);
+  c.rope = rules->rope;
+  c.activation = rules->activation;
+  if (rules->embedding_scale) c.embedding_scale = std::sqrt(float(c.n_embd));
+  c.qk_norm = rules->qk_norm;
+  c.post_norms = rules->post_norms;
+  c.final_softcap = meta_float_or(g, a + "final_logit_softcapping", 0.0f);
+  if (rules->sliding_period > 0 && g.find(a + "attention.sliding_window")) {
+    c.sliding_window = meta_int(g, a + "attention.sliding_window");
+    c.rope_base_sliding = meta_float_or(g, a + "rope.freq_base_swa", rules->rope_base_sliding);
+  }
+  c.sliding_layer.assign(size_t(c.n_layer), false);
+  for (int64_t l = 0; c.sliding_window > 0 && l < c.n_layer; ++l)
+    c.sliding_layer[size_t(l)] = l % rules->sliding_period < rules->sliding_period - 1;
+  // Gemma 3 27B (62 layers) scales queries by 1/sqrt(n_embd / n_head), the others by
+  // 1/sqrt(head_dim): llama.cpp's rule, as the GGUF has no query_pre_attn_scalar.
+  if (c.arch == "gemma3" && c.n_layer == 62) c.attention_scale = 1.0f / std::sqrt(float(c.n_embd / c.n_head));
   return c;
 }
 
@@ -149,37 +195,83 @@ TransformerWeights load_weights(const formats::Gguf& g, std::span<const uint8_t>
   return w;
 }
 
+namespace {
+
+// Whether layer l attends through the sliding window (and uses the sliding RoPE base).
+bool is_sliding(const TransformerConfig& c, int64_t l) {
+  return size_t(l) < c.sliding_layer.size() && c.sliding_layer[size_t(l)];
+}
+
+// Which cache positions and which of the step's own rows each query may attend.
+struct Masks {
+  Array cached, fresh;
+};
+
+// One layer's attention block: norms, q/k/v, optional per-head q/k norms, RoPE with the
+// layer's base, attention over the cache with its mask, output projection (and post-norm).
+// Returns the block's output and the layer's new keys/values [2, T, Hkv, D].
+
+std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers& L, int64_t l,
+                                        const Array& x, const Array& cache,
+                                        const Array& positions, const Masks& allowed) {
+  const std::string p = "blk." + std::to_string(l) + ".";
+  const int64_t T = x.shape(0);
+  const float base = is_sliding(c, l) ? c.rope_base_sliding : c.rope_base;
+  const Array h = rms_norm(x, L.vector(p + "attn_norm.weight"), c.rms_eps);
+  Array q = np::reshape(L.linear(p + "attn_q.weight", h), {T, c.n_head, c.head_dim});
+  Array k = np::reshape(L.linear(p + "attn_k.weight", h), {T, c.n_head_kv, c.head_dim});
+  const Array v = np::reshape(L.linear(p + "attn_v.weight", h), {T, c.n_head_kv, c.head_dim});
+  if (c.qk_norm) {
+    q = rms_norm(q, L.vector(p + "attn_q_norm.weight"), c.rms_eps);
+    k = rms_norm(k, L.vector(p + "attn_k_norm.weight"), c.rms_eps);
+  }
+  q = rope(c, q, positions, base);
+  k = rope(c, k, positions, base);
+  const Array heads = attention(c, q, cache[l][0], cache[l][1], k, v, allowed.cached, allowed.fresh);
+  Array out = L.linear(p + "attn_output.weight", heads);
+  if (c.post_norms) out = rms_norm(out, L.vector(p + "post_attention_norm.weight"), c.rms_eps);
+  return {out, np::stack({k, v}, 0)};
+}
+
+// One layer's gated MLP (SwiGLU or GeGLU), with the post-norm when the model has one.
+Array mlp_block(const TransformerConfig& c, const Layers& L, int64_t l, const Array& x) {
+  const std::string p = "blk." + std::to_string(l) + ".";
+  const Array f = rms_norm(x, L.vector(p + "ffn_norm.weight"), c.rms_eps);
+  const Array gate = L.linear(p + "ffn_gate.weight", f);
+  const Array act = c.activation == FfnActivation::SiLU ? nn::silu(gate) : nn::gelu(gate, true);
+  Array out = L.linear(p + "ffn_down.weight", act * L.linear(p + "ffn_up.weight", f));
+  if (c.post_norms) out = rms_norm(out, L.vector(p + "post_ffw_norm.weight"), c.rms_eps);
+  return out;
+}
+
+}  // namespace
+
 Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weights,
                       const Tree& params, const Array& tokens, const Array& start,
                       const Array& cache, const Array* last) {
   const Layers L{weights, params};
   const int64_t T = tokens.shape(0), n_ctx = cache.shape(2);
   const Array positions = np::arange(T, DType::Int32) + start;
-  const Array allowed = attention_mask(start, T, n_ctx, 0);
+  const Masks causal{cache_mask(start, T, n_ctx, 0), new_rows_mask(T, 0)};
+  const Masks windowed = c.sliding_window > 0 ? Masks{cache_mask(start, T, n_ctx, c.sliding_window),
+                                                      new_rows_mask(T, c.sliding_window)}
+                                              : causal;
   Array x = dequantize_rows(L.matrix("token_embd.weight"), tokens);
   if (c.embedding_scale != 1.0f) x = x * Array(c.embedding_scale);
   std::vector<Array> new_kv;
   for (int64_t l = 0; l < c.n_layer; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    const Array h = rms_norm(x, L.vector(p + "attn_norm.weight"), c.rms_eps);
-    const Array q = rope(c, np::reshape(L.linear(p + "attn_q.weight", h), {T, c.n_head, c.head_dim}), positions);
-    const Array k = rope(c, np::reshape(L.linear(p + "attn_k.weight", h), {T, c.n_head_kv, c.head_dim}), positions);
-    const Array v = np::reshape(L.linear(p + "attn_v.weight", h), {T, c.n_head_kv, c.head_dim});
-    const Array keys = place_rows(cache[l][0], k, start, 0);
-    const Array values = place_rows(cache[l][1], v, start, 0);
-    x = x + L.linear(p + "attn_output.weight", attention(c, q, keys, values, allowed));
-    const Array f = rms_norm(x, L.vector(p + "ffn_norm.weight"), c.rms_eps);
-    const Array gate = L.linear(p + "ffn_gate.weight", f);
-    const Array act = c.activation == FfnActivation::SiLU ? nn::silu(gate) : nn::gelu(gate, true);
-    x = x + L.linear(p + "ffn_down.weight", act * L.linear(p + "ffn_up.weight", f));
-    new_kv.push_back(np::stack({k, v}, 0));  // [2, T, Hkv, D]
+    auto [attn, kv] =
+        attention_block(c, L, l, x, cache, positions, is_sliding(c, l) ? windowed : causal);
+    x = x + attn;
+    x = x + mlp_block(c, L, l, x);
+    new_kv.push_back(kv);
   }
   if (last) x = np::take(x, *last, 0);
   x = rms_norm(x, L.vector("output_norm.weight"), c.rms_eps);
-  const Array logits =
-      L.linear(weights.tied_output ? "token_embd.weight" : "output.weight", x);
-  const Array new_cache = place_rows(cache, np::stack(new_kv, 0), start, 2);
-  return Tree(Tree::List{Tree(logits), Tree(new_cache)});
+  Array logits = L.linear(weights.tied_output ? "token_embd.weight" : "output.weight", x);
+  if (c.final_softcap > 0)
+    logits = np::tanh(logits * Array(1.0f / c.final_softcap)) * Array(c.final_softcap);
+  return Tree(Tree::List{Tree(logits), Tree(np::stack(new_kv, 0))});
 }
 
 }  // namespace kiln::models

@@ -1,5 +1,5 @@
-// A generic decoder-only transformer described by GGUF metadata (llama now; the config has
-// the switches gemma3 needs), written with kiln arrays so jit fuses and compiles its steps.
+// A generic decoder-only transformer described by GGUF metadata (llama and gemma3, one step
+// with per-architecture switches), written with kiln arrays so jit fuses and compiles it.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -27,13 +27,15 @@ struct TransformerConfig {
   float rms_eps = 1e-5f, rope_base = 10000.0f;
   RopeStyle rope = RopeStyle::AdjacentPairs;
   FfnActivation activation = FfnActivation::SiLU;
-  // gemma3's switches (read from its metadata when that architecture is implemented):
+  // gemma3's switches (config_from_gguf's rule table says which architecture sets which):
   float embedding_scale = 1.0f;  // token embeddings times sqrt(n_embd)
   bool qk_norm = false;          // RMSNorm of each q and k head
   bool post_norms = false;       // RMSNorm after attention and after the MLP
   int64_t sliding_window = 0;    // local layers attend to this many past positions
   std::vector<bool> sliding_layer;
+  float rope_base_sliding = 0;   // the sliding layers' RoPE base (gemma3: 10000)
   float attention_scale = 0;     // 1/sqrt(head_dim) unless the model says otherwise
+  float final_softcap = 0;       // logits = cap * tanh(logits / cap) when > 0
 };
 
 // The config of `general.architecture`'s keys; kiln::Error for architectures not implemented.
@@ -51,10 +53,12 @@ TransformerWeights load_weights(const formats::Gguf& gguf, std::span<const uint8
                                 const TransformerConfig& config);
 
 // One forward step over tokens (int32 [T]) at positions start + [0, T) (start: int32 []),
-// reading and extending the KV cache (float32 [n_layer, 2, n_ctx, n_head_kv, head_dim];
-// positions >= start + T are masked, so whatever they hold is ignored). Returns
-// List{logits, new cache}: logits float32 [T, n_vocab], or [1, n_vocab] for the row
-// `last` (int32 [1]) when it is given. Traced under jit: `params` are the traced weights.
+// attending to the KV cache's positions before start (float32 [n_layer, 2, n_ctx, n_head_kv,
+// head_dim]; later positions are masked, so whatever they hold is ignored) and to its own
+// tokens. Returns List{logits, new rows}: logits float32 [T, n_vocab], or [1, n_vocab] for
+// the row `last` (int32 [1]) when it is given; new rows float32 [n_layer, 2, T, n_head_kv,
+// head_dim], the keys and values the caller writes into the cache at start
+// (kv_cache_write). Traced under jit: `params` are the traced weights.
 Tree transformer_step(const TransformerConfig& config, const TransformerWeights& weights,
                       const Tree& params, const Array& tokens, const Array& start,
                       const Array& cache, const Array* last);

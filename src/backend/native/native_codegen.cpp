@@ -2,6 +2,7 @@
 // into one local per distinct node, inside the loop nest the Plan chose.
 #include "backend/native/native_codegen.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -177,8 +178,13 @@ std::string int_formula(AluOp op, DType d, const std::vector<Operand>& a, const 
     case AluOp::And: return "(" + std::string(ctype(d)) + ")(" + x + " & " + y + ")";
     case AluOp::Or: return "(" + std::string(ctype(d)) + ")(" + x + " | " + y + ")";
     case AluOp::Xor: return "(" + std::string(ctype(d)) + ")(" + x + " ^ " + y + ")";
-    case AluOp::Shl: return std::string(s ? "k_ishl(" : "k_ushl(") + x + ", (i64)" + y + ")";
-    case AluOp::Shr: return std::string(s ? "k_ishr(" : "k_ushr(") + x + ", (i64)" + y + ")";
+    case AluOp::Shl: case AluOp::Shr:
+      // A shift the simplifier proved in [0, 32) is C's own (vectorizable); others clamp.
+      if (a[1].vmin >= 0 && a[1].vmax < 32)
+        return op == AluOp::Shl ? "(" + std::string(ctype(d)) + ")((u32)" + x + " << " + y + ")"
+                                : "(" + std::string(ctype(d)) + ")(" + x + " >> " + y + ")";
+      return std::string(op == AluOp::Shl ? (s ? "k_ishl(" : "k_ushl(") : (s ? "k_ishr(" : "k_ushr(")) + x +
+             ", (i64)" + y + ")";
     default: {
       std::string f = float_formula(op, a);  // e.g. sqrt of an int: a double rounded back
       return f.empty() ? "" : round_double(d, f);
@@ -209,6 +215,10 @@ std::string cast_formula(DType to, const Operand& a) {
   const std::string x = a.s;
   if (to == DType::Bool) return "(" + x + " != 0)";
   if (to == DType::Float64) return "(double)" + x;
+  // An int32/uint32 is exact in a double, so C's direct conversion rounds the same way as
+  // going through one; the direct form is what g++ vectorizes (cvtdq2ps when non-negative).
+  if (to == DType::Float32 && from == DType::Uint32 && a.vmax <= INT32_MAX) return "(float)(i32)" + x;
+  if (to == DType::Float32 && is_int(from)) return "(float)" + x;
   if (to == DType::Float32) return from == DType::Float16 ? x : "(float)(double)" + x;
   if (to == DType::Float16) return from == DType::Float16 ? x : "k_rh((double)" + x + ")";
   if (is_float(from)) return std::string(to == DType::Int32 ? "k_f2i(" : "k_f2u(") + "(double)" + x + ")";
@@ -259,16 +269,23 @@ std::string op_formula(AluOp op, DType d, const std::vector<Operand>& a, const O
 class ScopeEmitter {
  public:
   ScopeEmitter(std::ostringstream& os, std::string indent, std::string prefix,
-               std::map<VarId, std::string> vars, const std::vector<bool>& guards, size_t& guard_pos)
+               std::map<VarId, std::string> vars, const std::map<const AluNode*, bool>& guards)
       : os_(os), indent_(std::move(indent)), prefix_(std::move(prefix)), vars_(std::move(vars)),
-        guards_(guards), guard_pos_(guard_pos) {}
+        guards_(guards) {}
 
-  std::string emit(const AluExp& e) {
-    e.visit([&](const AluNode& n) { names_[&n] = node(n); });
-    return names_.at(e.get());
-  }
+  // Children first; a preset node's subtree is not emitted (computed elsewhere).
+  std::string emit(const AluExp& e) { return emit_node(*e.get()); }
+  // Names a node computed elsewhere (a hoisted value), so emit() reads it instead.
+  void preset(const AluNode* n, std::string name) { names_[n] = std::move(name); }
 
  private:
+  const std::string& emit_node(const AluNode& n) {
+    auto it = names_.find(&n);
+    if (it != names_.end()) return it->second;
+    for (auto& c : n.src) emit_node(c.node());
+    return names_[&n] = node(n);
+  }
+
   std::string node(const AluNode& n) {
     if (n.op == AluOp::Const) return literal(n.dtype, n.value);
     if (n.op == AluOp::Var) {
@@ -288,9 +305,8 @@ class ScopeEmitter {
       std::string v = p + "[" + ops[0].s + "]";
       if (n.dtype == DType::Bool) v = "(" + v + " != 0)";
       if (n.dtype == DType::Float16) v = "k_h2f(" + v + ")";
-      bool guard = guard_pos_ < guards_.size() && guards_[guard_pos_];
-      guard_pos_++;
-      if (guard)
+      auto g = guards_.find(&n);
+      if (g != guards_.end() && g->second)
         v = "((u32)" + ops[0].s + " < (u32)cnt[" + std::to_string(n.arg) + "] ? " + v + " : " +
             literal(n.dtype, 0) + ")";
       expr = v;
@@ -313,8 +329,7 @@ class ScopeEmitter {
   std::ostringstream& os_;
   std::string indent_, prefix_;
   std::map<VarId, std::string> vars_;
-  const std::vector<bool>& guards_;
-  size_t& guard_pos_;
+  const std::map<const AluNode*, bool>& guards_;
   std::unordered_map<const AluNode*, std::string> names_;
   std::unordered_map<std::string, std::string> cse_;
   int count_ = 0;
@@ -345,6 +360,61 @@ std::vector<const AluNode*> loads(const Plan& p) {
   return out;
 }
 
+// The body in block coordinates: gidx = m * cols + blk * tn + lane, with m in gidx's place,
+// the column block in acc's (a reduction body never reads acc) and the SIMD column in lane's.
+// The simplifier then turns gidx // cols into m and (gidx % cols) // tn into blk, so loads
+// become affine in lane and g++ vectorizes them.
+AluExp block_body(const AluExp& exp, int64_t rows, int64_t cols, int64_t tn) {
+  AluExp m = AluExp::var(VarId::Gidx, DType::Int32, rows - 1);
+  AluExp blk = AluExp::var(VarId::Acc, DType::Int32, cols / tn - 1);
+  AluExp lane = AluExp::var(VarId::Lane, DType::Int32, tn - 1);
+  return exp.substitute(VarId::Gidx, m * AluExp::idx(cols) + blk * AluExp::idx(tn) + lane);
+}
+
+bool uses_row(const AluNode& n, std::unordered_map<const AluNode*, bool>& memo) {
+  auto it = memo.find(&n);
+  if (it != memo.end()) return it->second;
+  bool r = n.op == AluOp::Var && n.arg == int(VarId::Gidx);
+  for (auto& c : n.src) r = r || uses_row(c.node(), memo);
+  return memo[&n] = r;
+}
+
+// Work a block's rows can share: float nodes that do not depend on the row, beyond a bare
+// load (a dequantized weight: shift, mask, convert, scale). Hoisted per column (below).
+bool shareable(const AluNode& n, std::unordered_map<const AluNode*, bool>& memo) {
+  return is_float(n.dtype) && n.op != AluOp::Load && n.op != AluOp::Const && !uses_row(n, memo);
+}
+
+int shared_nodes(const AluExp& body) {
+  std::unordered_map<const AluNode*, bool> memo;
+  int count = 0;
+  body.visit([&](const AluNode& n) { count += shareable(n, memo); });
+  return count;
+}
+
+// The output split (rows x cols) for a contraction: the scheduler's innermost axis, unless a
+// wider one (another gidx // c or gidx % c of the body) leaves more of the body shared by
+// the rows of a block. With weights stored row-interleaved, the scheduler sees the 16-wide
+// interleave as the innermost axis and each row of a block reads other weights; splitting at
+// the true output width instead lets a prefill's tokens share each dequantized weight.
+int64_t shared_columns(const Kernel& k, int64_t inner) {
+  std::vector<int64_t> candidates{inner};
+  k.exp.visit([&](const AluNode& n) {
+    if ((n.op != AluOp::Idiv && n.op != AluOp::Mod) || !n.src[1].is_const()) return;
+    if (n.src[0].op() != AluOp::Var || n.src[0].node().arg != int(VarId::Gidx)) return;
+    const int64_t c = int64_t(n.src[1].value());
+    if (c > inner && c < k.size && k.size % c == 0 && c % inner == 0) candidates.push_back(c);
+  });
+  int64_t best = inner;
+  int best_shared = -1;
+  for (int64_t c : candidates) {
+    const int64_t tn = largest_divisor(c, native_params().upcast);
+    const int shared = shared_nodes(block_body(k.exp, k.size / c, c, tn));
+    if (shared > best_shared) best = c, best_shared = shared;
+  }
+  return best;
+}
+
 }  // namespace
 
 Plan plan_kernel(const Kernel& k) {
@@ -364,18 +434,13 @@ Plan plan_kernel(const Kernel& k) {
   const Schedule& s = p.schedule;
   p.mode = Plan::Mode::Tiled;
   if (s.out_shape.size() == 2) {
-    p.rows = s.out_shape[0];
-    p.cols = s.out_shape[1];
+    p.cols = shared_columns(k, s.out_shape[1]);
+    p.rows = k.size / p.cols;
     // The scheduler tiles both axes up to max(tile_out, upcast); registers hold only
     // tile_out rows (measured below), so the row block is capped again here.
     p.tm = largest_divisor(p.rows, native_tm());
-    p.tn = s.tile[1];
-    // The body in terms of the block coordinates: gidx = m * cols + n, with m in gidx's
-    // place and n in acc's (the body never reads acc). The simplifier turns gidx // cols
-    // and gidx % cols into m and n, so loads become affine in n and g++ vectorizes them.
-    AluExp m = AluExp::var(VarId::Gidx, DType::Int32, p.rows - 1);
-    AluExp n = AluExp::var(VarId::Acc, DType::Int32, p.cols - 1);
-    p.body = k.exp.substitute(VarId::Gidx, m * p.cols + n);
+    p.tn = p.cols == s.out_shape[1] ? s.tile[1] : largest_divisor(p.cols, native_params().upcast);
+    p.body = block_body(k.exp, p.rows, p.cols, p.tn);
   } else {
     // A row reduction: blocks of consecutive outputs, each with its own accumulator, so
     // the reduction keeps alu order per output while the block gives independent chains.
@@ -399,10 +464,86 @@ std::vector<bool> load_guards(const Plan& p, const std::vector<int64_t>& counts,
   return g;
 }
 
-std::string generate_source(const Plan& p, const std::vector<bool>& guards) {
+namespace {
+
+// The shareable nodes (see shareable) that a row-dependent node or the root reads: computed
+// once per column of a block, before its rows, into arrays h0[tn], h1[tn], ...
+std::vector<const AluNode*> hoisted_nodes(const Plan& p) {
+  std::vector<const AluNode*> out;
+  if (p.rows <= 1 || p.tm <= 1) return out;
+  std::unordered_map<const AluNode*, bool> memo;
+  auto add = [&](const AluNode& n) {
+    if (shareable(n, memo) && std::find(out.begin(), out.end(), &n) == out.end()) out.push_back(&n);
+  };
+  p.body.visit([&](const AluNode& n) {
+    if (!shareable(n, memo))
+      for (auto& c : n.src) add(c.node());
+  });
+  add(p.body.node());
+  return out;
+}
+
+// The reduction loop nest of a Tiled plan: accumulators for tm x tn outputs, the reduction
+// steps, then the epilogue per output.
+void emit_tiled(std::ostringstream& os, const Plan& p, const std::map<const AluNode*, bool>& guards) {
   const Kernel& k = p.kernel;
+  const Reduction& red = *k.reduction;
+  const DType adt = k.exp.dtype(), odt = k.out_dtype();
+  const char* at = ctype(adt);
+  const int64_t nb = p.cols / p.tn;
+  os << "  for (i64 it = begin; it < end; ++it) {\n"
+     << "    const i32 blk = (i32)(it % " << nb << "), m0 = (i32)(it / " << nb << ") * " << p.tm
+     << ", n0 = blk * " << p.tn << ";\n    (void)blk;\n"
+     << "    " << at << " accs[" << p.tm << "][" << p.tn << "];\n"
+     << "    for (int i = 0; i < " << p.tm << "; ++i)\n      for (int j = 0; j < " << p.tn
+     << "; ++j) accs[i][j] = " << literal(adt, round_to(adt, Reduction::identity(red.op, adt))) << ";\n"
+     << "    for (i32 ridx = 0; ridx < " << red.size << "; ++ridx) {\n";
+  std::map<VarId, std::string> vars;
+  if (p.rows > 1) vars = {{VarId::Gidx, "m"}, {VarId::Acc, "blk"}, {VarId::Lane, "j"}, {VarId::Ridx, "ridx"}};
+  else vars = {{VarId::Gidx, "n"}, {VarId::Ridx, "ridx"}};
+  ScopeEmitter body(os, "          ", "v", vars, guards);
+  const std::vector<const AluNode*> hoisted = hoisted_nodes(p);
+  if (!hoisted.empty()) {
+    ScopeEmitter per_column(os, "        ", "w", vars, guards);
+    for (size_t h = 0; h < hoisted.size(); h++)
+      os << "      " << ctype(hoisted[h]->dtype) << " h" << h << "[" << p.tn << "];\n";
+    os << "      for (int j = 0; j < " << p.tn << "; ++j) {\n";
+    for (size_t h = 0; h < hoisted.size(); h++) {
+      const std::string v = per_column.emit(AluExp(std::shared_ptr<const AluNode>(std::shared_ptr<const AluNode>{}, hoisted[h])));
+      os << "        h" << h << "[j] = " << v << ";\n";
+      body.preset(hoisted[h], "h" + std::to_string(h) + "[j]");
+    }
+    os << "      }\n";
+  }
+  os << "      for (int i = 0; i < " << p.tm << "; ++i) {\n"
+     << "        const i32 m = m0 + i;\n        (void)m;\n"
+     << "        for (int j = 0; j < " << p.tn << "; ++j) {\n"
+     << "          const i32 n = n0 + j;\n          (void)n;\n";
+  const std::string v = body.emit(p.body);
+  Operand a{"accs[i][j]", adt}, b{v, adt};
+  Operand res{"", adt, INT32_MIN, INT32_MAX};
+  if (is_int(adt)) res.vmin = adt == DType::Int32 ? INT32_MIN : 0, res.vmax = adt == DType::Int32 ? INT32_MAX : UINT32_MAX;
+  std::string fold = op_formula(red.op, adt, {a, b}, res);
+  if (fold.empty()) fail("native", "no C++ rule for reduce ", alu_info(red.op).name, " on ", dtype_name(adt));
+  os << "          accs[i][j] = " << fold << ";\n";
+  os << "        }\n      }\n    }\n"
+     << "    for (int i = 0; i < " << p.tm << "; ++i)\n      for (int j = 0; j < " << p.tn << "; ++j) {\n"
+     << "        const i32 gidx = (m0 + i) * " << p.cols << " + n0 + j;\n"
+     << "        const " << at << " acc = accs[i][j];\n        (void)acc;\n";
+  ScopeEmitter epi(os, "        ", "e", {{VarId::Gidx, "gidx"}, {VarId::Acc, "acc"}}, guards);
+  std::string r = epi.emit(red.epilogue);
+  os << "        out[gidx] = " << store(odt, r) << ";\n      }\n  }\n";
+}
+
+}  // namespace
+
+std::string generate_source(const Plan& p, const std::vector<bool>& guard_bits) {
+  const Kernel& k = p.kernel;
+  std::map<const AluNode*, bool> guards;
+  const std::vector<const AluNode*> load_nodes = loads(p);
+  for (size_t i = 0; i < load_nodes.size() && i < guard_bits.size(); i++) guards[load_nodes[i]] = guard_bits[i];
   std::ostringstream os;
-  os << kPrelude << "\n// " << p.schedule.str() << "\n";
+  os << kPrelude << "\n// " << p.schedule.str() << " rows=" << p.rows << " cols=" << p.cols << "\n";
   os << "extern \"C\" void kiln_kernel(void* const* bufs, const i64* cnt, i64 begin, i64 end) {\n";
   for (size_t i = 0; i < k.inputs.size(); i++)
     os << "  const " << storage_type(k.inputs[i]) << "* __restrict in" << i << " = (const "
@@ -410,49 +551,15 @@ std::string generate_source(const Plan& p, const std::vector<bool>& guards) {
   const DType odt = k.out_dtype();
   os << "  " << storage_type(odt) << "* __restrict out = (" << storage_type(odt) << "*)bufs["
      << k.inputs.size() << "];\n  (void)cnt;\n";
-  size_t gpos = 0;
   if (!k.reduction) {
     os << "  for (i32 gidx = (i32)begin; gidx < (i32)end; ++gidx) {\n";
-    ScopeEmitter body(os, "    ", "v", {{VarId::Gidx, "gidx"}}, guards, gpos);
+    ScopeEmitter body(os, "    ", "v", {{VarId::Gidx, "gidx"}}, guards);
     std::string r = body.emit(k.exp);
     os << "    out[gidx] = " << store(odt, r) << ";\n  }\n}\n";
     return os.str();
   }
-  const Reduction& red = *k.reduction;
-  const DType adt = k.exp.dtype();
-  const char* at = ctype(adt);
-  const int64_t nb = p.cols / p.tn;
-  os << "  for (i64 it = begin; it < end; ++it) {\n"
-     << "    const i32 m0 = (i32)(it / " << nb << ") * " << p.tm << ", n0 = (i32)(it % " << nb << ") * " << p.tn
-     << ";\n"
-     << "    " << at << " accs[" << p.tm << "][" << p.tn << "];\n"
-     << "    for (int i = 0; i < " << p.tm << "; ++i)\n      for (int j = 0; j < " << p.tn
-     << "; ++j) accs[i][j] = " << literal(adt, round_to(adt, Reduction::identity(red.op, adt))) << ";\n"
-     << "    for (i32 ridx = 0; ridx < " << red.size << "; ++ridx) {\n"
-     << "      for (int i = 0; i < " << p.tm << "; ++i) {\n"
-     << "        const i32 m = m0 + i;\n        (void)m;\n"
-     << "        for (int j = 0; j < " << p.tn << "; ++j) {\n"
-     << "          const i32 n = n0 + j;\n          (void)n;\n";
-  std::map<VarId, std::string> vars;
-  if (p.rows > 1) vars = {{VarId::Gidx, "m"}, {VarId::Acc, "n"}, {VarId::Ridx, "ridx"}};
-  else vars = {{VarId::Gidx, "n"}, {VarId::Ridx, "ridx"}};
-  {
-    ScopeEmitter body(os, "          ", "v", vars, guards, gpos);
-    std::string v = body.emit(p.body);
-    Operand a{"accs[i][j]", adt}, b{v, adt};
-    Operand res{"", adt, INT32_MIN, INT32_MAX};
-    if (is_int(adt)) res.vmin = adt == DType::Int32 ? INT32_MIN : 0, res.vmax = adt == DType::Int32 ? INT32_MAX : UINT32_MAX;
-    std::string fold = op_formula(red.op, adt, {a, b}, res);
-    if (fold.empty()) fail("native", "no C++ rule for reduce ", alu_info(red.op).name, " on ", dtype_name(adt));
-    os << "          accs[i][j] = " << fold << ";\n";
-  }
-  os << "        }\n      }\n    }\n"
-     << "    for (int i = 0; i < " << p.tm << "; ++i)\n      for (int j = 0; j < " << p.tn << "; ++j) {\n"
-     << "        const i32 gidx = (m0 + i) * " << p.cols << " + n0 + j;\n"
-     << "        const " << at << " acc = accs[i][j];\n        (void)acc;\n";
-  ScopeEmitter epi(os, "        ", "e", {{VarId::Gidx, "gidx"}, {VarId::Acc, "acc"}}, guards, gpos);
-  std::string r = epi.emit(red.epilogue);
-  os << "        out[gidx] = " << store(odt, r) << ";\n      }\n  }\n}\n";
+  emit_tiled(os, p, guards);
+  os << "}\n";
   return os.str();
 }
 

@@ -1,0 +1,99 @@
+// kiln_llm_bench: prefill and decode speed of a GGUF model on one kiln device, the kiln half of
+// bench/llm/bench.mjs (which runs llama.cpp on the same prompt and prints the ratios). Built
+// natively and with em++ (run under Node for the `wasm` device) from this one file, so both
+// backends are timed by the same code: Model::generate_ids's GenerateStats.
+//
+//   kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen 128]
+//                  [--reps 5] [--ctx N]
+// --ids: a file of whitespace-separated prompt token ids (the driver writes llama.cpp's
+// tokenization of its prompt, so both runtimes see the same tokens). Threads come from
+// $KILN_NUM_THREADS (native pool and wasm worker pool alike).
+// Prints one JSON object per line: {"load_ms"}, then per run {"run", "warmup", "prompt_tokens",
+// "generated", "prefill_ms", "decode_ms", "stop"}; the first run is a warm-up that compiles
+// every kernel (prefill bucket and decode step) and is not counted by the driver.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kiln/llm.h"
+
+namespace {
+
+struct Args {
+  std::string model, ids_file, device = "native";
+  int gen = 128, reps = 5;
+  int64_t ctx = 0;  // 0: prompt + gen, the smallest cache (decode attends over all of it)
+};
+
+[[noreturn]] void usage(int code) {
+  std::fprintf(stderr,
+               "kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen N] "
+               "[--reps N] [--ctx N]\n");
+  std::exit(code);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(2);
+      return argv[++i];
+    };
+    if (k == "--model") a.model = value();
+    else if (k == "--ids") a.ids_file = value();
+    else if (k == "--device") a.device = value();
+    else if (k == "--gen") a.gen = std::stoi(value());
+    else if (k == "--reps") a.reps = std::stoi(value());
+    else if (k == "--ctx") a.ctx = std::stoll(value());
+    else usage(k == "--help" ? 0 : 2);
+  }
+  if (a.model.empty() || a.ids_file.empty()) usage(2);
+  return a;
+}
+
+std::vector<int32_t> read_ids(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  std::vector<int32_t> ids;
+  for (int64_t v; f >> v;) ids.push_back(int32_t(v));
+  if (ids.empty()) throw std::runtime_error(path + " holds no token ids");
+  return ids;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  try {
+    const std::vector<int32_t> prompt = read_ids(a.ids_file);
+    // Prompt + gen - 1 positions are written (the last token is sampled, never fed back).
+    const int64_t ctx = a.ctx > 0 ? a.ctx : int64_t(prompt.size()) + a.gen;
+    const auto t0 = std::chrono::steady_clock::now();
+    kiln::llm::Model model = kiln::llm::Model::load(a.model, {a.device, ctx, 32});
+    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("{\"load_ms\": %.1f, \"device\": \"%s\", \"n_ctx\": %lld}\n", load_ms, model.device().c_str(),
+                (long long)model.n_ctx());
+    std::fflush(stdout);
+    kiln::llm::GenerateOptions opt;
+    opt.max_tokens = a.gen;
+    opt.sampling.temperature = 0;  // greedy, as the llama.cpp side
+    opt.ignore_eos = true;         // exactly `gen` tokens, whatever the (maybe random) model says
+    for (int r = 0; r <= a.reps; ++r) {
+      kiln::llm::GenerateStats st;
+      model.generate_ids(prompt, opt, nullptr, &st);
+      std::printf("{\"run\": %d, \"warmup\": %s, \"prompt_tokens\": %lld, \"generated\": %lld, "
+                  "\"prefill_ms\": %.2f, \"decode_ms\": %.2f, \"stop\": \"%s\"}\n",
+                  r, r == 0 ? "true" : "false", (long long)st.prompt_tokens, (long long)st.generated_tokens,
+                  st.prefill_ms, st.decode_ms, st.stop_reason.c_str());
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln_llm_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
