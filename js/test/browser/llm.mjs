@@ -10,7 +10,7 @@ import { chromium } from "playwright-core";
 import { startServer } from "../../../examples/llm-web/serve.mjs";
 
 // A few tokens of a short turn (a system message instead of SmolLM2's longer default one): on
-// the 2-core CI machine the prefill takes tens of seconds on wasm and a token about one or two.
+// the 2-core CI machine the prefill takes seconds on wasm, and so does each token.
 const TOKENS = Number(process.env.LLM_TOKENS ?? 3);
 const WEBGPU = process.env.LLM_WEBGPU === "1";
 const gpuArgs = WEBGPU
