@@ -249,6 +249,27 @@ TEST(Llm, StreamingCallbackSeesEachTokenAndCanStop) {
   EXPECT_EQ(text.rfind(streamed, 0), 0u) << text << " / " << streamed;
 }
 
+// Prompt 4's first greedy token is EOS (llama.cpp's too): generation ends there, unless
+// ignore_eos feeds it back (bench/llm decodes a fixed number of tokens that way).
+TEST(Llm, IgnoreEosDecodesMaxTokens) {
+  SKIP_WITHOUT_MODEL_OR_ON_CPU();
+  const auto cases = load_greedy("smollm2_greedy.txt");
+  ASSERT_EQ(cases.size(), 10u);
+  const auto& prompt = cases[4].prompt;
+  const int32_t eos = cases[4].greedy.at(0);
+  kiln::llm::GenerateOptions opt;
+  opt.max_tokens = 3;
+  kiln::llm::GenerateStats stats;
+  EXPECT_EQ(smollm2().generate_ids(prompt, opt, nullptr, &stats), std::vector<int32_t>{eos});
+  EXPECT_EQ(stats.stop_reason, "eos");
+  opt.ignore_eos = true;
+  const auto ids = smollm2().generate_ids(prompt, opt, nullptr, &stats);
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids[0], eos);
+  EXPECT_EQ(stats.stop_reason, "max_tokens");
+  EXPECT_EQ(stats.generated_tokens, 3);
+}
+
 // kv_cache_write puts the first `count` new rows at `start` of each layer's keys and values,
 // in place, and refuses rows that do not fit; the masks split causal attention into the
 // cache's earlier positions and the step's own rows.

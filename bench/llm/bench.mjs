@@ -207,6 +207,10 @@ async function main() {
     `kiln ${kilnCommit()}; llama.cpp via node-llama-cpp ${version} (${llama.llamaCppRelease?.release ?? "?"}, cpu variant ${variant}); node ${process.version}`,
     `medians of ${args.reps} runs (wasm: ${args.wasmReps}) after a warm-up; decode tok/s = (generated - 1) / decode time`,
   ];
+  // Other runnable threads take cores from the runtimes' workers; llama.cpp's spin-waiting
+  // threads suffer most, so multi-thread ratios then measure the contention.
+  if (Math.max(load0[0], load1[0]) > m.allowedCpus / 2)
+    header.push(`warning: the load average exceeded ${m.allowedCpus / 2} (half of the usable CPUs): other processes shared the cores`);
   console.log(header.join("\n") + "\n\n" + table(results, args.threads));
   if (args.json) writeFileSync(args.json, JSON.stringify({ machine: m, started, load0, load1, args, ids, header, results }, null, 1));
 }

@@ -22,6 +22,7 @@ for c in /sys/devices/system/cpu/cpu[0-9]*; do
   n=${c##*cpu}; [ "$n" = 0 ] && continue
   if [ "$(cat $c/topology/core_id)" != "$core0" ] && [ "$(cat $c/topology/physical_package_id)" = "$pkg0" ]; then pair="0,$n"; break; fi
 done
+pair=${pair:-0,1}
 echo "== pinned to CPUs $pair"
 seq 1 256 > /tmp/warm_ids.txt
 ( time KILN_NUM_THREADS=$(nproc) build/native/kiln_llm_bench --model model.gguf --ids /tmp/warm_ids.txt --reps 0 ) 2>&1 | tail -5
