@@ -3,28 +3,17 @@
 // Without an adapter (the default here: --disable-gpu) the page must pick wasm; LLM_WEBGPU=1
 // gives Chromium WebGPU on SwiftShader, where the page picks webgpu (and falls back to wasm if
 // the model fails there: reported, not failed).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.mjs";
 import { startServer } from "../../../examples/llm-web/serve.mjs";
 
 // A few tokens of a short turn (a system message instead of SmolLM2's longer default one): on
 // the 2-core CI machine the prefill takes seconds on wasm, and so does each token.
 const TOKENS = Number(process.env.LLM_TOKENS ?? 3);
 const WEBGPU = process.env.LLM_WEBGPU === "1";
-const gpuArgs = WEBGPU
-  ? ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader", "--use-webgpu-adapter=swiftshader"]
-  : ["--disable-gpu"];
 const server = await startServer();
 const params = new URLSearchParams({ autoload: "1", system: "Answer in one word.", prompt: "Capital of France?", maxTokens: String(TOKENS), bucket: "8" });
 const url = `http://127.0.0.1:${server.address().port}/examples/llm-web/?${params}`;
-const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless=new", "--no-sandbox", ...gpuArgs, "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
+const { context, close } = await launchChromium(WEBGPU);
 let ok = false;
 const t0 = Date.now();
 try {
@@ -39,8 +28,7 @@ try {
     s?.generatedTokens >= 1 && s.generatedTokens <= TOKENS && s.decodeTokensPerSecond >= 0 && s.prefillTokensPerSecond > 0 && r.statsText.includes("tok/s") && r.isolated;
   console.log(`[kiln] examples/llm-web: ${ok ? "ok" : "WRONG"}: device ${r.device}${r.fallback ? ` (webgpu failed: ${r.fallback})` : ""}, reply ${JSON.stringify(r.replies[0])}, ${r.statsText}, crossOriginIsolated ${r.isolated}, ${((Date.now() - t0) / 1000).toFixed(0)} s${r.error ? `\n${r.error}` : ""}`);
 } finally {
-  await context.close();
+  await close();
   server.close();
-  rmSync(profile, { recursive: true, force: true });
 }
 process.exit(ok ? 0 : 1);

@@ -1,10 +1,7 @@
 // Headless Chromium check of examples/mnist-web: loads the page (served as by
 // `make serve-mnist`), trains a few steps, and checks that the chart was drawn (non-white
 // pixels on the canvas) and that the reported test accuracy beats chance clearly.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.mjs";
 import { startServer } from "../../../examples/mnist-web/serve.mjs";
 
 // The test: 20 batch-64 Adam steps (a ~50% model after 10, bench/results/mnist.md). The same
@@ -17,17 +14,9 @@ const MIN_ACCURACY = env("MNIST_MIN_ACCURACY", 0.3); // chance is 0.1; measured 
 // MNIST_WEBGPU=1: Chromium with WebGPU on SwiftShader, where the page must pick `webgpu`
 // (without it the page must fall back to `wasm`).
 const WEBGPU = process.env.MNIST_WEBGPU === "1";
-const gpuArgs = WEBGPU
-  ? ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader", "--use-webgpu-adapter=swiftshader"]
-  : ["--disable-gpu"];
 const server = await startServer();
 const url = `http://127.0.0.1:${server.address().port}/examples/mnist-web/?steps=${STEPS}&test=${TEST}&eval=${EVAL}`;
-const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless=new", "--no-sandbox", ...gpuArgs, "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
+const { context, close } = await launchChromium(WEBGPU);
 let ok = false;
 try {
   const tab = context.pages()[0] ?? (await context.newPage());
@@ -46,8 +35,7 @@ try {
   ok = !r.error && r.device === (WEBGPU ? "webgpu" : "wasm") && r.steps === STEPS && r.draws === STEPS && r.inked > 500 && acc >= MIN_ACCURACY && r.text.includes("%") && r.isolated;
   console.log(`[kiln] examples/mnist-web: ${ok ? "ok" : "WRONG"}: device ${r.device}, ${r.steps} steps, ${r.draws} chart draws, ${r.inked} inked pixels, accuracy "${r.text}", crossOriginIsolated ${r.isolated}, evaluations ${r.accuracies.map((a) => `${a.step}: ${(100 * a.accuracy).toFixed(2)}%`).join(", ")}${r.error ? `\n${r.error}` : ""}`);
 } finally {
-  await context.close();
+  await close();
   server.close();
-  rmSync(profile, { recursive: true, force: true });
 }
 process.exit(ok ? 0 : 1);

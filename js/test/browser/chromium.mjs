@@ -1,0 +1,24 @@
+// Headless Chromium for the example pages' checks (mnist.mjs, llm.mjs): a fresh profile, WebGPU
+// on SwiftShader when asked (otherwise no GPU, so a page must fall back to wasm), and a close()
+// that also removes the profile.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+export async function launchChromium(webgpu) {
+  const gpuArgs = webgpu
+    ? ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader", "--use-webgpu-adapter=swiftshader"]
+    : ["--disable-gpu"];
+  const profile = mkdtempSync(join(tmpdir(), "kiln-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless=new", "--no-sandbox", ...gpuArgs, "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  const close = async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { context, close };
+}
