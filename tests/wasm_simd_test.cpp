@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 
 #include "backend/wasm/wasm_codegen.h"
 #include "backend/wasm/wasm_tiled.h"
@@ -211,6 +212,44 @@ TEST(WasmSimd, TiledMatmulWithShortOperandReadsZero) {
   be.set_options(o);
   expect_same(k, matmul_inputs(8, 9, 16, rng, 5));
   be.set_options(saved);
+}
+
+// A weight-only quantized matvec as models/quantized_weights.cpp builds it: 4-bit codes packed
+// 8 per uint32 word, rows interleaved by 16, a scale and a min per 32 codes. The SIMD loop
+// unrolls its reduction by 32 (the period of ridx // 8, ridx % 8 and ridx // 32) and shifts
+// all lanes by one count; the sums stay bit for bit the cpu's (same order of additions).
+// With a reduction size that 32 does not divide, it is not unrolled, and still exact.
+Kernel packed_matvec(int64_t n, int64_t k, AluOp red) {
+  AluExp g = gidx(n), r = AluExp::var(VarId::Ridx, DType::Int32, k - 1);
+  AluExp word = AluExp::load(DType::Uint32, 1, (g / 16) * (k / 8 * 16) + g % 16 + (r / 8) * 16);
+  AluExp count = AluExp::cast(DType::Uint32, (r % 8) * 4);
+  AluExp code = AluExp::binary(AluOp::And, AluExp::binary(AluOp::Shr, word, count),
+                               AluExp::constant(DType::Uint32, 15));
+  AluExp block = (g / 16) * ((k + 31) / 32 * 16) + g % 16 + (r / 32) * 16;
+  AluExp scale = AluExp::load(DType::Float32, 2, block), min = AluExp::load(DType::Float32, 3, block);
+  AluExp w = AluExp::binary(AluOp::Add, AluExp::binary(AluOp::Mul, AluExp::cast(DType::Float32, code), scale), min);
+  Kernel kern;
+  kern.size = n;
+  kern.inputs = {DType::Float32, DType::Uint32, DType::Float32, DType::Float32};
+  kern.exp = AluExp::binary(AluOp::Mul, AluExp::load(DType::Float32, 0, r), w);
+  kern.reduction = Reduction{red, k, AluExp::var(VarId::Acc, DType::Float32, 0)};
+  return kern;
+}
+
+TEST(WasmSimd, PackedNibbleMatvecUnrollsAndIsBitExact) {
+  std::mt19937 rng(21);
+  for (auto [n, k, red, unroll] : {std::tuple{64, 96, AluOp::Add, 32}, std::tuple{48, 64, AluOp::Max, 32},
+                                   std::tuple{32, 72, AluOp::Add, 1}}) {
+    Kernel kern = packed_matvec(n, k, red);
+    wasm::CompiledKernel ck = wasm::compile_kernel(kern);
+    EXPECT_TRUE(ck.simd_loop);
+    EXPECT_EQ(ck.reduction_unroll, unroll) << "n " << n << ", k " << k;
+    const size_t blocks = size_t(n) * size_t((k + 31) / 32);
+    std::vector<Bytes> ins = {special_values(DType::Float32, size_t(k), rng),
+                              special_values(DType::Uint32, size_t(n * k / 8), rng),
+                              special_values(DType::Float32, blocks, rng), special_values(DType::Float32, blocks, rng)};
+    expect_same(kern, ins);
+  }
 }
 
 }  // namespace

@@ -4,34 +4,40 @@
 // backends are timed by the same code: Model::generate_ids's GenerateStats.
 //
 //   kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen 128]
-//                  [--reps 5] [--ctx N]
+//                  [--reps 5] [--ctx N] [--profile N]
 // --ids: a file of whitespace-separated prompt token ids (the driver writes llama.cpp's
 // tokenization of its prompt, so both runtimes see the same tokens). Threads come from
 // $KILN_NUM_THREADS (native pool and wasm worker pool alike).
 // Prints one JSON object per line: {"load_ms"}, then per run {"run", "warmup", "prompt_tokens",
 // "generated", "prefill_ms", "decode_ms", "stop"}; the first run is a warm-up that compiles
 // every kernel (prefill bucket and decode step) and is not counted by the driver.
+// --profile N: afterwards, decodes N more tokens under the kernel profiler and prints the
+// kernels by total time (one {"kernel"} line each, the largest first), to see where a decode
+// step's time goes.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "kiln/debug.h"
 #include "kiln/llm.h"
 
 namespace {
 
 struct Args {
   std::string model, ids_file, device = "native";
-  int gen = 128, reps = 5;
+  int gen = 128, reps = 5, profile = 0;
   int64_t ctx = 0;  // 0: prompt + gen, the smallest cache (decode attends over all of it)
 };
 
 [[noreturn]] void usage(int code) {
   std::fprintf(stderr,
                "kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen N] "
-               "[--reps N] [--ctx N]\n");
+               "[--reps N] [--ctx N] [--profile N]\n");
   std::exit(code);
 }
 
@@ -49,6 +55,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--gen") a.gen = std::stoi(value());
     else if (k == "--reps") a.reps = std::stoi(value());
     else if (k == "--ctx") a.ctx = std::stoll(value());
+    else if (k == "--profile") a.profile = std::stoi(value());
     else usage(k == "--help" ? 0 : 2);
   }
   if (a.model.empty() || a.ids_file.empty()) usage(2);
@@ -62,6 +69,37 @@ std::vector<int32_t> read_ids(const std::string& path) {
   for (int64_t v; f >> v;) ids.push_back(int32_t(v));
   if (ids.empty()) throw std::runtime_error(path + " holds no token ids");
   return ids;
+}
+
+// Decodes `tokens` tokens after the prompt with the profiler on (the prefill and the first
+// token outside it) and prints the kernels by total time: name, dispatches, total and mean
+// milliseconds, share of the traced kernel time.
+void profile_decode(kiln::llm::Model& model, const std::vector<int32_t>& prompt, int tokens) {
+  kiln::llm::GenerateOptions opt;
+  opt.max_tokens = tokens + 1;
+  opt.sampling.temperature = 0;
+  opt.ignore_eos = true;
+  kiln::llm::Generation g = model.start_ids(prompt, opt);
+  g.next();
+  const auto t0 = std::chrono::steady_clock::now();
+  kiln::start_trace();
+  while (!g.done()) g.next();
+  const std::vector<kiln::TraceEvent> events = kiln::stop_trace();
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  struct Total { int count = 0; double ms = 0; };
+  std::map<std::string, Total> by_name;
+  double all = 0;
+  for (const kiln::TraceEvent& e : events) {
+    Total& t = by_name[e.name];
+    t.count++, t.ms += e.duration_ms, all += e.duration_ms;
+  }
+  std::vector<std::pair<std::string, Total>> rows(by_name.begin(), by_name.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.second.ms > y.second.ms; });
+  std::printf("{\"profile_tokens\": %d, \"kernels_ms\": %.2f, \"wall_ms\": %.2f, \"dispatches\": %zu}\n", tokens,
+              all, wall_ms, events.size());
+  for (const auto& [name, t] : rows)
+    std::printf("{\"kernel\": \"%s\", \"count\": %d, \"total_ms\": %.3f, \"mean_ms\": %.4f, \"share\": %.3f}\n",
+                name.c_str(), t.count, t.ms, t.ms / t.count, t.ms / all);
 }
 
 }  // namespace
@@ -91,6 +129,7 @@ int main(int argc, char** argv) {
                   st.prefill_ms, st.decode_ms, st.stop_reason.c_str());
       std::fflush(stdout);
     }
+    if (a.profile > 0) profile_decode(model, prompt, a.profile);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln_llm_bench: %s\n", e.what());
     return 1;

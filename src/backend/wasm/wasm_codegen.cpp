@@ -35,9 +35,10 @@ const char* builtin_name(Builtin b) {
   return names[size_t(b)];
 }
 
-DagPlan DagPlan::of(const AluExp& e) {
+DagPlan DagPlan::of(const std::vector<AluExp>& roots) {
   DagPlan p;
-  e.visit([&](const AluNode& n) {
+  for (const AluExp& e : roots) e.visit([&](const AluNode& n) {
+    if (p.level.count(&n)) return;
     int lvl = 0;
     if (n.op == AluOp::Const) {
       lvl = -1;
@@ -199,6 +200,7 @@ CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& o) {
   // [from, to): scalar up to a multiple of 4, SIMD blocks, then the scalar tail.
   const uint32_t start = simd ? c.add_local(ValType::I32) : 0;
   out.simd_loop = simd;
+  if (simd) out.reduction_unroll = se.reduction_unroll();
   auto generic = [&](uint32_t from, uint32_t to) {
     if (!simd) return ke.emit_scalar_loop(from, to);
     c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4), c.op(op::I32And);
@@ -212,12 +214,12 @@ CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& o) {
   std::optional<ContractionShape> ct = o.simd && o.tile ? find_contraction(k) : std::nullopt;
   // A factor holding a weak constant's double value would be rounded once with the product on
   // the cpu; evaluated into scratch it would be rounded first. Such kernels keep the generic loop.
-  if (ct && (se.info(ct->a.factor.get()).wide || se.info(ct->b.factor.get()).wide)) ct.reset();
   const ScheduleParams sp = ScheduleParams::wasm();
   TileShape ts;
   ts.rows = o.tile_rows ? o.tile_rows : int(sp.reg_rows);
   ts.vecs = o.tile_vecs ? o.tile_vecs : int(sp.reg_vecs);
-  if (ct && ct->n < 4 * ts.vecs) ct.reset();  // not one whole column tile
+  if (ct && (se.info(ct->a.factor.get()).wide || se.info(ct->b.factor.get()).wide || !tiling_pays(*ct, ts)))
+    ct.reset();
   if (ct) {
     // Cache blocks only when asked: without packing B, blocking measured slower (1024^3:
     // 3.5 vs 9.2 GFLOP/s, Intel Xeon 2-core dev machine, 2026-12-03; power-of-2 row strides).

@@ -14,7 +14,10 @@ namespace kiln::wasm {
 struct DagPlan {
   std::vector<const AluNode*> nodes;
   std::unordered_map<const AluNode*, int> level;
-  static DagPlan of(const AluExp& e);
+  static DagPlan of(const AluExp& e) { return of(std::vector<AluExp>{e}); }
+  // Several roots (an unrolled reduction's copies): each shared node once, in an order that
+  // computes every node after its sources.
+  static DagPlan of(const std::vector<AluExp>& roots);
 };
 
 class KernelEmitter {

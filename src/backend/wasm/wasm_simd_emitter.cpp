@@ -10,6 +10,7 @@
 
 #include "ir/alu_op.h"
 #include "ir/error.h"
+#include "ir/reduction_unroll.h"
 
 namespace kiln::wasm {
 
@@ -198,7 +199,25 @@ SimdEmitter::SimdEmitter(KernelEmitter& ke)
       if (!(ix.kind == LaneKind::Uniform || (ix.kind == LaneKind::Affine && ix.stride == 1))) gathers = true;
     }
     worthwhile_ = store_ok && !gathers && acc_info_.kind == LaneKind::Vector && k.reduction->size > 0;
+    if (worthwhile_) plan_unrolled_reduction();
   }
+}
+
+// Unrolls the reduction loop by its index period when that folds divisions away (packed
+// weights), within a node budget: measured on SmolLM2's q4_1 matvecs (see ARCHITECTURE).
+void SimdEmitter::plan_unrolled_reduction() {
+  constexpr int64_t kMaxPeriod = 32, kMaxNodes = 1024;
+  const Kernel& k = ke_.kernel();
+  const int64_t period = reduction_period(k.exp, k.reduction->size, kMaxPeriod);
+  if (period == 1) return;
+  std::vector<AluExp> copies = unroll_reduction(k.exp, k.reduction->size, period);
+  DagPlan plan = DagPlan::of(copies);
+  if (int64_t(plan.nodes.size()) > kMaxNodes) return;
+  analyze(plan);
+  for (const AluNode* n : plan.nodes)
+    if (plan.level.at(n) >= 0 && plan.level.at(n) <= 1 && !ke_.body().level.count(n)) unrolled_outer_.push_back(n);
+  unrolled_ = std::move(copies);
+  unrolled_plan_ = std::move(plan);
 }
 
 void SimdEmitter::analyze(const DagPlan& plan) {
@@ -279,8 +298,24 @@ LaneInfo SimdEmitter::classify(const AluNode& n) const {
     r.wide = n.op == AluOp::Where && (s[1]->wide || s[2]->wide);
     return r;
   }
+  if (uniform_shift(n)) {
+    r.kind = LaneKind::Vector;
+    return r;
+  }
   r.kind = simd_op_exists(n.op, n.dtype, sdt) ? LaneKind::Vector : LaneKind::Lanes;
   return r;
+}
+
+// A shift of int32 lanes by one count for all lanes, known to lie in [0, 32): Wasm's
+// i32x4.shl/shr_s/shr_u take a scalar count, and in that range they equal alu_eval (which
+// gives 0, or the sign, for counts outside it). The packed weights' nibble shifts are such.
+bool SimdEmitter::uniform_shift(const AluNode& n) const {
+  if ((n.op != AluOp::Shl && n.op != AluOp::Shr) || !int32ish(n.dtype) || n.src[0].dtype() != n.dtype)
+    return false;
+  const AluExp& count = n.src[1];
+  const LaneInfo& ci = info_.at(count.get());
+  return ci.kind == LaneKind::Uniform && !ci.wide && int32ish(count.dtype()) && count.vmin() >= 0 &&
+         count.vmax() < 32;
 }
 
 const SimdEmitter::Rep& SimdEmitter::rep(const AluNode* n) {
@@ -355,8 +390,21 @@ void SimdEmitter::push_vector(const Rep& r, DType dt) {
 }
 
 void SimdEmitter::emit_vector_op(AluOp op, DType dt, const std::vector<const Rep*>& srcs,
-                                 const std::vector<DType>& sdt) {
+                                 const std::vector<DType>& sdt, const AluNode* source) {
   auto push = [&](int i) { push_vector(*srcs[size_t(i)], sdt[size_t(i)]); };
+  if (op == AluOp::Shl || op == AluOp::Shr) {  // classified by uniform_shift: a scalar count
+    push(0);
+    lane_val(*srcs[1], sdt[1], 0).push();
+    c_.simd(op == AluOp::Shl ? simd::I32x4Shl : dt == DType::Uint32 ? simd::I32x4ShrU : simd::I32x4ShrS);
+    return;
+  }
+  if (op == AluOp::Cast && f32(dt) && sdt[0] == DType::Uint32 && source && source->vmax <= INT32_MAX && source->vmin >= 0) {
+    // uint32 -> float32 below 2^31 is the signed conversion (one instruction on x86; the
+    // unsigned one is a sequence): the packed weights' masked codes.
+    push(0);
+    c_.simd(simd::F32x4ConvertI32x4S);
+    return;
+  }
   if ((op == AluOp::Max || op == AluOp::Min) && f32(dt)) {
     // alu_eval: a if a is NaN, else (a > b ? a : b) for max (a < b for min), as the scalar code.
     uint32_t ta = e_.temp(V::V128, 10), tb = e_.temp(V::V128, 11);
@@ -491,7 +539,7 @@ void SimdEmitter::compute(const AluNode& n) {
       break;
     }
     case LaneKind::Vector:
-      emit_vector_op(n.op, n.dtype, srcs, sdt);
+      emit_vector_op(n.op, n.dtype, srcs, sdt, n.src.empty() ? nullptr : n.src[0].get());
       r = make_vector_local(n.dtype);
       break;
     case LaneKind::Lanes:
@@ -593,6 +641,7 @@ std::vector<const AluNode*> SimdEmitter::bounded_loads() const {
     }
   };
   scan(ke_.body());
+  if (!unrolled_.empty()) scan(unrolled_plan_);
   if (ke_.epilogue()) scan(*ke_.epilogue());
   return out;
 }
@@ -637,17 +686,23 @@ void SimdEmitter::emit_blocks(uint32_t from, uint32_t to) {
   if (red_) {
     const Reduction& red = *ke_.kernel().reduction;
     init_acc();
+    for (const AluNode* n : unrolled_outer_) compute(*n);
     const uint32_t ri = ke_.ridx_local();
     c_.i32_const(0);
     c_.local_set(ri);
     c_.loop();
-    compute_level(ke_.body(), 2);
-    fold_acc(ke_.kernel().exp.get());
+    if (unrolled_.empty()) {
+      compute_level(ke_.body(), 2);
+      fold_acc(ke_.kernel().exp.get());
+    } else {
+      compute_level(unrolled_plan_, 2);
+      for (const AluExp& term : unrolled_) fold_acc(term.get());
+    }
     c_.local_get(ri);
     c_.i32_const(1);
     c_.op(op::I32Add);
     c_.local_tee(ri);
-    c_.i32_const(int32_t(red.size));
+    c_.i32_const(int32_t(unrolled_.empty() ? red.size : red.size / int64_t(unrolled_.size())));
     c_.op(op::I32LtS);
     c_.br_if(0);
     c_.end();

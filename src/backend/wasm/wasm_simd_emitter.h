@@ -33,6 +33,8 @@ class SimdEmitter {
   // Whether the SIMD loop pays: the result (or the accumulator) is a vector and, for a
   // reduction, no load inside the reduction loop is gathered lane by lane.
   bool worthwhile() const { return worthwhile_; }
+  // Copies of the reduction term per iteration of the reduction loop (1: not unrolled).
+  int64_t reduction_unroll() const { return unrolled_.empty() ? 1 : int64_t(unrolled_.size()); }
   // Blocks of 4 outputs for gidx from `from` (a multiple of 4) while gidx + 4 <= `to`; leaves
   // gidx_local() at the first gidx not done.
   void emit_loop(uint32_t from, uint32_t to);
@@ -73,13 +75,17 @@ class SimdEmitter {
   void push_vector(const Rep& r, DType dt);  // any rep as a v128 (not wide)
   Rep make_vector_local(DType dt);           // pops a v128 into a new Vector rep
   Rep make_lanes(DType dt, bool wide, const std::function<bool(int)>& emit_lane);
+  // `source`: the node's first operand, whose value range picks cheaper exact forms.
   void emit_vector_op(AluOp op, DType dt, const std::vector<const Rep*>& srcs,
-                      const std::vector<DType>& sdt);
+                      const std::vector<DType>& sdt, const AluNode* source = nullptr);
+  bool uniform_shift(const AluNode& n) const;
   void emit_load(const AluNode& n);
   const Rep& rep(const AluNode* n);
   // Contiguous vector loads whose index range over the whole kernel is known and non-negative.
   std::vector<const AluNode*> bounded_loads() const;
   void emit_blocks(uint32_t from, uint32_t to);
+
+  void plan_unrolled_reduction();
 
   KernelEmitter& ke_;
   CodeBuilder& c_;
@@ -93,6 +99,12 @@ class SimdEmitter {
   // While emitting the loop version for dispatches where these loads are all in bounds:
   // they are plain v128.loads, without the per-block check.
   std::vector<const AluNode*> in_bounds_;
+  // A reduction unrolled by its index period (ir/reduction_unroll.h): the copies of the term
+  // folded in order per iteration, their plan, and its nodes outside the reduction loop that
+  // the body's plan lacks (made by simplification), computed per block. Empty: not unrolled.
+  std::vector<AluExp> unrolled_;
+  DagPlan unrolled_plan_;
+  std::vector<const AluNode*> unrolled_outer_;
 };
 
 // Whether a vector form of op on dt (with source dtypes sdt) exists that equals alu_eval.

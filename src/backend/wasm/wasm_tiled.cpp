@@ -634,6 +634,11 @@ bool pack_pays(const ContractionShape& c) {
   return !b_in_place(c) || (c.m >= 16 && c.k * c.n > 256 * 256);
 }
 
+bool tiling_pays(const ContractionShape& c, const TileShape& t) {
+  if (c.n < 4 * t.vecs) return false;
+  return c.batch * c.m >= t.rows || b_in_place(c);
+}
+
 uint32_t emit_tiled(KernelEmitter& ke, SimdEmitter& se, const ContractionShape& ct, const TileShape& t,
                     const std::function<void(uint32_t, uint32_t)>& generic) {
   TiledLoopEmitter tiled(ke, se, ct, t);

@@ -36,6 +36,12 @@ struct TileShape {
 constexpr int kPackPanel = 512;   // NC: output columns per packed block
 constexpr int kPackKblock = 256;  // KC: reduction steps per packed block
 bool pack_pays(const ContractionShape& c);
+// Whether the tiled loop pays at all: it needs one whole column tile of outputs. With fewer
+// rows than a register tile (a matvec: an LLM's decode step), packing a computed B (weights
+// dequantized) costs as much as the product, so the SIMD loop reads B where it lies instead
+// (SmolLM2's q4_1 matvec [1536 x 576]: 1.16 ms tiled, 1.12 ms in the SIMD loop before it
+// unrolled its reduction, 0.27 ms after; Node 20, 1 thread, Zen 4).
+bool tiling_pays(const ContractionShape& c, const TileShape& t);
 
 // Emits the tiled loop over each batch's rows of [begin, end) that are whole and a multiple
 // of MR, columns [0, n - n % (4 NR)); then every gidx not covered goes through
