@@ -203,23 +203,6 @@ SimdEmitter::SimdEmitter(KernelEmitter& ke)
   }
 }
 
-// Unrolls the reduction loop by its index period when that folds divisions away (packed
-// weights), within a node budget: measured on SmolLM2's q4_1 matvecs (see ARCHITECTURE).
-void SimdEmitter::plan_unrolled_reduction() {
-  constexpr int64_t kMaxPeriod = 32, kMaxNodes = 1024;
-  const Kernel& k = ke_.kernel();
-  const int64_t period = reduction_period(k.exp, k.reduction->size, kMaxPeriod);
-  if (period == 1) return;
-  std::vector<AluExp> copies = unroll_reduction(k.exp, k.reduction->size, period);
-  DagPlan plan = DagPlan::of(copies);
-  if (int64_t(plan.nodes.size()) > kMaxNodes) return;
-  analyze(plan);
-  for (const AluNode* n : plan.nodes)
-    if (plan.level.at(n) >= 0 && plan.level.at(n) <= 1 && !ke_.body().level.count(n)) unrolled_outer_.push_back(n);
-  unrolled_ = std::move(copies);
-  unrolled_plan_ = std::move(plan);
-}
-
 void SimdEmitter::analyze(const DagPlan& plan) {
   for (const AluNode* n : plan.nodes) info_[n] = classify(*n);
 }
@@ -427,8 +410,14 @@ void SimdEmitter::emit_load(const AluNode& n) {
   const LaneInfo& li = info_.at(&n);
   const uint32_t ptr = ke_.ptr_local(n.arg), count = ke_.count_local(n.arg);
   Rep r{li.kind};
+  const bool known_in_bounds = std::find(in_bounds_.begin(), in_bounds_.end(), &n) != in_bounds_.end();
   if (li.kind == LaneKind::Uniform) {
-    e_.emit_load(n.dtype, ptr, count, lane_val(ix, DType::Int32, 0));
+    if (known_in_bounds) {
+      const uint32_t offset = push_address(ptr, *n.src[0].get(), 4);
+      c_.mem(f32(n.dtype) ? op::F32Load : op::I32Load, 2, offset);
+    } else {
+      e_.emit_load(n.dtype, ptr, count, lane_val(ix, DType::Int32, 0));
+    }
     r.scalar = {n.dtype, false, {}};
     uint32_t l = c_.add_local(storage(n.dtype));
     c_.local_set(l);
@@ -454,18 +443,9 @@ void SimdEmitter::emit_load(const AluNode& n) {
       else c_.simd_lane(fl ? simd::F32x4ReplaceLane : simd::I32x4ReplaceLane, uint8_t(l));
     }
   };
-  // One v128.load of the 4 elements from the index that push_index leaves on the stack.
-  auto load_run = [&](const std::function<void()>& push_index) {
-    c_.local_get(ptr);
-    push_index();
-    c_.i32_const(2);
-    c_.op(op::I32Shl);
-    c_.op(op::I32Add);
-    c_.simd_mem(simd::V128Load, 2);
-  };
-  const bool known_in_bounds = std::find(in_bounds_.begin(), in_bounds_.end(), &n) != in_bounds_.end();
   if (known_in_bounds) {
-    load_run(ix.scalar.push);
+    const uint32_t offset = push_address(ptr, *n.src[0].get(), 4);
+    c_.simd_mem(simd::V128Load, 2, offset);
   } else if (ix.kind == LaneKind::Affine && ix.stride == 1) {
     // A contiguous run: one v128.load when all 4 are in bounds, else the lane-by-lane loads
     // (which read 0 outside [0, count)).
@@ -481,7 +461,12 @@ void SimdEmitter::emit_load(const AluNode& n) {
     c_.op(op::I32LtU);
     c_.op(op::I32And);
     c_.if_result(V::V128);
-    load_run([&] { c_.local_get(b); });
+    c_.local_get(ptr);
+    c_.local_get(b);
+    c_.i32_const(2);
+    c_.op(op::I32Shl);
+    c_.op(op::I32Add);
+    c_.simd_mem(simd::V128Load, 2);
     c_.else_();
     gather();
     c_.end();
@@ -491,6 +476,26 @@ void SimdEmitter::emit_load(const AluNode& n) {
   r.v = c_.add_local(V::V128);
   c_.local_set(r.v);
   reps_[&n] = r;
+}
+
+// Pushes the address of element `index` (lane 0's, for an affine index) of the buffer at
+// `ptr` and returns a constant byte offset for the load's memarg: an index `base + c` with
+// base >= 0 over the whole kernel puts c there, so the copies of an unrolled loop share the
+// address arithmetic of `base`.
+uint32_t SimdEmitter::push_address(uint32_t ptr, const AluNode& index, int item_bytes) {
+  const AluNode* base = &index;
+  int64_t c = 0;
+  if (index.op == AluOp::Add && index.src[1].is_const() && index.src[0].vmin() >= 0) {
+    base = index.src[0].get();
+    c = int64_t(index.src[1].value());
+  }
+  if (c < 0 || c > (int64_t(1) << 24)) base = &index, c = 0;
+  c_.local_get(ptr);
+  lane_val(rep(base), DType::Int32, 0).push();
+  c_.i32_const(item_bytes == 4 ? 2 : 3);
+  c_.op(op::I32Shl);
+  c_.op(op::I32Add);
+  return uint32_t(c * item_bytes);
 }
 
 SimdEmitter::Rep SimdEmitter::make_vector_local(DType) {
@@ -633,15 +638,18 @@ std::vector<const AluNode*> SimdEmitter::bounded_loads() const {
   std::vector<const AluNode*> out;
   auto scan = [&](const DagPlan& plan) {
     for (const AluNode* n : plan.nodes) {
-      if (n->op != AluOp::Load || info_.at(n).kind != LaneKind::Vector) continue;
+      if (n->op != AluOp::Load || itemsize(n->dtype) != 4) continue;
       const AluNode* ix = n->src[0].get();
       const LaneInfo& li = info_.at(ix);
-      if (li.kind == LaneKind::Affine && li.stride == 1 && ix->vmin >= 0 && ix->vmax < INT32_MAX)
-        out.push_back(n);
+      const LaneKind kind = info_.at(n).kind;
+      const bool contiguous = kind == LaneKind::Vector && li.kind == LaneKind::Affine && li.stride == 1;
+      // A uniform load in the loops (the kernel emitter computes the invariant ones).
+      const bool uniform = kind == LaneKind::Uniform && plan.level.at(n) >= 1 && !info_.at(n).wide;
+      if ((contiguous || uniform) && ix->vmin >= 0 && ix->vmax < INT32_MAX) out.push_back(n);
     }
   };
   scan(ke_.body());
-  if (!unrolled_.empty()) scan(unrolled_plan_);
+  if (unrolled_) scan(unrolled_->plan);
   if (ke_.epilogue()) scan(*ke_.epilogue());
   return out;
 }
@@ -684,30 +692,17 @@ void SimdEmitter::emit_blocks(uint32_t from, uint32_t to) {
   compute_level(ke_.body(), 1);
   const AluNode* result = ke_.kernel().exp.get();
   if (red_) {
-    const Reduction& red = *ke_.kernel().reduction;
     init_acc();
-    for (const AluNode* n : unrolled_outer_) compute(*n);
-    const uint32_t ri = ke_.ridx_local();
-    c_.i32_const(0);
-    c_.local_set(ri);
-    c_.loop();
-    if (unrolled_.empty()) {
-      compute_level(ke_.body(), 2);
-      fold_acc(ke_.kernel().exp.get());
+    if (unrolled_) {
+      emit_unrolled_reduction();
     } else {
-      compute_level(unrolled_plan_, 2);
-      for (const AluExp& term : unrolled_) fold_acc(term.get());
+      emit_reduction_loop(ke_.kernel().reduction->size, [&] {
+        compute_level(ke_.body(), 2);
+        fold_acc(ke_.kernel().exp.get());
+      });
     }
-    c_.local_get(ri);
-    c_.i32_const(1);
-    c_.op(op::I32Add);
-    c_.local_tee(ri);
-    c_.i32_const(int32_t(unrolled_.empty() ? red.size : red.size / int64_t(unrolled_.size())));
-    c_.op(op::I32LtS);
-    c_.br_if(0);
-    c_.end();
     compute_level(*ke_.epilogue(), 1);
-    result = red.epilogue.get();
+    result = ke_.kernel().reduction->epilogue.get();
   }
   store_result(result);
   c_.local_get(g);
@@ -716,6 +711,22 @@ void SimdEmitter::emit_blocks(uint32_t from, uint32_t to) {
   c_.local_set(g);
   c_.br(0);
   c_.end();
+  c_.end();
+}
+
+void SimdEmitter::emit_reduction_loop(int64_t trips, const std::function<void()>& body) {
+  const uint32_t ri = ke_.ridx_local();
+  c_.i32_const(0);
+  c_.local_set(ri);
+  c_.loop();
+  body();
+  c_.local_get(ri);
+  c_.i32_const(1);
+  c_.op(op::I32Add);
+  c_.local_tee(ri);
+  c_.i32_const(int32_t(trips));
+  c_.op(op::I32LtS);
+  c_.br_if(0);
   c_.end();
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -34,7 +35,7 @@ class SimdEmitter {
   // reduction, no load inside the reduction loop is gathered lane by lane.
   bool worthwhile() const { return worthwhile_; }
   // Copies of the reduction term per iteration of the reduction loop (1: not unrolled).
-  int64_t reduction_unroll() const { return unrolled_.empty() ? 1 : int64_t(unrolled_.size()); }
+  int64_t reduction_unroll() const { return unrolled_ ? unrolled_->period : 1; }
   // Blocks of 4 outputs for gidx from `from` (a multiple of 4) while gidx + 4 <= `to`; leaves
   // gidx_local() at the first gidx not done.
   void emit_loop(uint32_t from, uint32_t to);
@@ -68,6 +69,8 @@ class SimdEmitter {
   void compute_level(const DagPlan& plan, int level);
   void compute(const AluNode& n);
   void store_result(const AluNode* result);
+  // The ridx loop, `trips` times around `body`.
+  void emit_reduction_loop(int64_t trips, const std::function<void()>& body);
   void init_acc();
   void fold_acc(const AluNode* term);
 
@@ -80,12 +83,16 @@ class SimdEmitter {
                       const std::vector<DType>& sdt, const AluNode* source = nullptr);
   bool uniform_shift(const AluNode& n) const;
   void emit_load(const AluNode& n);
+  uint32_t push_address(uint32_t ptr, const AluNode& index, int item_bytes);
   const Rep& rep(const AluNode* n);
-  // Contiguous vector loads whose index range over the whole kernel is known and non-negative.
+  // Loads whose index range over the whole kernel is known and non-negative: contiguous vector
+  // loads, and uniform scalar loads inside the loops.
   std::vector<const AluNode*> bounded_loads() const;
   void emit_blocks(uint32_t from, uint32_t to);
 
+  // wasm_simd_unrolled.cpp: the reduction loop unrolled by its index period.
   void plan_unrolled_reduction();
+  void emit_unrolled_reduction();
 
   KernelEmitter& ke_;
   CodeBuilder& c_;
@@ -99,12 +106,16 @@ class SimdEmitter {
   // While emitting the loop version for dispatches where these loads are all in bounds:
   // they are plain v128.loads, without the per-block check.
   std::vector<const AluNode*> in_bounds_;
-  // A reduction unrolled by its index period (ir/reduction_unroll.h): the copies of the term
+  // A reduction unrolled by its index period (ir/reduction_unroll.h): the copies of the term,
   // folded in order per iteration, their plan, and its nodes outside the reduction loop that
-  // the body's plan lacks (made by simplification), computed per block. Empty: not unrolled.
-  std::vector<AluExp> unrolled_;
-  DagPlan unrolled_plan_;
-  std::vector<const AluNode*> unrolled_outer_;
+  // the body's plan lacks (made by simplification). Empty: the plain loop.
+  struct Unrolled {
+    int64_t period = 1;
+    std::vector<AluExp> terms;
+    DagPlan plan;
+    std::vector<const AluNode*> outer;
+  };
+  std::optional<Unrolled> unrolled_;
 };
 
 // Whether a vector form of op on dt (with source dtypes sdt) exists that equals alu_eval.
