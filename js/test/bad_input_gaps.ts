@@ -2,20 +2,6 @@
 // with the reason for each (bad_input.test.ts excuses their failing rows, except a changed
 // sentinel, and fails once one of them passes, so that a fix takes it off this list).
 export const knownGaps: Record<string, string> = {
-  "numpy.vsplit": "a foreign argument is reported by split, which it is composed of in TypeScript",
-  "numpy.dsplit": "a foreign argument is reported by split, which it is composed of in TypeScript",
-  "numpy.floatPower": "a foreign argument is reported by astype, which it is composed of in TypeScript",
-  "numpy.matvec": "leaks an Array it made from one argument when another is bad",
-  "numpy.trapezoid": "checks another argument before it sees the disposed Array",
-  "numpy.indices": "leaks an Array it made from one argument when another is bad",
-  "numpy.resultType": "accepts the bad input without an Error",
-  "numpy.vstack": "leaks an Array it made from one argument when another is bad",
-  "numpy.dstack": "leaks an Array it made from one argument when another is bad",
-  "numpy.columnStack": "leaks an Array it made from one argument when another is bad",
-  "numpy.meshgrid": "accepts the bad input without an Error",
-  "numpy.applyOverAxes": "accepts the bad input without an Error",
-  "lax.convTranspose": "a JS TypeError from its internals, not a named Error, before it sees the disposed Array",
-  "lax.reduceWindow": "checks another argument before it sees the disposed Array; the message does not say what it got",
   "random.gumbel": "a foreign argument is reported by random_uniform, which it is composed of in TypeScript",
   "random.rayleigh": "a foreign argument is reported by exponential, which it is composed of in TypeScript",
   "random.maxwell": "a JS TypeError from its internals, not a named Error, before it sees the disposed Array",

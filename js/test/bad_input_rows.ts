@@ -77,6 +77,9 @@ function manyArrays(): Row[] {
     err("numpy.hstack", (m) => np.hstack([m.f23(), m.arr([1, 2])])),
     err("numpy.dstack", (m) => np.dstack([m.f23(), m.arr([1, 2])])),
     err("numpy.columnStack", (m) => np.columnStack([m.f23(), m.arr([1, 2, 3])])),
+    // What these make from a number or a reshape before the failing step is freed.
+    err("numpy.vstack", (m) => np.vstack([m.f23(), 5])),
+    err("numpy.matvec", (m) => np.matvec(m.f23(), m.arr([1, 2]))),
     err("numpy.einsum", (m) => np.einsum("ij,jk->ik", m.f23(), m.f23())),
     err("numpy.einsum", (m) => np.einsum("i$->i", m.f23())),
     err("numpy.einsum", (m) => np.einsum({} as any, m.f23())),
