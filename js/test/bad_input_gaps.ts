@@ -2,15 +2,6 @@
 // with the reason for each (bad_input.test.ts excuses their failing rows, except a changed
 // sentinel, and fails once one of them passes, so that a fix takes it off this list).
 export const knownGaps: Record<string, string> = {
-  "random.gumbel": "a foreign argument is reported by random_uniform, which it is composed of in TypeScript",
-  "random.rayleigh": "a foreign argument is reported by exponential, which it is composed of in TypeScript",
-  "random.maxwell": "a JS TypeError from its internals, not a named Error, before it sees the disposed Array",
-  "random.weibullMin": "a foreign argument is reported by exponential, which it is composed of in TypeScript",
-  "random.triangular": "leaks an Array it made from one argument when another is bad; checks another argument before it sees the disposed Array",
-  "random.multivariateNormal": "leaks an Array it made from one argument when another is bad; checks another argument before it sees the disposed Array",
-  "random.choice": "leaks an Array it made from one argument when another is bad",
-  "random.randint": "checks another argument before it sees the disposed Array; a foreign argument is reported by astype, which it is composed of in TypeScript",
-  "random.uniform": "accepts the bad input without an Error",
   "optax.l2Loss": "a foreign argument fails inside as a JS TypeError that does not name it; a foreign argument is reported by square, which it is composed of in TypeScript",
   "optax.squaredError": "a foreign argument fails inside as a JS TypeError that does not name it; a foreign argument is reported by square, which it is composed of in TypeScript",
   "optax.applyUpdates": "a foreign argument is reported by tree.map, which it is composed of in TypeScript; a foreign argument is reported by add, which it is composed of in TypeScript",

@@ -134,6 +134,8 @@ function shapesAxesDtypes(): Row[] {
     err("numpy.fft.fft", (m) => np.fft.fft({ real: m.f23(), imag: m.arr([1]) } as any)),
     err("random.split", (m) => random.split(m.arr([1, 2, 3], { dtype: np.uint32 })), "key"),
     err("random.uniform", (m) => random.uniform(m.keep(random.key(0)), [2], { dtype: np.int32 }), "int32"),
+    err("random.randint", (m) => random.randint(m.keep(random.key(0)), { minval: m.arr(0), maxval: 5, shape: [-1] })),
+    err("random.triangular", (m) => random.triangular(m.keep(random.key(0)), 0, 1, 2, [-1])),
     err("random.normal", (m) => random.normal(m.keep(random.key(0)), [1e12])),
     err("random.key", () => random.key({} as any)),
     ok("random.key", () => random.key(-1), (r) => expect(r.shape).toEqual([2])),
