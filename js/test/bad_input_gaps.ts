@@ -2,11 +2,6 @@
 // with the reason for each (bad_input.test.ts excuses their failing rows, except a changed
 // sentinel, and fails once one of them passes, so that a fix takes it off this list).
 export const knownGaps: Record<string, string> = {
-  "optax.l2Loss": "a foreign argument fails inside as a JS TypeError that does not name it; a foreign argument is reported by square, which it is composed of in TypeScript",
-  "optax.squaredError": "a foreign argument fails inside as a JS TypeError that does not name it; a foreign argument is reported by square, which it is composed of in TypeScript",
-  "optax.applyUpdates": "a foreign argument is reported by tree.map, which it is composed of in TypeScript; a foreign argument is reported by add, which it is composed of in TypeScript",
-  "optax.globalNorm": "a foreign argument fails inside as a JS TypeError that does not name it",
-  "optax.warmupCosineDecaySchedule": "a foreign argument is reported by cosineDecaySchedule, which it is composed of in TypeScript",
   "grad": "a foreign argument fails inside as a JS TypeError that does not name it; leaks an Array it made from one argument when another is bad",
   "vmap": "a foreign argument fails inside as a JS TypeError that does not name it; leaks an Array it made from one argument when another is bad",
   "jit": "the row's traced function itself fails (np.add of mismatched shapes): its error propagates unchanged and the Array it made is not consumed, as in jax-js; the row, not kiln, needs changing",
@@ -17,5 +12,4 @@ export const knownGaps: Record<string, string> = {
   "jacobian": "accepts the bad input without an Error",
   "hessian": "accepts the bad input without an Error",
   "makeJaxpr": "the row's traced function itself fails (np.add of mismatched shapes): its error propagates unchanged and the Array it made is not consumed, as in jax-js; the row, not kiln, needs changing",
-  "io.idxToArray": "a foreign argument fails inside as a JS TypeError that does not name it",
 };

@@ -234,6 +234,8 @@ function treesOptaxIo(): Row[] {
     ok("tree.dispose", () => tree.dispose(null)),
     err("optax.applyUpdates", (m) => optax.applyUpdates(params(m), { v: m.f23() } as any)),
     err("optax.applyUpdates", (m) => optax.applyUpdates(params(m), { w: m.arr([1, 2, 3, 4]) })),
+    // A bad second leaf: nothing of the first is consumed or left behind.
+    err("optax.applyUpdates", (m) => optax.applyUpdates({ a: m.f23(), b: m.f23() }, { a: m.f23(), b: m.arr([1, 2, 3, 4]) })),
     err("optax.globalNorm", () => optax.globalNorm({ a: "x" } as any)),
     err("optax.chain", () => optax.chain({} as any).init({})),
     err("optax.scaleBySchedule", (m) => {
