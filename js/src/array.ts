@@ -332,13 +332,51 @@ export function wrapResult(r: any): any {
  * take `.ref` of any operand. Ownership passes through: an Array argument is not copied.
  */
 export function asArray(x: ArrayLike, op = "asarray"): Array {
-  // A disposed Array fails here, before the caller converts its other operands (a number
-  // converted first would be a new Array that the error then leaks).
-  if (x instanceof Array) return x._h() && x;
-  // A foreign value is reported under the public function's name (composed functions pass
-  // theirs), not under the core op that would have met it.
-  if (typeof x !== "number" && typeof x !== "boolean") throw new TypeError(`${op}: got ${describeValue(x)}, expected an Array or a number`);
-  return run("positive", [x]);
+  checkOperands(op, x);
+  return x instanceof Array ? x : run("positive", [x]);
+}
+
+/**
+ * @ignore Checks operands the way asArray does, converting none: a disposed Array is a
+ * ReferenceError, anything but an Array, a number or a boolean a TypeError naming `op` (the
+ * public function, not the core op that would have met it). A composed function checks all
+ * of its operands first, so that no Array it converted or made leaks when a later one is bad.
+ */
+export function checkOperands(op: string, ...xs: unknown[]): void {
+  for (const x of xs) {
+    if (x instanceof Array) x._h();
+    else if (typeof x !== "number" && typeof x !== "boolean") throw new TypeError(`${op}: got ${describeValue(x)}, expected an Array or a number`);
+  }
+}
+
+/**
+ * @ignore Checks an argument that must be a live Array (a number cannot stand for it: a
+ * random key, a parameter): a disposed one is a ReferenceError, anything else a TypeError
+ * naming `op` and what was expected.
+ */
+export function checkArray(op: string, x: unknown, expected = "an Array"): asserts x is Array {
+  if (!(x instanceof Array)) throw new TypeError(`${op}: got ${describeValue(x)}, expected ${expected}`);
+  x._h();
+}
+
+/** @ignore Checks a shape argument: a JS array of non-negative integers. */
+export function checkShape(op: string, shape: unknown, what = "shape"): asserts shape is number[] {
+  if (!globalThis.Array.isArray(shape) || shape.some((d) => !Number.isInteger(d) || d < 0))
+    throw new TypeError(`${op}: ${what} must be a JS array of non-negative integers, got ${globalThis.Array.isArray(shape) ? JSON.stringify(shape) : describeValue(shape)}`);
+}
+
+/**
+ * @ignore f(), or, when it throws, the Arrays in `made` (those the caller made for this call,
+ * never the user's) disposed before the error passes on: a failed call leaves no new Array.
+ * `made` is read when f throws, so f may still be filling it.
+ */
+export function freeOnError<T>(made: Array[], f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    for (const a of made) if (a._alive) a.dispose();
+    throw e;
+  }
 }
 
 /**

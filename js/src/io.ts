@@ -1,6 +1,6 @@
 // `kiln/io`: the IDX file format (MNIST's), parsed from bytes with the same strict checks as
 // kiln::io::read_idx. No file access here, so it runs in Node and in browsers alike.
-import { Array } from "./array.js";
+import { Array, describeValue } from "./array.js";
 import * as np from "./numpy.js";
 
 export type IdxType = "uint8" | "int8" | "int16" | "int32" | "float32" | "float64";
@@ -71,6 +71,9 @@ export function parseIdx(bytes: Uint8Array | ArrayBuffer, name = "<bytes>"): Idx
 
 /** An IDX file as an Array: integer types become int32 (exact; kiln has no 8/16-bit dtypes), floats keep their type. */
 export function idxToArray(idx: Idx): Array {
+  const known = Object.values(TYPES).some(([name]) => name === idx?.type);
+  if (!known || !globalThis.Array.isArray(idx.shape) || !ArrayBuffer.isView(idx.data))
+    throw new TypeError(`idxToArray: got ${describeValue(idx)}, expected an Idx { type, shape, data } (what parseIdx returns)`);
   if (idx.type === "float32" || idx.type === "float64") return np.array(idx.data as Float32Array | Float64Array, { shape: idx.shape });
   return np.array(Int32Array.from(idx.data as Int32Array), { shape: idx.shape });
 }

@@ -1,6 +1,6 @@
 // kiln's `lax` namespace (jax-js names): convolutions, windowed reductions, erf and
 // stopGradient, each a call into the core's op table.
-import { Array, run, type ArrayLike, type Pair, named } from "./array.js";
+import { Array, checkOperands, describeValue, run, type ArrayLike, type Pair, named } from "./array.js";
 
 export * as linalg from "./lax_linalg.js";
 
@@ -39,8 +39,11 @@ function convTranspose_(
   padding: PaddingType,
   { rhsDilation, transposeKernel = false }: { rhsDilation?: number[]; transposeKernel?: boolean } = {},
 ): Array {
+  checkOperands("convTranspose", lhs, rhs);
   if (typeof padding !== "string") {
-    const ks = rhs.shape.slice(2);
+    if (!globalThis.Array.isArray(padding))
+      throw new TypeError(`convTranspose: got padding ${describeValue(padding)}, expected 'SAME', 'VALID', 'SAME_LOWER' or one [low, high] pair per spatial axis`);
+    const ks = (rhs instanceof Array ? rhs.shape : []).slice(2);
     if (padding.length !== ks.length) throw new Error(`convTranspose: got ${padding.length} padding pairs, expected ${ks.length}`);
     padding = padding.map(([p0, p1], i) => {
       const k = (ks[i] - 1) * (rhsDilation?.[i] ?? 1) + 1;
@@ -51,9 +54,13 @@ function convTranspose_(
 }
 /** reduceWindow with one of np.sum, np.max, np.min, np.prod as the computation. */
 function reduceWindow_(operand: Array, computation: (x: Array) => Array, windowDimensions: number[], windowStrides?: number[]): Array {
-  const name = (computation as any).kilnReduce ?? computation.name;
+  checkOperands("reduceWindow", operand);
+  const name = typeof computation === "function" ? ((computation as any).kilnReduce ?? computation.name) : undefined;
   const op = { sum: "sum", max: "max", min: "min", prod: "prod" }[name as string];
-  if (op === undefined) throw new Error(`reduceWindow: got computation ${name || "(anonymous)"}, kiln supports np.sum, np.max, np.min and np.prod`);
+  if (op === undefined) {
+    const got = typeof computation === "function" ? `the function ${name || "(anonymous)"}` : describeValue(computation);
+    throw new Error(`reduceWindow: got computation ${got}, kiln supports np.sum, np.max, np.min and np.prod`);
+  }
   return run("reduce_window", [operand], { op, window: windowDimensions, strides: windowStrides ?? windowDimensions.map(() => 1), padding: "VALID" });
 }
 export const erf = named("erf", (x: ArrayLike): Array => run("erf", [x]));

@@ -1,6 +1,6 @@
 // jax-js's numpy functions that map a user function over indices or axes (fromfunction,
 // applyAlongAxis, applyOverAxes, through vmap as jax-js does) and the diagonal index helpers.
-import { Array, DType, asArray, type ArrayLike, type Device } from "./array.js";
+import { Array, DType, asArray, checkOperands, checkShape, describeValue, type ArrayLike, type Device } from "./array.js";
 import * as np from "./numpy_ops.js";
 import { vmap } from "./transforms.js";
 import * as tree from "./tree.js";
@@ -28,7 +28,7 @@ export function diagIndicesFrom(arr: ArrayLike): Array[] {
 
 /** func applied to the index grids of `shape` (vmapped over each axis, as jax-js). */
 export function fromfunction(func: (...indices: Array[]) => any, shape: number[], { dtype = DType.Float32, device }: { dtype?: DType; device?: Device } = {}): any {
-  if (shape.some((d) => !Number.isInteger(d) || d < 0)) throw new Error(`fromfunction: shape must be non-negative integers, got ${JSON.stringify(shape)}`);
+  checkShape("fromfunction", shape);
   let f: (...a: any[]) => any = func;
   for (let i = 0; i < shape.length; i++) {
     const mapped = shape.length - 1 - i;
@@ -57,6 +57,11 @@ export function applyAlongAxis(func1d: (x: Array) => Array, axis: number, x: Arr
 
 /** func(a, axis) for each axis in turn; results that lose the axis get it back (size 1). */
 export function applyOverAxes(func: (x: Array, axis: number) => Array, a: ArrayLike, axes: number[]): Array {
+  checkOperands("applyOverAxes", a);
+  // func keeps the rank (a lost axis comes back), so every axis is checked against a's rank.
+  const nd = np.ndim(a);
+  if (!globalThis.Array.isArray(axes) || axes.some((ax) => !Number.isInteger(ax) || ax < -nd || ax >= nd))
+    throw new Error(`applyOverAxes: got axes ${globalThis.Array.isArray(axes) ? `[${axes}]` : describeValue(axes)}, expected integers in [${-nd}, ${nd})`);
   let x = asArray(a, "applyOverAxes");
   for (const axis of axes) {
     const nd = x.ndim;

@@ -1,6 +1,6 @@
 // The numpy functions of jax-js that kiln composes from core ops in TypeScript (no C++
 // primitive of their own). Each consumes its Array arguments once, with .ref for reuse.
-import { Array, DType, asArray, run, type ArrayLike, type Axis, type ReduceOpts, named } from "./array.js";
+import { Array, DType, asArray, checkOperands, checkShape, describeValue, freeOnError, run, type ArrayLike, type Axis, type ReduceOpts, named } from "./array.js";
 import { bitcastConvertType } from "./lax.js";
 import * as np from "./numpy_ops.js";
 
@@ -163,18 +163,47 @@ function roll_(a: ArrayLike, shift: number | number[], axis?: Axis): Array {
 function vecdot_(x: ArrayLike, y: ArrayLike, { axis = -1 }: { axis?: number } = {}): Array {
   return np.sum(np.multiply(x, y), axis);
 }
+// matvec and vecmat: the vector is checked with the matrix before it is expanded, and the
+// expanded copy is freed when matmul fails (the caller's arrays keep their references).
 function matvec_(x1: ArrayLike, x2: ArrayLike): Array {
-  return np.squeeze(np.matmul(x1, np.expandDims(x2, -1)), -1);
+  checkOperands("matvec", x1, x2);
+  const v = np.expandDims(x2, -1);
+  return np.squeeze(freeOnError([v], () => np.matmul(x1, v)), -1);
 }
 function vecmat_(x1: ArrayLike, x2: ArrayLike): Array {
-  return np.squeeze(np.matmul(np.expandDims(x1, -2), x2), -2);
+  checkOperands("vecmat", x1, x2);
+  const v = np.expandDims(x1, -2);
+  return np.squeeze(freeOnError([v], () => np.matmul(v, x2)), -2);
+}
+/**
+ * concatenate of reshape(x) for each x (vstack, columnStack, dstack): everything is checked
+ * before anything is reshaped, and when concatenate fails the reshaped copies are freed and
+ * the caller's arrays keep their references; on success all are consumed, as concatenate's.
+ */
+function concatenateReshaped(op: string, xs: ArrayLike[], reshape: (x: Array) => Array, axis: number): Array {
+  if (!globalThis.Array.isArray(xs)) throw new TypeError(`${op}: got ${describeValue(xs)}, expected a JS array of Arrays`);
+  checkOperands(op, ...xs);
+  const arrays = xs.map((x) => asArray(x));
+  // Freed if concatenate fails: the arrays converted from numbers, and the reshaped copies (or
+  // the extra reference of an array used as it is); the caller's keep their references.
+  const toFree = arrays.filter((a, i) => a !== xs[i]);
+  const out = freeOnError(toFree, () => {
+    const reshaped = arrays.map((a) => reshape(a.ref));
+    toFree.push(...reshaped);
+    return np.concatenate(reshaped, axis);
+  });
+  for (const a of arrays) a.dispose();
+  return out;
+}
+function vstack_(xs: ArrayLike[]): Array {
+  return concatenateReshaped("vstack", xs, (x) => (x.ndim < 2 ? np.reshape(x, [1, -1]) : x), 0);
 }
 function columnStack_(xs: ArrayLike[]): Array {
-  return np.concatenate(xs.map((x) => (asArray(x, "columnStack").ndim < 2 ? np.reshape(x, [-1, 1]) : x)) as Array[], 1);
+  return concatenateReshaped("columnStack", xs, (x) => (x.ndim < 2 ? np.reshape(x, [-1, 1]) : x), 1);
 }
 function dstack_(xs: ArrayLike[]): Array {
   const up = (x: Array) => (x.ndim === 0 ? np.reshape(x, [1, 1, 1]) : x.ndim === 1 ? np.reshape(x, [1, -1, 1]) : x.ndim === 2 ? np.expandDims(x, 2) : x);
-  return np.concatenate(xs.map((x) => up(asArray(x, "dstack"))), 2);
+  return concatenateReshaped("dstack", xs, up, 2);
 }
 function unstack_(x: ArrayLike, axis = 0): Array[] {
   const a = asArray(x, "unstack");
@@ -232,7 +261,12 @@ function select_(condlist: ArrayLike[], choicelist: ArrayLike[], defaultValue: A
   for (let i = condlist.length - 1; i >= 0; i--) out = np.where(condlist[i], choicelist[i], out);
   return asArray(out, "select");
 }
-function meshgrid_(xs: Array[], { indexing = "xy" }: { indexing?: "xy" | "ij" } = {}): Array[] {
+function meshgrid_(arrays: ArrayLike[], { indexing = "xy" }: { indexing?: "xy" | "ij" } = {}): Array[] {
+  // Everything is checked before the first grid is made: a later failure would leak it.
+  if (!globalThis.Array.isArray(arrays)) throw new TypeError(`meshgrid: got ${describeValue(arrays)}, expected a JS array of Arrays`);
+  if (indexing !== "xy" && indexing !== "ij") throw new Error(`meshgrid: got indexing ${JSON.stringify(indexing)}, expected 'xy' or 'ij'`);
+  checkOperands("meshgrid", ...arrays);
+  const xs = arrays.map((x) => asArray(x));
   const n = xs.length;
   const sizes = xs.map((x) => x.size);
   if (indexing === "xy" && n >= 2) [sizes[0], sizes[1]] = [sizes[1], sizes[0]];
@@ -266,17 +300,21 @@ function arrayEquiv_(a1: ArrayLike, a2: ArrayLike): Array {
 function isscalar_(element: unknown): boolean {
   return typeof element === "number" || typeof element === "boolean" || (element instanceof Array && element.ndim === 0);
 }
+function checkDType(op: string, d: unknown) {
+  if (!Object.values(DType).includes(d as DType)) throw new TypeError(`${op}: got dtype ${typeof d === "string" ? `'${d}'` : describeValue(d)}, expected one of ${Object.values(DType).join(", ")}`);
+}
 /** The dtype of a binary op on strong operands of these dtypes (the core's promotion). */
 function promoteTypes_(dtype1: DType, dtype2: DType): DType {
   // Checked first: the zeros made below would leak if the second dtype failed.
-  for (const d of [dtype1, dtype2])
-    if (!Object.values(DType).includes(d)) throw new TypeError(`promoteTypes: got dtype '${String(d)}', expected one of ${Object.values(DType).join(", ")}`);
+  for (const d of [dtype1, dtype2]) checkDType("promoteTypes", d);
   const z = np.add(np.zeros([], { dtype: dtype1 }), np.zeros([], { dtype: dtype2 }));
   const d = z.dtype;
   z.dispose();
   return d;
 }
 function resultType_(...dtypes: DType[]): DType {
+  if (dtypes.length === 0) throw new TypeError("resultType: got no dtypes, expected at least one");
+  for (const d of dtypes) checkDType("resultType", d);
   return dtypes.reduce((a, b) => promoteTypes(a, b));
 }
 function diagflat_(v: ArrayLike, k = 0): Array {
@@ -291,14 +329,19 @@ function modf_(x: ArrayLike): [Array, Array] {
   const whole = np.trunc(a.ref);
   return [np.subtract(a, whole.ref), whole];
 }
-export const hsplit = (a: ArrayLike, s: number | number[]): Array[] => {
-  const x = asArray(a, "hsplit");
-  return np.split(x, s, x.ndim === 1 ? 0 : 1);
-};
-export const vsplit = (a: ArrayLike, s: number | number[]): Array[] =>
-  np.split(a, s, 0);
-export const dsplit = (a: ArrayLike, s: number | number[]): Array[] =>
-  np.split(a, s, 2);
+// The split functions check their array first: split would report a bad one under its own name.
+export const hsplit = named("hsplit", (a: ArrayLike, s: number | number[]): Array[] => {
+  checkOperands("hsplit", a);
+  return np.split(a, s, np.ndim(a) === 1 ? 0 : 1);
+});
+export const vsplit = named("vsplit", (a: ArrayLike, s: number | number[]): Array[] => {
+  checkOperands("vsplit", a);
+  return np.split(a, s, 0);
+});
+export const dsplit = named("dsplit", (a: ArrayLike, s: number | number[]): Array[] => {
+  checkOperands("dsplit", a);
+  return np.split(a, s, 2);
+});
 function ediff1d_(ary: ArrayLike): Array {
   return diff(np.ravel(ary), 1, 0);
 }
@@ -316,6 +359,7 @@ function nanvar_(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: nu
 export const nanstd = named("nanstd", (a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array => np.sqrt(nanvar(a, axis, opts)));
 /** The trapezoidal rule along `axis`, with unit spacing or dx (x samples: not supported yet). */
 function trapezoid_(y: ArrayLike, x: ArrayLike | null = null, { dx = 1, axis = -1 }: { dx?: number; axis?: number } = {}): Array {
+  checkOperands("trapezoid", y);
   if (x !== null) throw new Error("trapezoid: sample points x are not supported by kiln yet; pass dx");
   const a = asArray(y, "trapezoid");
   const nd = a.ndim;
@@ -350,14 +394,18 @@ function vander_(x: ArrayLike, { n: N, increasing = false }: { n?: number; incre
   return np.power(np.expandDims(a, 1), p);
 }
 function indices_(dimensions: number[], { dtype = DType.Int32 }: { dtype?: DType } = {}): Array {
+  checkShape("indices", dimensions, "dimensions");
   const grids = dimensions.map((d, i) => {
     const shape = dimensions.map((_, j) => (j === i ? d : 1));
     return np.broadcastTo(np.reshape(np.arange(0, d, 1, { dtype }), shape), dimensions);
   });
   return np.stack(grids, 0);
 }
-export const floatPower = (x1: ArrayLike, x2: ArrayLike): Array =>
-  np.power(np.astype(x1, DType.Float32), x2);
+export const floatPower = named("floatPower", (x1: ArrayLike, x2: ArrayLike): Array => {
+  checkOperands("floatPower", x1, x2);
+  const base = np.astype(x1, DType.Float32);
+  return freeOnError([base], () => np.power(base, x2));
+});
 const window = (M: number, f: (n: Array) => Array): Array => {
   if (M <= 1) return np.ones([Math.max(M, 0)]);
   return f(np.arange(0, M, 1, { dtype: DType.Float32 }));
@@ -536,6 +584,7 @@ export const roll = named("roll", roll_);
 export const vecdot = named("vecdot", vecdot_);
 export const matvec = named("matvec", matvec_);
 export const vecmat = named("vecmat", vecmat_);
+export const vstack = named("vstack", vstack_);
 export const columnStack = named("columnStack", columnStack_);
 export const dstack = named("dstack", dstack_);
 export const unstack = named("unstack", unstack_);

@@ -308,7 +308,6 @@ function concatenate_(xs: Array[], axis = 0): Array {
 function stack_(xs: ArrayLike[], axis = 0): Array {
   return run("stack", xs, { axis });
 }
-export const vstack = named("vstack", (xs: Array[]) => concatenate(xs.map((x) => (x.ndim < 2 ? x.reshape([1, -1]) : x)), 0));
 export const hstack = named("hstack", (xs: Array[]) => concatenate(xs, xs[0].ndim === 1 ? 0 : 1));
 function split_(a: ArrayLike, indicesOrSections: number | number[], axis = 0): Array[] {
   return typeof indicesOrSections === "number"

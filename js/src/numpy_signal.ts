@@ -3,7 +3,7 @@
 // corrcoef. Each consumes its Array arguments exactly once.
 import { Array, asArray, type ArrayLike, named } from "./array.js";
 import { convGeneralDilated, type PaddingType } from "./lax.js";
-import { diag, resultType } from "./numpy_composite.js";
+import { diag, resultType, vstack } from "./numpy_composite.js";
 import * as np from "./numpy_ops.js";
 
 type Mode = "full" | "same" | "valid";
@@ -96,7 +96,7 @@ function cov_(x: ArrayLike, y: ArrayLike | null = null, { rowvar = true }: { row
   if (y !== null) {
     let b = asArray(y, "cov");
     if (b.ndim === 1) b = b.reshape([1, b.shape[0]]);
-    a = np.vstack([a, b]);
+    a = vstack([a, b]);
   }
   if (a.ndim !== 2) {
     const s = a.shape;

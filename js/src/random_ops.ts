@@ -2,7 +2,7 @@
 // names): threefry2x32 keys (uint32, shape [2]), split/foldIn, bits and the samplers the
 // core has, bit for bit JAX's. Functions consume their key, as in jax-js. The composed
 // samplers (random_samplers.ts) import this module; `random.ts` re-exports both.
-import { Array, DType, describeValue, run, type ArrayLike } from "./array.js";
+import { Array, DType, checkArray, checkOperands, describeValue, freeOnError, run, type ArrayLike } from "./array.js";
 
 export function key(seed: ArrayLike): Array {
   // Number({}) is NaN and Number("abc") too: a seed that is not an integer is an Error.
@@ -15,18 +15,15 @@ export function split(key: Array, num: number | number[] = 2): Array {
 }
 export function foldIn(key: Array, data: ArrayLike): Array {
   const d = typeof data === "number" ? run("astype", [data], { dtype: "uint32" }) : data;
-  try {
-    return run("random_fold_in", [key, d]);
-  } catch (e) {
-    if (d !== data) (d as Array).dispose(); // the uint32 copy made here must not leak with a bad key
-    throw e;
-  }
+  // The uint32 copy made here must not leak with a bad key.
+  return freeOnError(d === data ? [] : [d as Array], () => run("random_fold_in", [key, d]));
 }
 export function bits(key: Array, shape: number[] = []): Array {
   return run("random_bits", [key], { shape });
 }
-export function uniform(key: ArrayLike, shape: number[] = [], { minval = 0, maxval = 1 }: { minval?: number; maxval?: number } = {}): Array {
-  return run("random_uniform", [key], { shape, minval, maxval });
+/** Uniform samples in [minval, maxval) of a float dtype (default float32; JAX rejects others). */
+export function uniform(key: ArrayLike, shape: number[] = [], { minval = 0, maxval = 1, dtype }: { minval?: number; maxval?: number; dtype?: DType } = {}): Array {
+  return run("random_uniform", [key], { shape, minval, maxval, dtype });
 }
 export function normal(key: ArrayLike, shape: number[] = []): Array {
   return run("random_normal", [key], { shape });
@@ -34,10 +31,17 @@ export function normal(key: ArrayLike, shape: number[] = []): Array {
 export function bernoulli(key: Array, p: ArrayLike = 0.5, shape?: number[]): Array {
   return run("random_bernoulli", [key, p], { shape });
 }
-export function randint(key: ArrayLike, { minval, maxval, shape = [], dtype = DType.Int32 }: { minval: number; maxval: number; shape?: number[]; dtype?: DType }): Array {
-  const lo = run("astype", [minval], { dtype });
-  const hi = run("astype", [maxval], { dtype });
-  return run("random_randint", [key, lo, hi], { shape, dtype });
+export function randint(key: ArrayLike, opts: { minval: ArrayLike; maxval: ArrayLike; shape?: number[]; dtype?: DType }): Array {
+  // Everything is checked before the bounds are cast (so the casts cannot fail), and the casts
+  // are freed when the draw fails: the caller's Arrays keep their references, nothing is left.
+  checkArray("randint", key, "a key Array (random.key)");
+  const { minval, maxval, shape = [], dtype = DType.Int32 } = opts ?? ({} as typeof opts);
+  checkOperands("randint", minval, maxval);
+  if (dtype !== DType.Int32 && dtype !== DType.Uint32) throw new TypeError(`randint: got dtype ${describeValue(dtype)}, expected int32 or uint32`);
+  const bounds = [minval, maxval].map((b) => run("astype", [b instanceof Array ? b.ref : b], { dtype }));
+  const r = freeOnError(bounds, () => run("random_randint", [key, ...bounds], { shape, dtype }));
+  for (const b of [minval, maxval]) if (b instanceof Array) b.dispose();
+  return r;
 }
 export function permutation(key: Array, x: number | ArrayLike, axis = 0): Array {
   if (typeof x === "number") return run("random_permutation", [key], { n: x });

@@ -3,7 +3,7 @@
 // uniform and normal are JAX's bit for bit, so these equal jax-js's formulas on JAX's draws.
 // C++ users get JAX's own algorithms (src/library/random_samplers.cpp). categorical lives
 // here too, since its replace=false path is the Gumbel top-k trick. Each consumes its key.
-import { Array, DType, asArray, run, type ArrayLike, named } from "./array.js";
+import { Array, DType, asArray, checkArray, checkOperands, checkShape, freeOnError, run, type ArrayLike, named } from "./array.js";
 import { topK } from "./lax.js";
 import { cholesky } from "./lax_linalg.js";
 import * as np from "./numpy_ops.js";
@@ -14,9 +14,25 @@ const keys2 = (key: Array): [Array, Array] => {
   return [k1, k2];
 };
 
-export const exponential = named("exponential", (key: Array, shape: number[] = []): Array => np.negative(np.log1p(np.negative(uniform(key, shape)))));
-export const gumbel = (key: Array, shape: number[] = []): Array =>
-  np.negative(np.log(np.negative(np.log1p(np.negative(uniform(key, shape))))));
+/**
+ * A composed sampler: its errors name it first (named), and its key is checked before
+ * anything is drawn or converted, so a bad key is reported under its name and leaks nothing.
+ * Samplers with operands check those first too (checkOperands), before converting any.
+ */
+function sampler<F extends (key: Array, ...rest: any[]) => Array>(name: string, f: F): F {
+  const checked = (key: Array, ...rest: any[]) => {
+    checkArray(name, key, "a key Array (random.key)");
+    return f(key, ...rest);
+  };
+  return named(name, checked as F);
+}
+
+function exponential_(key: Array, shape: number[] = []): Array {
+  return np.negative(np.log1p(np.negative(uniform(key, shape))));
+}
+function gumbel_(key: Array, shape: number[] = []): Array {
+  return np.negative(np.log(np.negative(np.log1p(np.negative(uniform(key, shape))))));
+}
 function laplace_(key: Array, shape: number[] = []): Array {
   const c = np.subtract(uniform(key, shape), 0.5);
   return np.multiply(np.sign(c.ref), np.multiply(np.log1p(np.multiply(np.abs(c), -2)), -1));
@@ -25,24 +41,40 @@ function logistic_(key: Array, shape: number[] = []): Array {
   const u = uniform(key, shape);
   return np.subtract(np.log(u.ref), np.log1p(np.negative(u)));
 }
-export const cauchy = named("cauchy", (key: Array, shape: number[] = []): Array => np.tan(np.multiply(np.subtract(uniform(key, shape), 0.5), Math.PI)));
-export const lognormal = named("lognormal", (key: Array, sigma: ArrayLike = 1, shape: number[] = []): Array => np.exp(np.multiply(normal(key, shape), sigma)));
-export const rayleigh = (key: Array, scale: ArrayLike = 1, shape: number[] = []): Array =>
-  np.multiply(np.sqrt(np.multiply(exponential(key, shape), 2)), scale);
+function cauchy_(key: Array, shape: number[] = []): Array {
+  return np.tan(np.multiply(np.subtract(uniform(key, shape), 0.5), Math.PI));
+}
+function lognormal_(key: Array, sigma: ArrayLike = 1, shape: number[] = []): Array {
+  checkOperands("lognormal", sigma);
+  return np.exp(np.multiply(normal(key, shape), sigma));
+}
+function rayleigh_(key: Array, scale: ArrayLike = 1, shape: number[] = []): Array {
+  checkOperands("rayleigh", scale);
+  return np.multiply(np.sqrt(np.multiply(exponential(key, shape), 2)), scale);
+}
 function maxwell_(key: Array, shape: number[] = []): Array {
+  checkShape("maxwell", shape);
   const z = normal(key, [...shape, 3]);
   return np.sqrt(np.sum(np.multiply(z.ref, z), -1));
 }
 function doubleSidedMaxwell_(key: Array, loc: ArrayLike, scale: ArrayLike, shape: number[] = []): Array {
+  checkOperands("doubleSidedMaxwell", loc, scale);
   const [k1, k2] = keys2(key);
   return np.add(np.multiply(np.multiply(rademacher(k1, { shape, dtype: DType.Float32 }), maxwell(k2, shape)), scale), loc);
 }
-export const pareto = named("pareto", (key: Array, b: ArrayLike, shape: number[] = []): Array => np.exp(np.divide(exponential(key, shape), b)));
-export const weibullMin = (key: Array, scale: ArrayLike, concentration: ArrayLike, shape: number[] = []): Array =>
-  np.multiply(scale, np.exp(np.divide(np.log(exponential(key, shape)), concentration)));
+function pareto_(key: Array, b: ArrayLike, shape: number[] = []): Array {
+  checkOperands("pareto", b);
+  return np.exp(np.divide(exponential(key, shape), b));
+}
+function weibullMin_(key: Array, scale: ArrayLike, concentration: ArrayLike, shape: number[] = []): Array {
+  checkOperands("weibullMin", scale, concentration);
+  return np.multiply(scale, np.exp(np.divide(np.log(exponential(key, shape)), concentration)));
+}
 function triangular_(key: Array, left: ArrayLike, mode: ArrayLike, right: ArrayLike, shape: number[] = []): Array {
-  const l = asArray(left, "triangular"), m = asArray(mode, "triangular"), r = asArray(right, "triangular");
+  checkOperands("triangular", left, mode, right);
+  // Drawn first: a draw that fails (a bad shape) then leaves no converted bound behind.
   const u = uniform(key, shape);
+  const l = asArray(left), m = asArray(mode), r = asArray(right);
   const width = np.subtract(r.ref, l.ref), leftSpan = np.subtract(m.ref, l.ref), rightSpan = np.subtract(r.ref, m);
   const cutoff = np.divide(leftSpan.ref, width.ref);
   return np.where(
@@ -52,6 +84,7 @@ function triangular_(key: Array, left: ArrayLike, mode: ArrayLike, right: ArrayL
   );
 }
 function geometric_(key: Array, p: ArrayLike, { shape = [], dtype = DType.Int32 }: { shape?: number[]; dtype?: DType } = {}): Array {
+  checkOperands("geometric", p);
   return np.astype(np.add(np.floor(np.divide(np.log1p(np.negative(uniform(key, shape))), np.log1p(np.negative(p)))), 1), dtype);
 }
 function rademacher_(key: Array, { shape = [], dtype = DType.Int32 }: { shape?: number[]; dtype?: DType } = {}): Array {
@@ -60,17 +93,21 @@ function rademacher_(key: Array, { shape = [], dtype = DType.Int32 }: { shape?: 
 }
 /** mean + cholesky(cov) z, z normal of shape [...shape, n] (the shapes broadcast as jax-js). */
 function multivariateNormal_(key: Array, mean: ArrayLike, cov: ArrayLike, shape: number[] = []): Array {
-  const m = asArray(mean, "multivariateNormal"), c = asArray(cov, "multivariateNormal");
-  const n = m.shape[m.ndim - 1];
-  if (c.shape[c.ndim - 1] !== n || c.shape[c.ndim - 2] !== n)
-    throw new Error(`multivariateNormal: got cov of shape [${c.shape}], expected its last two dimensions to be [${n}, ${n}]`);
-  const out = np.broadcastShapes(np.broadcastShapes(shape, m.shape.slice(0, -1)), c.shape.slice(0, -2)).concat(n);
-  return np.add(np.einsum("...ij,...j->...i", cholesky(c), normal(key, out)), m);
+  // Shapes are checked on the arguments as given, before anything is converted or drawn.
+  checkOperands("multivariateNormal", mean, cov);
+  const ms = np.shape(mean), cs = np.shape(cov);
+  const n = ms[ms.length - 1];
+  if (ms.length === 0) throw new Error("multivariateNormal: got a scalar mean, expected an array of rank 1 or more");
+  if (cs[cs.length - 1] !== n || cs[cs.length - 2] !== n)
+    throw new Error(`multivariateNormal: got cov of shape [${cs}], expected its last two dimensions to be [${n}, ${n}]`);
+  const out = np.broadcastShapes(np.broadcastShapes(shape, ms.slice(0, -1)), cs.slice(0, -2)).concat(n);
+  return np.add(np.einsum("...ij,...j->...i", cholesky(cov), normal(key, out)), mean);
 }
 /** Points uniform in the unit ball of dimension d (p = 2 only, as jax-js). */
 function ball_(key: Array, d: number, { p = 2, shape = [] }: { p?: number; shape?: number[] } = {}): Array {
   if (!Number.isInteger(d) || d <= 0) throw new Error(`ball: dimension must be a positive integer, got ${d}`);
   if (p !== 2) throw new Error("ball: only the Euclidean p=2 case is supported");
+  checkShape("ball", shape);
   const [k1, k2] = keys2(key);
   const z = normal(k1, [...shape, d]);
   const norm = np.sqrt(np.sum(np.multiply(z.ref, z.ref), -1, { keepdims: true }));
@@ -99,20 +136,20 @@ function categorical_(key: ArrayLike, logits: ArrayLike, { axis = -1, shape, rep
 }
 /** Samples from arange(a) or from a's slices along `axis`, with replacement or not, or by p. */
 function choice_(key: Array, a: number | ArrayLike, { shape = [], replace = true, p, axis = 0 }: { shape?: number[]; replace?: boolean; p?: ArrayLike; axis?: number } = {}): Array {
+  if (typeof a === "number" && (!Number.isInteger(a) || a < 0)) throw new Error(`choice: a must be a non-negative integer, got ${a}`);
+  checkOperands("choice", ...(typeof a === "number" ? [] : [a]), ...(p === undefined ? [] : [p]));
   let n: number;
   let values: Array | null = null;
-  if (typeof a === "number") {
-    if (!Number.isInteger(a) || a < 0) throw new Error(`choice: a must be a non-negative integer, got ${a}`);
-    n = a;
-  } else {
-    values = asArray(a, "choice");
+  if (typeof a === "number") n = a;
+  else {
+    values = asArray(a);
     axis = (axis + values.ndim) % values.ndim;
     n = values.shape[axis];
   }
   let indices: Array;
   if (p !== undefined) {
     const logits = np.log(p);
-    indices = categorical(key, logits, { axis: -1, shape, replace });
+    indices = freeOnError([logits], () => categorical(key, logits, { axis: -1, shape, replace }));
   } else if (replace) indices = randint(key, { minval: 0, maxval: n, shape });
   else {
     const k = shape.reduce((acc, x) => acc * x, 1);
@@ -120,19 +157,26 @@ function choice_(key: Array, a: number | ArrayLike, { shape = [], replace = true
     indices = permutation(key, n).slice([0, k]).reshape(shape);
   }
   if (values === null) return indices;
-  return np.take(values, indices, axis);
+  return freeOnError([indices], () => np.take(values!, indices, axis));
 }
 
-// Errors name these functions first (array.ts, named): they are composed of other kiln functions.
-export const laplace = named("laplace", laplace_);
-export const logistic = named("logistic", logistic_);
-export const maxwell = named("maxwell", maxwell_);
-export const doubleSidedMaxwell = named("doubleSidedMaxwell", doubleSidedMaxwell_);
-export const triangular = named("triangular", triangular_);
-export const geometric = named("geometric", geometric_);
-export const rademacher = named("rademacher", rademacher_);
-export const multivariateNormal = named("multivariateNormal", multivariateNormal_);
-export const ball = named("ball", ball_);
+// Errors name these functions first and their keys are checked first (sampler, above).
+export const exponential = sampler("exponential", exponential_);
+export const gumbel = sampler("gumbel", gumbel_);
+export const laplace = sampler("laplace", laplace_);
+export const logistic = sampler("logistic", logistic_);
+export const cauchy = sampler("cauchy", cauchy_);
+export const lognormal = sampler("lognormal", lognormal_);
+export const rayleigh = sampler("rayleigh", rayleigh_);
+export const maxwell = sampler("maxwell", maxwell_);
+export const doubleSidedMaxwell = sampler("doubleSidedMaxwell", doubleSidedMaxwell_);
+export const pareto = sampler("pareto", pareto_);
+export const weibullMin = sampler("weibullMin", weibullMin_);
+export const triangular = sampler("triangular", triangular_);
+export const geometric = sampler("geometric", geometric_);
+export const rademacher = sampler("rademacher", rademacher_);
+export const multivariateNormal = sampler("multivariateNormal", multivariateNormal_);
+export const ball = sampler("ball", ball_);
 export const categoricalWithoutReplacement = named("categoricalWithoutReplacement", categoricalWithoutReplacement_);
-export const categorical = named("categorical", categorical_);
-export const choice = named("choice", choice_);
+export const categorical = sampler("categorical", categorical_);
+export const choice = sampler("choice", choice_);

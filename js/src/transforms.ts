@@ -1,7 +1,7 @@
 // The transformations on JS functions and JsTrees: jvp, vjp, grad, valueAndGrad, vmap, jit,
 // makeJaxpr, linearize, jacfwd, jacrev, hessian. Trees are flattened here; the core sees
 // one list of leaves per argument and calls back into JS with tracer Arrays.
-import { Array } from "./array.js";
+import { Array, describeValue } from "./array.js";
 import { check, core, setPendingError, type Func } from "./core.js";
 import { flatten, unflatten, type JsTree, JsTreeDef } from "./tree.js";
 
@@ -12,10 +12,21 @@ type State = { outDef?: JsTreeDef; auxDef?: JsTreeDef };
 function wrapLeaf(h: any): any {
   return h === null || h === undefined ? h : new Array(h);
 }
-function leafToCore(x: any): any {
+function leafToCore(x: any, op: string): any {
   if (x instanceof Array) return x._h();
   if (typeof x === "number" || typeof x === "boolean" || x === null) return x;
-  throw new TypeError(`kiln: got a ${typeof x} leaf, expected an Array, a number or a boolean`);
+  throw new TypeError(`${op}: got ${describeValue(x)} as a leaf, expected an Array, a number or a boolean`);
+}
+/**
+ * Checks what a transformation is given, when it is given (as JAX does): the function, and
+ * the argument list of those that take one (jvp, vjp, linearize). A bad one is an Error
+ * naming the transformation, before any argument is converted.
+ */
+function checkFunction(op: string, f: unknown) {
+  if (typeof f !== "function") throw new TypeError(`${op}: got ${describeValue(f)}, expected a function`);
+}
+function checkArgList(op: string, what: string, args: unknown) {
+  if (!globalThis.Array.isArray(args)) throw new TypeError(`${op}: got ${describeValue(args)} as ${what}, expected a JS array with one entry per argument`);
 }
 function flattenArgs(args: any[]): [any[][], JsTreeDef[]] {
   const leaves: any[][] = [];
@@ -27,8 +38,8 @@ function flattenArgs(args: any[]): [any[][], JsTreeDef[]] {
   }
   return [leaves, defs];
 }
-function toCore(leaves: any[][]): any[][] {
-  return leaves.map((l) => l.map(leafToCore));
+function toCore(leaves: any[][], op: string): any[][] {
+  return leaves.map((l) => l.map((x) => leafToCore(x, op)));
 }
 /** Disposes the Array leaves once each: the transformation consumed its arguments. */
 function consume(leaves: any[][]) {
@@ -57,7 +68,7 @@ function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: 
       const [ol, od] = flatten(out);
       state.outDef = od;
       pending = ol.filter((x): x is Array => x instanceof Array);
-      let result: any = ol.map(leafToCore);
+      let result: any = ol.map((x) => leafToCore(x, opts.op));
       if (opts.scalarOut) {
         if (ol.length !== 1 || !(ol[0] instanceof Array)) throw new Error(`${opts.op}: the function must return one scalar Array, got ${od.toString()}`);
         result = result[0];
@@ -66,7 +77,7 @@ function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: 
         const [al, ad] = flatten(aux);
         state.auxDef = ad;
         pending.push(...al.filter((x): x is Array => x instanceof Array));
-        result = [result, al.map(leafToCore)];
+        result = [result, al.map((x) => leafToCore(x, opts.op))];
       }
       return result;
     } catch (e) {
@@ -81,13 +92,13 @@ function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: 
   return jsfn;
 }
 
-function callFunc(func: Func, leaves: any[][]): any {
-  return check(func.call(toCore(leaves)));
+function callFunc(func: Func, leaves: any[][], op: string): any {
+  return check(func.call(toCore(leaves, op)));
 }
 function once(kind: string, f: any, defs: JsTreeDef[], state: State, opts: any, leaves: any[][], ffOpts: any): any {
   const func: Func = check(core.transform(kind, flatFn(f, defs, state, ffOpts), opts));
   try {
-    return callFunc(func, leaves);
+    return callFunc(func, leaves, ffOpts.op);
   } finally {
     func.delete();
   }
@@ -104,6 +115,7 @@ function gradsOf(r: any, argnums: number | number[], defs: JsTreeDef[]): any {
 
 /** The gradient of a scalar-valued f with respect to argument(s) `argnums` (default 0). */
 export function grad(f: (...args: any[]) => any, opts: GradOpts = {}) {
+  checkFunction("grad", f);
   const { argnums = 0, hasAux = false } = opts;
   return (...primals: any[]): any => {
     const [leaves, defs] = flattenArgs(primals);
@@ -117,6 +129,7 @@ export function grad(f: (...args: any[]) => any, opts: GradOpts = {}) {
 
 /** [f(x), grad f(x)]; with hasAux, [[f(x), aux], grad]. */
 export function valueAndGrad(f: (...args: any[]) => any, opts: GradOpts = {}) {
+  checkFunction("valueAndGrad", f);
   const { argnums = 0, hasAux = false } = opts;
   return (...primals: any[]): any => {
     const [leaves, defs] = flattenArgs(primals);
@@ -145,6 +158,7 @@ function axesFor(spec: any, tree: any, op: string): any[] {
 
 /** f mapped over axis inAxes of its arguments (a number for all, or one entry per argument). */
 export function vmap(f: (...args: any[]) => any, inAxes: number | (number | null | JsTree<number | null>)[] = 0) {
+  checkFunction("vmap", f);
   return (...args: any[]): any => {
     const [leaves, defs] = flattenArgs(args);
     let axes: any[][];
@@ -167,6 +181,7 @@ export function vmap(f: (...args: any[]) => any, inAxes: number | (number | null
  * their own entry here. dispose() frees the compiled programs.
  */
 export function jit<F extends (...args: any[]) => any>(f: F, opts: { staticArgnums?: number[] } = {}): OwnedFunction<(...args: any[]) => ReturnType<F>> {
+  checkFunction("jit", f);
   const cache = new Map<string, { func: Func; state: State }>();
   const statics = opts.staticArgnums ?? [];
   const fn: any = (...args: any[]) => {
@@ -189,7 +204,7 @@ export function jit<F extends (...args: any[]) => any>(f: F, opts: { staticArgnu
       entry = { func, state };
       cache.set(key, entry);
     }
-    const r = callFunc(entry.func, leaves);
+    const r = callFunc(entry.func, leaves, "jit");
     consume(leaves);
     return fromCore(entry.state.outDef!, r);
   };
@@ -202,13 +217,16 @@ export function jit<F extends (...args: any[]) => any>(f: F, opts: { staticArgnu
 
 /** [f(primals), the derivative of f at primals along tangents] (with hasAux, aux third). */
 export function jvp(f: (...args: any[]) => any, primals: any[], tangents: any[], opts: { hasAux?: boolean } = {}): any {
+  checkFunction("jvp", f);
+  checkArgList("jvp", "primals", primals);
+  checkArgList("jvp", "tangents", tangents);
   const [pl, defs] = flattenArgs(primals);
   const [tl, tdefs] = flattenArgs(tangents);
   tdefs.forEach((d, i) => {
     if (!d.equals(defs[i])) throw new Error(`jvp: tangent ${i} has structure ${d.toString()}, expected ${defs[i].toString()}`);
   });
   const state: State = {};
-  const r = check(core.jvp(flatFn(f, defs, state, { hasAux: opts.hasAux, op: "jvp" }), toCore(pl), toCore(tl)));
+  const r = check(core.jvp(flatFn(f, defs, state, { hasAux: opts.hasAux, op: "jvp" }), toCore(pl, "jvp"), toCore(tl, "jvp")));
   consume(pl);
   consume(tl);
   if (opts.hasAux) {
@@ -220,16 +238,18 @@ export function jvp(f: (...args: any[]) => any, primals: any[], tangents: any[],
 
 /** [f(primals), the pullback (cotangent -> one cotangent per primal)] (with hasAux, aux third). */
 export function vjp(f: (...args: any[]) => any, primals: any[], opts: { hasAux?: boolean } = {}): any {
+  checkFunction("vjp", f);
+  checkArgList("vjp", "primals", primals);
   const [pl, defs] = flattenArgs(primals);
   const state: State = {};
   const hasAux = opts.hasAux ?? false;
-  const r = check(core.vjp(flatFn(f, defs, state, { hasAux, op: "vjp" }), toCore(pl), hasAux));
+  const r = check(core.vjp(flatFn(f, defs, state, { hasAux, op: "vjp" }), toCore(pl, "vjp"), hasAux));
   consume(pl);
   const pbFunc: Func = r[1];
   const pullback: any = (cotangents: any) => {
     const [cl, cd] = flatten(cotangents);
     if (!cd.equals(state.outDef!)) throw new Error(`vjp: cotangent has structure ${cd.toString()}, expected ${state.outDef!.toString()}`);
-    const g = callFunc(pbFunc, [cl]);
+    const g = callFunc(pbFunc, [cl], "vjp");
     consume([cl]);
     return defs.map((d, i) => fromCore(d, g[i]));
   };
@@ -241,15 +261,17 @@ export function vjp(f: (...args: any[]) => any, primals: any[], opts: { hasAux?:
 
 /** [f(primals), the linear map tangents -> derivative], evaluated once. */
 export function linearize(f: (...args: any[]) => any, primals: any[], opts: { hasAux?: boolean } = {}): any {
+  checkFunction("linearize", f);
+  checkArgList("linearize", "primals", primals);
   const [pl, defs] = flattenArgs(primals);
   const state: State = {};
   const hasAux = opts.hasAux ?? false;
-  const r = check(core.linearize(flatFn(f, defs, state, { hasAux, op: "linearize" }), toCore(pl)));
+  const r = check(core.linearize(flatFn(f, defs, state, { hasAux, op: "linearize" }), toCore(pl, "linearize")));
   consume(pl);
   const linFunc: Func = r[1];
   const lin: any = (...tangents: any[]) => {
     const [tl] = flattenArgs(tangents);
-    const t = callFunc(linFunc, tl);
+    const t = callFunc(linFunc, tl, "linearize");
     consume(tl);
     if (hasAux) {
       for (const h of t[1]) h?.delete?.();
@@ -262,17 +284,27 @@ export function linearize(f: (...args: any[]) => any, primals: any[], opts: { ha
   return [fromCore(state.outDef!, r[0]), lin];
 }
 
+/**
+ * jacfwd, jacrev or hessian with respect to argument `argnums` (one integer, default 0,
+ * negative from the end); an argnums out of range for the call is an Error naming `kind`.
+ */
 function jacobian(kind: string, depth: number) {
-  return (f: (x: any) => any) =>
-    (...args: any[]): any => {
+  return (f: (...args: any[]) => any, { argnums = 0 }: { argnums?: number } = {}) => {
+    checkFunction(kind, f);
+    if (!Number.isInteger(argnums)) throw new TypeError(`${kind}: got argnums ${describeValue(argnums)}, expected one integer`);
+    return (...args: any[]): any => {
+      const n = args.length;
+      if (argnums < -n || argnums >= n) throw new Error(`${kind}: argnums ${argnums} is out of range for ${n} arguments`);
+      const wrt = (argnums + n) % n;
       const [leaves, defs] = flattenArgs(args);
       const state: State = {};
-      const r = once(kind, f, defs, state, { argnums: 0 }, leaves, { op: kind });
+      const r = once(kind, f, defs, state, { argnums: wrt }, leaves, { op: kind });
       consume(leaves);
       // Each output leaf holds the input tree (hessian: the input tree of input trees).
-      const inner = (x: any, d: number): any => (d === 0 ? wrapLeaf(x) : unflatten(defs[0], x.map((y: any) => inner(y, d - 1))));
+      const inner = (x: any, d: number): any => (d === 0 ? wrapLeaf(x) : unflatten(defs[wrt], x.map((y: any) => inner(y, d - 1))));
       return unflatten(state.outDef!, r.map((x: any) => inner(x, depth)));
     };
+  };
 }
 /** The Jacobian by forward mode: output shape + input shape. */
 export const jacfwd = jacobian("jacfwd", 1);
@@ -292,10 +324,11 @@ export { ClosedJaxpr as Jaxpr };
 
 /** Traces f on the given arguments (not consumed) into a jaxpr. */
 export function makeJaxpr(f: (...args: any[]) => any) {
+  checkFunction("makeJaxpr", f);
   return (...args: any[]): { jaxpr: ClosedJaxpr; treedef: JsTreeDef } => {
     const [leaves, defs] = flattenArgs(args);
     const state: State = {};
-    const text = check(core.makeJaxpr(flatFn(f, defs, state, { op: "makeJaxpr" }), toCore(leaves)));
+    const text = check(core.makeJaxpr(flatFn(f, defs, state, { op: "makeJaxpr" }), toCore(leaves, "makeJaxpr")));
     return { jaxpr: new ClosedJaxpr(text), treedef: state.outDef! };
   };
 }

@@ -1,6 +1,6 @@
 // kiln/optax's core types (the API of @jax-js/optax): a GradientTransformation is a pair of
 // pure functions init/update over pytrees; optimizer state is an ordinary JsTree of Arrays.
-import { Array, DType } from "../array.js";
+import { Array, DType, checkArray, checkOperands, named as namedFunction } from "../array.js";
 import * as np from "../numpy.js";
 import * as tree from "../tree.js";
 import type { JsTree } from "../tree.js";
@@ -85,12 +85,28 @@ export function setToZero(): GradientTransformation {
 }
 
 /** params + updates, leaf by leaf, cast back to each parameter's dtype; consumes both. */
-export function applyUpdates<Params extends JsTree<Array>>(params: Params, updates: Params): Params {
+export const applyUpdates = namedFunction("applyUpdates", <Params extends JsTree<Array>>(params: Params, updates: Params): Params => {
+  checkUpdates(params, updates);
   return tree.map((p: Array, u: Array) => {
     const dtype = p.dtype;
     const sum = p.add(u);
     return sum.dtype === dtype ? sum : sum.astype(dtype as DType);
   }, params, updates) as Params;
+});
+
+/**
+ * Checks every leaf pair before the first is consumed: the sums are made leaf by leaf, and a
+ * bad later leaf would leave the earlier ones consumed and their sums leaked.
+ */
+function checkUpdates(params: JsTree<Array>, updates: JsTree<Array>) {
+  const [ps, def] = tree.flatten(params);
+  const [us, udef] = tree.flatten(updates);
+  if (!udef.equals(def)) throw new Error(`applyUpdates: the updates' structure ${udef.toString()} is not the params' ${def.toString()}`);
+  ps.forEach((p, i) => {
+    checkArray("applyUpdates", p, "an Array parameter");
+    checkOperands("applyUpdates", us[i]);
+    np.broadcastShapes(p.shape, np.shape(us[i]));
+  });
 }
 
 /** The optax step counter: an int32 scalar (optax's dtype; @jax-js/optax uses uint32). */

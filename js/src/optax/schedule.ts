@@ -112,6 +112,8 @@ export function joinSchedules(schedules: Schedule[], boundaries: number[]): Sche
 
 /** Linear warmup from init to peak over warmupSteps, then cosine decay to endValue at decaySteps. */
 export function warmupCosineDecaySchedule(initValue: number, peakValue: number, warmupSteps: number, decaySteps: number, endValue = 0.0, exponent = 1.0): Schedule {
+  // The decay runs from warmupSteps to decaySteps (cosineDecaySchedule would report it under its own name).
+  if (!(decaySteps > warmupSteps)) throw new Error(`warmupCosineDecaySchedule: got decaySteps = ${decaySteps} and warmupSteps = ${warmupSteps}, expected decaySteps > warmupSteps`);
   const alpha = peakValue === 0 ? 0.0 : endValue / peakValue;
   return joinSchedules([linearSchedule(initValue, peakValue, warmupSteps), cosineDecaySchedule(peakValue, decaySteps - warmupSteps, alpha, exponent)], [warmupSteps]);
 }

@@ -2,7 +2,7 @@
 // addDecayedWeights, clipByGlobalNorm, ...) in kiln/optax, following optax 0.2.8's formulas
 // operation by operation (as src/library/optax.cpp does) so results match it step for step.
 // Everything stays in the graph (no count.item()), so an update runs inside jit.
-import { Array, DType, run } from "../array.js";
+import { Array, DType, checkArray, run } from "../array.js";
 import * as np from "../numpy.js";
 import * as tree from "../tree.js";
 import type { JsTree } from "../tree.js";
@@ -218,8 +218,11 @@ export function addDecayedWeights({ weightDecay = 0.0, mask = null }: AddDecayed
 
 /** sqrt of the sum of squares of every leaf (optax.global_norm); consumes the tree. */
 export function globalNorm(updates: Tree): Array {
+  // Every leaf is checked before the first is consumed.
+  const leaves = tree.leaves(updates);
+  for (const x of leaves) checkArray("globalNorm", x, "Array leaves");
   let total: Array | null = null;
-  for (const x of tree.leaves(updates)) {
+  for (const x of leaves) {
     const s = np.sum(x.ref.mul(x));
     total = total === null ? s : total.add(s);
   }
