@@ -278,13 +278,14 @@ TEST(LlmCache, WriteInPlaceAndMasks) {
   kiln::models::TransformerConfig c;
   c.n_layer = 1, c.n_head_kv = 1, c.head_dim = 2;
   kiln::Array cache = kiln::models::kv_cache_zeros(c, 4);  // [1, 2, 4, 1, 2]
-  const kiln::Array rows = np::reshape(np::array(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}, {8}),
-                                       {1, 2, 2, 1, 2});  // keys (1,2),(3,4); values (5,6),(7,8)
+  const std::vector<kiln::Array> rows{np::reshape(np::array(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}, {8}),
+                                                  {2, 2, 1, 2})};  // keys (1,2),(3,4); values (5,6),(7,8)
   kiln::models::kv_cache_write(cache, rows, 1, 2);
   EXPECT_EQ(cache.to_vector<float>(), (std::vector<float>{0, 0, 1, 2, 3, 4, 0, 0, 0, 0, 5, 6, 7, 8, 0, 0}));
   kiln::models::kv_cache_write(cache, rows, 3, 1);  // only the first row of each
   EXPECT_EQ(cache.to_vector<float>(), (std::vector<float>{0, 0, 1, 2, 3, 4, 1, 2, 0, 0, 5, 6, 7, 8, 5, 6}));
   EXPECT_THROW(kiln::models::kv_cache_write(cache, rows, 3, 2), kiln::Error);
+  EXPECT_THROW(kiln::models::kv_cache_write(cache, {rows[0], rows[0]}, 0, 1), kiln::Error);  // 2 layers for 1
   const kiln::Array start = np::array(std::vector<int32_t>{2}, {});
   EXPECT_EQ(kiln::models::cache_mask(start, 2, 5, 0).to_vector<bool>(),
             (std::vector<bool>{1, 1, 0, 0, 0, 1, 1, 0, 0, 0}));

@@ -16,21 +16,25 @@ Array kv_cache_zeros(const TransformerConfig& c, int64_t n_ctx) {
   return cache;
 }
 
-void kv_cache_write(Array& cache, const Array& new_kv, int64_t start, int64_t count) {
-  const int64_t layers = cache.shape(0), n_ctx = cache.shape(2), T = new_kv.shape(2);
+void kv_cache_write(Array& cache, const std::vector<Array>& layer_rows, int64_t start, int64_t count) {
+  const int64_t layers = cache.shape(0), n_ctx = cache.shape(2);
   const int64_t row = cache.shape(3) * cache.shape(4);  // floats per position
-  if (new_kv.ndim() != 5 || new_kv.shape(0) != layers || new_kv.shape(3) * new_kv.shape(4) != row ||
-      count < 0 || count > T || start < 0 || start + count > n_ctx)
-    fail("kv_cache_write", "rows ", shape_str(new_kv.shape()), " (", count, " at ", start,
-         ") do not fit the cache ", shape_str(cache.shape()));
-  const std::vector<float> rows = new_kv.to_vector<float>();
+  if (int64_t(layer_rows.size()) != layers)
+    fail("kv_cache_write", "rows of ", layer_rows.size(), " layers for a cache of ", layers);
   const BufferRef& buf = cache.impl()->buffer();
-  for (int64_t l = 0; l < layers; ++l)
-    for (int64_t kv = 0; kv < 2; ++kv) {
-      const float* src = rows.data() + (l * 2 + kv) * T * row;
-      const int64_t dst = ((l * 2 + kv) * n_ctx + start) * row;
-      buf->backend().write(buf->handle(), dst * 4, src, count * row * 4);
+  for (int64_t l = 0; l < layers; ++l) {
+    const Array& kv = layer_rows[size_t(l)];
+    const int64_t T = kv.ndim() == 4 ? kv.shape(1) : 0;
+    if (kv.ndim() != 4 || kv.shape(0) != 2 || kv.shape(2) * kv.shape(3) != row || count < 0 || count > T ||
+        start < 0 || start + count > n_ctx)
+      fail("kv_cache_write", "layer ", l, "'s rows ", shape_str(kv.shape()), " (", count, " at ", start,
+           ") do not fit the cache ", shape_str(cache.shape()));
+    const std::vector<float> rows = kv.to_vector<float>();
+    for (int64_t half = 0; half < 2; ++half) {  // keys, then values
+      const int64_t dst = ((l * 2 + half) * n_ctx + start) * row;
+      buf->backend().write(buf->handle(), dst * 4, rows.data() + half * T * row, count * row * 4);
     }
+  }
 }
 
 Array cache_mask(const Array& start, int64_t T, int64_t n_ctx, int64_t window) {

@@ -13,11 +13,13 @@ namespace kiln::models {
 // default device (its buffer is written in place by kv_cache_write).
 Array kv_cache_zeros(const TransformerConfig& config, int64_t n_ctx);
 
-// Writes rows [0, count) of a step's new keys/values (float32 [n_layer, 2, T, n_head_kv,
-// head_dim], T >= count) at positions [start, start + count) of `cache`, in place: a step
+// Writes rows [0, count) of a step's new keys/values (one float32 [2, T, n_head_kv, head_dim]
+// per layer, T >= count) at positions [start, start + count) of `cache`, in place: a step
 // returns only its new rows, so a decode step moves O(layers * heads * dim) bytes instead of
-// rewriting the whole cache. The cache must be a buffer only the caller holds.
-void kv_cache_write(Array& cache, const Array& new_kv, int64_t start, int64_t count);
+// rewriting the whole cache. The rows stay one array per layer: stacked inside the jitted
+// step, the 30-way concatenation of SmolLM2 became 28 kernels each writing every layer's
+// rows (4 ms of a 64 ms wasm decode step). The cache must be a buffer only the caller holds.
+void kv_cache_write(Array& cache, const std::vector<Array>& layer_rows, int64_t start, int64_t count);
 
 // Which cache positions c the queries at positions start + t (t < T) may attend: c < start
 // (the rows already written; the step's own rows come from new_rows_mask), and c > start + t -

@@ -20,6 +20,13 @@ namespace np = kiln::numpy;
 
 namespace {
 
+// The step's new keys and values, one array per layer (transformer_step's second output).
+std::vector<Array> layer_rows(const Tree& rows) {
+  std::vector<Array> out;
+  for (const Tree& t : rows.list()) out.push_back(t.array());
+  return out;
+}
+
 struct OnDevice {
   std::string saved = default_device();
   explicit OnDevice(const std::string& d) { set_default_device(d); }
@@ -164,7 +171,7 @@ Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOp
   const int64_t padded = std::min((n + s.bucket - 1) / s.bucket * s.bucket, s.n_ctx);
   const int32_t last = int32_t(n - 1);
   g.impl_->out = s.run(prompt, padded, 0, cache, &last);
-  models::kv_cache_write(cache, g.impl_->out[1].array(), 0, n);  // the prompt's rows, not the padding
+  models::kv_cache_write(cache, layer_rows(g.impl_->out[1]), 0, n);  // the prompt's rows, not the padding
   g.impl_->cache = cache;
   return g;
 }
@@ -227,7 +234,7 @@ std::string Generation::next(std::span<const float> logits) {
   }
   const int32_t zero = 0;
   g.out = s.run({id}, 1, g.pos, g.cache, &zero);
-  models::kv_cache_write(g.cache, g.out[1].array(), g.pos, 1);
+  models::kv_cache_write(g.cache, layer_rows(g.out[1]), g.pos, 1);
   ++g.pos;
   return piece;
 }

@@ -258,20 +258,20 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
                                               : causal;
   Array x = dequantize_rows(L.matrix("token_embd.weight"), tokens);
   if (c.embedding_scale != 1.0f) x = x * Array(c.embedding_scale);
-  std::vector<Array> new_kv;
+  Tree::List new_kv;
   for (int64_t l = 0; l < c.n_layer; ++l) {
     auto [attn, kv] =
         attention_block(c, L, l, x, cache, positions, is_sliding(c, l) ? windowed : causal);
     x = x + attn;
     x = x + mlp_block(c, L, l, x);
-    new_kv.push_back(kv);
+    new_kv.emplace_back(kv);
   }
   if (last) x = np::take(x, *last, 0);
   x = rms_norm(x, L.vector("output_norm.weight"), c.rms_eps);
   Array logits = L.linear(weights.tied_output ? "token_embd.weight" : "output.weight", x);
   if (c.final_softcap > 0)
     logits = np::tanh(logits * Array(1.0f / c.final_softcap)) * Array(c.final_softcap);
-  return Tree(Tree::List{Tree(logits), Tree(np::stack(new_kv, 0))});
+  return Tree(Tree::List{Tree(logits), Tree(std::move(new_kv))});
 }
 
 }  // namespace kiln::models
