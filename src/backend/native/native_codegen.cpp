@@ -428,6 +428,7 @@ Plan plan_kernel(const Kernel& k) {
   if (!k.reduction) {
     p.items = k.size;
     p.work_per_item = nodes;
+    p.loads = loads(p);
     return p;
   }
   if (uses_var(k.exp, VarId::Acc)) fail("native", "reduction body reads acc, expected only the epilogue to");
@@ -450,12 +451,13 @@ Plan plan_kernel(const Kernel& k) {
   }
   p.items = (p.rows / p.tm) * (p.cols / p.tn);
   p.work_per_item = p.tm * p.tn * k.reduction->size * nodes;
+  p.loads = loads(p);
   return p;
 }
 
 std::vector<bool> load_guards(const Plan& p, const std::vector<int64_t>& counts, int64_t slack_bytes) {
   std::vector<bool> g;
-  for (const AluNode* n : loads(p)) {
+  for (const AluNode* n : p.loads) {
     const AluExp& idx = n->src[0];
     int64_t count = size_t(n->arg) < counts.size() ? counts[size_t(n->arg)] : 0;
     int64_t slack = slack_bytes / itemsize(p.kernel.inputs[size_t(n->arg)]);
@@ -540,7 +542,7 @@ void emit_tiled(std::ostringstream& os, const Plan& p, const std::map<const AluN
 std::string generate_source(const Plan& p, const std::vector<bool>& guard_bits) {
   const Kernel& k = p.kernel;
   std::map<const AluNode*, bool> guards;
-  const std::vector<const AluNode*> load_nodes = loads(p);
+  const std::vector<const AluNode*>& load_nodes = p.loads;
   for (size_t i = 0; i < load_nodes.size() && i < guard_bits.size(); i++) guards[load_nodes[i]] = guard_bits[i];
   std::ostringstream os;
   os << kPrelude << "\n// " << p.schedule.str() << " rows=" << p.rows << " cols=" << p.cols << "\n";

@@ -24,6 +24,9 @@ struct Plan {
   AluExp body;             // Tiled with rows > 1: gidx replaced by m * cols + n
   int64_t items = 0;       // units of work the thread pool splits: elements or blocks
   int64_t work_per_item = 0;  // rough cost, for deciding whether to split
+  // The Load nodes of the emitted expressions in emission order (body, then epilogue), found
+  // once: load_guards runs at every dispatch.
+  std::vector<const AluNode*> loads;
 };
 
 // Throws kiln::Error naming the op when a kernel uses something the generator cannot
