@@ -413,6 +413,8 @@ AluExp transform(const AluExp& e, const std::function<AluExp(const AluExp&)>& le
 }
 }  // namespace
 
+AluExp AluExp::with_src(const std::vector<AluExp>& src) const { return rebuild(*n_, src); }
+
 AluExp AluExp::substitute(VarId id, const AluExp& with) const {
   std::unordered_map<const AluNode*, AluExp> memo;
   return transform(

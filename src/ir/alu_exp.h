@@ -50,6 +50,8 @@ class AluExp {
 
   // Replaces every Var `id` (any range) by `with`, re-simplifying.
   AluExp substitute(VarId id, const AluExp& with) const;
+  // The same op (dtype, arg) over new sources, simplified as the builders do.
+  AluExp with_src(const std::vector<AluExp>& src) const;
   // Renumbers Load args through `map` (old arg -> new arg).
   AluExp remap_loads(const std::function<int(int)>& map) const;
   // Applies `fn` to every distinct node once, children first.

@@ -10,8 +10,10 @@ namespace kiln {
 
 double Reduction::identity(AluOp op, DType dtype) {
   switch (op) {
-    case AluOp::Add: return 0;
-    case AluOp::Mul: return 1;
+    case AluOp::Add:
+    case AluOp::Or: return 0;  // Or and And: bool reductions after legalize()
+    case AluOp::Mul:
+    case AluOp::And: return 1;
     case AluOp::Max:
       return dtype == DType::Bool ? 0
              : dtype == DType::Int32 ? -2147483648.0
@@ -22,7 +24,7 @@ double Reduction::identity(AluOp op, DType dtype) {
              : dtype == DType::Int32 ? 2147483647.0
              : dtype == DType::Uint32 ? 4294967295.0
                                       : std::numeric_limits<double>::infinity();
-    default: fail("Reduction", "op ", alu_info(op).name, " is not a reduction, expected add, mul, max or min");
+    default: fail("Reduction", "op ", alu_info(op).name, " is not a reduction, expected add, mul, max, min, or or and");
   }
 }
 

@@ -11,7 +11,7 @@ namespace kiln {
 
 // out[gidx] = epilogue(acc = op over ridx in [0, size) of exp(gidx, ridx)).
 struct Reduction {
-  AluOp op;         // Add, Mul, Max or Min
+  AluOp op;         // Add, Mul, Max or Min (Or/And on bool after legalize())
   int64_t size;     // length of the reduced index ridx
   AluExp epilogue;  // in terms of acc (the reduced value, dtype of exp) and gidx
   static double identity(AluOp op, DType dtype);

@@ -1,17 +1,18 @@
-// The native code generator: AluExp ops to C++ expressions by rule tables, hash-consed
-// into one local per distinct node, inside the loop nest the Plan chose.
+// The native code generator: the legalized kernel (ir/legalize.h) rendered by the shared
+// C-like renderer with the C++ dialect (native_dialect.h), one local per distinct node,
+// inside the loop nest the Plan chose.
 #include "backend/native/native_codegen.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <sstream>
 #include <unordered_map>
 
+#include "backend/native/native_dialect.h"
 #include "backend/native/native_prelude.h"
 #include "ir/error.h"
+#include "ir/legalize.h"
 
 namespace kiln::native {
 
@@ -34,306 +35,6 @@ int64_t native_tm() {
   }();
   return v;
 }
-
-const char* ctype(DType d) {
-  switch (d) {
-    case DType::Bool: return "bool";
-    case DType::Int32: return "i32";
-    case DType::Uint32: return "u32";
-    case DType::Float16: return "float";  // a float holding a float16 value exactly
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-  }
-  return "?";
-}
-
-// How elements sit in memory (float16 as its bits, bool as one byte).
-const char* storage_type(DType d) {
-  switch (d) {
-    case DType::Bool: return "u8";
-    case DType::Float16: return "u16";
-    default: return ctype(d);
-  }
-}
-
-std::string literal(DType d, double v) {
-  char buf[64];
-  const bool single = d == DType::Float32 || d == DType::Float16;
-  switch (d) {
-    case DType::Bool: return v != 0 ? "true" : "false";
-    case DType::Int32: std::snprintf(buf, sizeof buf, "((i32)%lldLL)", (long long)v); return buf;
-    case DType::Uint32: std::snprintf(buf, sizeof buf, "((u32)%lluULL)", (unsigned long long)v); return buf;
-    default:
-      if (std::isnan(v)) return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
-      if (std::isinf(v)) return std::string(v < 0 ? "(-" : "(") + (single ? "__builtin_inff())" : "__builtin_inf())");
-      // Hex floats are exact; the value is already rounded to d.
-      std::snprintf(buf, sizeof buf, single ? "%af" : "%a", v);
-      return std::string("(") + buf + ")";
-  }
-}
-
-// The expression that rounds a double-valued expression to d, as round_to does.
-std::string round_double(DType d, const std::string& x) {
-  switch (d) {
-    case DType::Float64: return x;
-    case DType::Float32: return "(float)(" + x + ")";
-    case DType::Float16: return "k_rh(" + x + ")";
-    case DType::Int32: return "k_ri(" + x + ")";
-    case DType::Uint32: return "k_ru(" + x + ")";
-    case DType::Bool: return "((" + x + ") != 0)";
-  }
-  return x;
-}
-
-struct Operand {
-  std::string s;
-  DType dt;
-  int64_t vmin = 0, vmax = 0;
-  bool is_const = false;
-  double value = 0;
-};
-std::string D(const Operand& a) { return "(double)" + a.s; }
-
-// Unary ops that alu_eval computes with a libm function on doubles, then rounds.
-const std::map<AluOp, const char*>& libm_unary() {
-  static const std::map<AluOp, const char*> t = {
-      {AluOp::Exp, "exp"},     {AluOp::Exp2, "exp2"},   {AluOp::Expm1, "expm1"}, {AluOp::Log, "log"},
-      {AluOp::Log2, "log2"},   {AluOp::Log1p, "log1p"}, {AluOp::Sin, "sin"},     {AluOp::Cos, "cos"},
-      {AluOp::Tan, "tan"},     {AluOp::Asin, "asin"},   {AluOp::Acos, "acos"},   {AluOp::Atan, "atan"},
-      {AluOp::Sinh, "sinh"},   {AluOp::Cosh, "cosh"},   {AluOp::Tanh, "tanh"},   {AluOp::Asinh, "asinh"},
-      {AluOp::Acosh, "acosh"}, {AluOp::Atanh, "atanh"}, {AluOp::Erf, "erf"},
-      // Correctly rounded in every precision, so g++ may inline them.
-      {AluOp::Sqrt, "__builtin_sqrt"}, {AluOp::Floor, "__builtin_floor"}, {AluOp::Ceil, "__builtin_ceil"},
-      {AluOp::Round, "__builtin_nearbyint"}, {AluOp::Trunc, "__builtin_trunc"},
-  };
-  return t;
-}
-// Correctly rounded float32 versions: float(f(double(x))) == f_float(x) for these (a
-// double-width intermediate rounds innocuously: 53 >= 2 * 24 + 2).
-const std::map<AluOp, const char*>& f32_exact_unary() {
-  static const std::map<AluOp, const char*> t = {
-      {AluOp::Sqrt, "__builtin_sqrtf"}, {AluOp::Floor, "__builtin_floorf"}, {AluOp::Ceil, "__builtin_ceilf"},
-      {AluOp::Round, "__builtin_nearbyintf"}, {AluOp::Trunc, "__builtin_truncf"},
-  };
-  return t;
-}
-const std::map<AluOp, const char*>& infix() {
-  static const std::map<AluOp, const char*> t = {
-      {AluOp::Add, "+"},   {AluOp::Sub, "-"},   {AluOp::Mul, "*"},   {AluOp::Div, "/"},
-      {AluOp::CmpLt, "<"}, {AluOp::CmpLe, "<="}, {AluOp::CmpEq, "=="}, {AluOp::CmpNe, "!="},
-  };
-  return t;
-}
-
-// alu_eval's value before rounding, computed on doubles: the float rule of every op.
-std::string float_formula(AluOp op, const std::vector<Operand>& a) {
-  auto& lu = libm_unary();
-  if (auto it = lu.find(op); it != lu.end()) return std::string(it->second) + "(" + D(a[0]) + ")";
-  switch (op) {
-    case AluOp::Neg: return "(-" + D(a[0]) + ")";
-    case AluOp::Recip: return "(1.0 / " + D(a[0]) + ")";
-    case AluOp::Add: case AluOp::Sub: case AluOp::Mul: case AluOp::Div:
-      return "(" + D(a[0]) + " " + infix().at(op) + " " + D(a[1]) + ")";
-    case AluOp::Idiv: return "k_fidiv(" + D(a[0]) + ", " + D(a[1]) + ")";
-    case AluOp::Mod: return "k_fmod(" + D(a[0]) + ", " + D(a[1]) + ")";
-    case AluOp::Pow: return "pow(" + D(a[0]) + ", " + D(a[1]) + ")";
-    case AluOp::Atan2: return "atan2(" + D(a[0]) + ", " + D(a[1]) + ")";
-    case AluOp::Max: case AluOp::Min:
-      return "((k_isnan(" + D(a[0]) + ") || k_isnan(" + D(a[1]) + ")) ? __builtin_nan(\"\") : (" + D(a[0]) +
-             (op == AluOp::Max ? " > " : " < ") + D(a[1]) + " ? " + D(a[0]) + " : " + D(a[1]) + "))";
-    default: return "";
-  }
-}
-
-bool full_range(const Operand& r, DType d) {
-  return d == DType::Int32 ? (r.vmin <= INT32_MIN && r.vmax >= INT32_MAX) : (r.vmin <= 0 && r.vmax >= int64_t(UINT32_MAX));
-}
-
-// Integer (int32 / uint32) rules; the result range tells when arithmetic cannot wrap.
-std::string int_formula(AluOp op, DType d, const std::vector<Operand>& a, const Operand& res) {
-  const bool s = d == DType::Int32;
-  const std::string x = a[0].s, y = a.size() > 1 ? a[1].s : "";
-  const bool positive_divisor = a.size() > 1 && a[1].is_const && a[1].value > 0 && a[0].vmin >= 0;
-  switch (op) {
-    case AluOp::Neg: return s ? "(i32)(0u - (u32)" + x + ")" : "(u32)(0u - " + x + ")";
-    case AluOp::Recip:
-      return s ? "(" + x + " == 1 ? 1 : " + x + " == -1 ? -1 : 0)" : "(u32)(" + x + " == 1u ? 1u : 0u)";
-    case AluOp::Not: return "(" + std::string(ctype(d)) + ")(~" + x + ")";
-    case AluOp::Add: case AluOp::Sub: case AluOp::Mul:
-      // In range (the simplifier proved it): plain signed arithmetic, which g++ can
-      // analyze as affine indexing; otherwise wrap through uint32.
-      if (s && !full_range(res, d)) return "(" + x + " " + infix().at(op) + " " + y + ")";
-      return s ? "(i32)((u32)" + x + " " + infix().at(op) + " (u32)" + y + ")"
-               : "(u32)(" + x + " " + infix().at(op) + " " + y + ")";
-    case AluOp::Div: return s ? "k_idiv_t(" + x + ", " + y + ")" : "(" + y + " == 0u ? 0u : " + x + " / " + y + ")";
-    case AluOp::Idiv:
-      if (positive_divisor || !s) return s ? "(" + x + " / " + y + ")" : "(" + y + " == 0u ? 0u : " + x + " / " + y + ")";
-      return "k_idiv_f(" + x + ", " + y + ")";
-    case AluOp::Mod:
-      if (positive_divisor || !s) return s ? "(" + x + " % " + y + ")" : "(" + y + " == 0u ? 0u : " + x + " % " + y + ")";
-      return "k_imod(" + x + ", " + y + ")";
-    case AluOp::Pow: return s ? "k_ipow(" + x + ", " + y + ")" : "k_uupow(" + x + ", " + y + ")";
-    case AluOp::Max: return "(" + x + " > " + y + " ? " + x + " : " + y + ")";
-    case AluOp::Min: return "(" + x + " < " + y + " ? " + x + " : " + y + ")";
-    case AluOp::And: return "(" + std::string(ctype(d)) + ")(" + x + " & " + y + ")";
-    case AluOp::Or: return "(" + std::string(ctype(d)) + ")(" + x + " | " + y + ")";
-    case AluOp::Xor: return "(" + std::string(ctype(d)) + ")(" + x + " ^ " + y + ")";
-    case AluOp::Shl: case AluOp::Shr:
-      // A shift the simplifier proved in [0, 32) is C's own (vectorizable); others clamp.
-      if (a[1].vmin >= 0 && a[1].vmax < 32)
-        return op == AluOp::Shl ? "(" + std::string(ctype(d)) + ")((u32)" + x + " << " + y + ")"
-                                : "(" + std::string(ctype(d)) + ")(" + x + " >> " + y + ")";
-      return std::string(op == AluOp::Shl ? (s ? "k_ishl(" : "k_ushl(") : (s ? "k_ishr(" : "k_ushr(")) + x +
-             ", (i64)" + y + ")";
-    default: {
-      std::string f = float_formula(op, a);  // e.g. sqrt of an int: a double rounded back
-      return f.empty() ? "" : round_double(d, f);
-    }
-  }
-}
-
-// Bool results of arithmetic (values 0/1): alu_eval's rule, then x != 0. Bitwise & and |
-// rather than && and ||: both sides are computed locals anyway, and short-circuit
-// branches would stop g++ from vectorizing masks (padded views' where conditions).
-std::string bool_formula(AluOp op, const std::vector<Operand>& a) {
-  const std::string x = a[0].s, y = a.size() > 1 ? a[1].s : "";
-  switch (op) {
-    case AluOp::Not: return "(!" + x + ")";
-    case AluOp::And: case AluOp::Mul: case AluOp::Min: case AluOp::Div: case AluOp::Idiv:
-      return "(bool)(" + x + " & " + y + ")";
-    case AluOp::Or: case AluOp::Add: case AluOp::Max: return "(bool)(" + x + " | " + y + ")";
-    case AluOp::Xor: case AluOp::Sub: return "(" + x + " != " + y + ")";
-    case AluOp::Mod: return "false";
-    case AluOp::Pow: return "(bool)(!" + y + " | " + x + ")";  // x ** 0 == 1
-    case AluOp::Neg: case AluOp::Recip: return x;
-    default: return "";
-  }
-}
-
-std::string cast_formula(DType to, const Operand& a) {
-  const DType from = a.dt;
-  const std::string x = a.s;
-  if (to == DType::Bool) return "(" + x + " != 0)";
-  if (to == DType::Float64) return "(double)" + x;
-  // An int32/uint32 is exact in a double, so C's direct conversion rounds the same way as
-  // going through one; the direct form is what g++ vectorizes (cvtdq2ps when non-negative).
-  if (to == DType::Float32 && from == DType::Uint32 && a.vmax <= INT32_MAX) return "(float)(i32)" + x;
-  if (to == DType::Float32 && is_int(from)) return "(float)" + x;
-  if (to == DType::Float32) return from == DType::Float16 ? x : "(float)(double)" + x;
-  if (to == DType::Float16) return from == DType::Float16 ? x : "k_rh((double)" + x + ")";
-  if (is_float(from)) return std::string(to == DType::Int32 ? "k_f2i(" : "k_f2u(") + "(double)" + x + ")";
-  return "(" + std::string(ctype(to)) + ")" + x;  // int <-> int wraps, bool -> 0/1
-}
-
-std::string bitcast_formula(DType to, const Operand& a) {
-  if (a.dt == DType::Float32 && is_int(to)) return "(" + std::string(ctype(to)) + ")k_f_bits(" + a.s + ")";
-  if (is_int(a.dt) && to == DType::Float32) return "k_bits_f((u32)" + a.s + ")";
-  if (is_int(a.dt) && is_int(to)) return "(" + std::string(ctype(to)) + ")" + a.s;
-  return "";
-}
-
-// The C++ expression for `op` with result dtype d; empty when there is no rule.
-std::string op_formula(AluOp op, DType d, const std::vector<Operand>& a, const Operand& res) {
-  if (is_comparison(op)) return "(" + a[0].s + " " + infix().at(op) + " " + a[1].s + ")";
-  switch (op) {
-    case AluOp::Where: return "(" + a[0].s + " ? " + a[1].s + " : " + a[2].s + ")";
-    case AluOp::IsNan: return is_float(a[0].dt) ? "(" + a[0].s + " != " + a[0].s + ")" : "false";
-    case AluOp::Cast: return cast_formula(d, a[0]);
-    case AluOp::Bitcast: return bitcast_formula(d, a[0]);
-    default: break;
-  }
-  if (d == DType::Bool) return bool_formula(op, a);
-  if (is_int(d)) return int_formula(op, d, a, res);
-  if (d == DType::Float32) {
-    // Ops whose float32 result equals rounding the double result: plain float code, which
-    // g++ vectorizes.
-    auto& ex = f32_exact_unary();
-    if (auto it = ex.find(op); it != ex.end()) return std::string(it->second) + "(" + a[0].s + ")";
-    switch (op) {
-      case AluOp::Neg: return "(-" + a[0].s + ")";
-      case AluOp::Recip: return "(1.0f / " + a[0].s + ")";
-      case AluOp::Add: case AluOp::Sub: case AluOp::Mul: case AluOp::Div:
-        return "(" + a[0].s + " " + infix().at(op) + " " + a[1].s + ")";
-      case AluOp::Max: case AluOp::Min:
-        return "((" + a[0].s + " != " + a[0].s + " || " + a[1].s + " != " + a[1].s + ") ? __builtin_nanf(\"\") : (" +
-               a[0].s + (op == AluOp::Max ? " > " : " < ") + a[1].s + " ? " + a[0].s + " : " + a[1].s + "))";
-      default: break;
-    }
-  }
-  if (op == AluOp::Not) return "";
-  std::string f = float_formula(op, a);
-  return f.empty() ? "" : round_double(d, f);
-}
-
-// Emits the statements of one expression scope, one `const T vN = ...;` per distinct node.
-class ScopeEmitter {
- public:
-  ScopeEmitter(std::ostringstream& os, std::string indent, std::string prefix,
-               std::map<VarId, std::string> vars, const std::map<const AluNode*, bool>& guards)
-      : os_(os), indent_(std::move(indent)), prefix_(std::move(prefix)), vars_(std::move(vars)),
-        guards_(guards) {}
-
-  // Children first; a preset node's subtree is not emitted (computed elsewhere).
-  std::string emit(const AluExp& e) { return emit_node(*e.get()); }
-  // Names a node computed elsewhere (a hoisted value), so emit() reads it instead.
-  void preset(const AluNode* n, std::string name) { names_[n] = std::move(name); }
-
- private:
-  const std::string& emit_node(const AluNode& n) {
-    auto it = names_.find(&n);
-    if (it != names_.end()) return it->second;
-    for (auto& c : n.src) emit_node(c.node());
-    return names_[&n] = node(n);
-  }
-
-  std::string node(const AluNode& n) {
-    if (n.op == AluOp::Const) return literal(n.dtype, n.value);
-    if (n.op == AluOp::Var) {
-      auto it = vars_.find(VarId(n.arg));
-      if (it == vars_.end()) fail("native", "kernel uses variable ", n.arg, " outside its scope");
-      return it->second;
-    }
-    std::vector<Operand> ops;
-    for (auto& s : n.src) {
-      Operand o{names_.at(s.get()), s.dtype(), s.vmin(), s.vmax(), s.is_const(), s.is_const() ? s.value() : 0};
-      ops.push_back(o);
-    }
-    Operand res{"", n.dtype, n.vmin, n.vmax};
-    std::string expr;
-    if (n.op == AluOp::Load) {
-      std::string p = "in" + std::to_string(n.arg);
-      std::string v = p + "[" + ops[0].s + "]";
-      if (n.dtype == DType::Bool) v = "(" + v + " != 0)";
-      if (n.dtype == DType::Float16) v = "k_h2f(" + v + ")";
-      auto g = guards_.find(&n);
-      if (g != guards_.end() && g->second)
-        v = "((u32)" + ops[0].s + " < (u32)cnt[" + std::to_string(n.arg) + "] ? " + v + " : " +
-            literal(n.dtype, 0) + ")";
-      expr = v;
-    } else {
-      expr = op_formula(n.op, n.dtype, ops, res);
-      if (expr.empty())
-        fail("native", "no C++ rule for ", alu_info(n.op).name, " on ", dtype_name(n.dtype), " (from ",
-             ops.empty() ? "-" : dtype_name(ops[0].dt), ")");
-    }
-    // Hash-consing: structurally equal nodes (equal op, dtype and operands) share a local.
-    std::string key = std::string(ctype(n.dtype)) + "|" + expr;
-    auto it = cse_.find(key);
-    if (it != cse_.end()) return it->second;
-    std::string name = prefix_ + std::to_string(count_++);
-    os_ << indent_ << "const " << ctype(n.dtype) << " " << name << " = " << expr << ";\n";
-    cse_[key] = name;
-    return name;
-  }
-
-  std::ostringstream& os_;
-  std::string indent_, prefix_;
-  std::map<VarId, std::string> vars_;
-  const std::map<const AluNode*, bool>& guards_;
-  std::unordered_map<const AluNode*, std::string> names_;
-  std::unordered_map<std::string, std::string> cse_;
-  int count_ = 0;
-};
 
 std::string store(DType d, const std::string& v) {
   if (d == DType::Bool) return "(u8)(" + v + " ? 1 : 0)";
@@ -417,7 +118,8 @@ int64_t shared_columns(const Kernel& k, int64_t inner) {
 
 }  // namespace
 
-Plan plan_kernel(const Kernel& k) {
+Plan plan_kernel(const Kernel& original) {
+  const Kernel k = legalize(original);
   Plan p;
   p.kernel = k;
   p.schedule = schedule_kernel(k, native_params());
@@ -487,7 +189,7 @@ std::vector<const AluNode*> hoisted_nodes(const Plan& p) {
 
 // The reduction loop nest of a Tiled plan: accumulators for tm x tn outputs, the reduction
 // steps, then the epilogue per output.
-void emit_tiled(std::ostringstream& os, const Plan& p, const std::map<const AluNode*, bool>& guards) {
+void emit_tiled(std::ostringstream& os, const Plan& p, const NativeDialect& dialect) {
   const Kernel& k = p.kernel;
   const Reduction& red = *k.reduction;
   const DType adt = k.exp.dtype(), odt = k.out_dtype();
@@ -503,10 +205,10 @@ void emit_tiled(std::ostringstream& os, const Plan& p, const std::map<const AluN
   std::map<VarId, std::string> vars;
   if (p.rows > 1) vars = {{VarId::Gidx, "m"}, {VarId::Acc, "blk"}, {VarId::Lane, "j"}, {VarId::Ridx, "ridx"}};
   else vars = {{VarId::Gidx, "n"}, {VarId::Ridx, "ridx"}};
-  ScopeEmitter body(os, "          ", "v", vars, guards);
+  CScope body(dialect, os, "          ", "v", vars);
   const std::vector<const AluNode*> hoisted = hoisted_nodes(p);
   if (!hoisted.empty()) {
-    ScopeEmitter per_column(os, "        ", "w", vars, guards);
+    CScope per_column(dialect, os, "        ", "w", vars);
     for (size_t h = 0; h < hoisted.size(); h++)
       os << "      " << ctype(hoisted[h]->dtype) << " h" << h << "[" << p.tn << "];\n";
     os << "      for (int j = 0; j < " << p.tn << "; ++j) {\n";
@@ -522,17 +224,16 @@ void emit_tiled(std::ostringstream& os, const Plan& p, const std::map<const AluN
      << "        for (int j = 0; j < " << p.tn << "; ++j) {\n"
      << "          const i32 n = n0 + j;\n          (void)n;\n";
   const std::string v = body.emit(p.body);
-  Operand a{"accs[i][j]", adt}, b{v, adt};
-  Operand res{"", adt, INT32_MIN, INT32_MAX};
+  const CValue a{"accs[i][j]", adt}, b{v, adt};
+  CValue res{"", adt, INT32_MIN, INT32_MAX};
   if (is_int(adt)) res.vmin = adt == DType::Int32 ? INT32_MIN : 0, res.vmax = adt == DType::Int32 ? INT32_MAX : UINT32_MAX;
-  std::string fold = op_formula(red.op, adt, {a, b}, res);
-  if (fold.empty()) fail("native", "no C++ rule for reduce ", alu_info(red.op).name, " on ", dtype_name(adt));
+  const std::string fold = render_op(dialect, red.op, adt, {a, b}, res);
   os << "          accs[i][j] = " << fold << ";\n";
   os << "        }\n      }\n    }\n"
      << "    for (int i = 0; i < " << p.tm << "; ++i)\n      for (int j = 0; j < " << p.tn << "; ++j) {\n"
      << "        const i32 gidx = (m0 + i) * " << p.cols << " + n0 + j;\n"
      << "        const " << at << " acc = accs[i][j];\n        (void)acc;\n";
-  ScopeEmitter epi(os, "        ", "e", {{VarId::Gidx, "gidx"}, {VarId::Acc, "acc"}}, guards);
+  CScope epi(dialect, os, "        ", "e", {{VarId::Gidx, "gidx"}, {VarId::Acc, "acc"}});
   std::string r = epi.emit(red.epilogue);
   os << "        out[gidx] = " << store(odt, r) << ";\n      }\n  }\n";
 }
@@ -544,6 +245,7 @@ std::string generate_source(const Plan& p, const std::vector<bool>& guard_bits) 
   std::map<const AluNode*, bool> guards;
   const std::vector<const AluNode*>& load_nodes = p.loads;
   for (size_t i = 0; i < load_nodes.size() && i < guard_bits.size(); i++) guards[load_nodes[i]] = guard_bits[i];
+  const NativeDialect dialect(guards);
   std::ostringstream os;
   os << kPrelude << "\n// " << p.schedule.str() << " rows=" << p.rows << " cols=" << p.cols << "\n";
   os << "extern \"C\" void kiln_kernel(void* const* bufs, const i64* cnt, i64 begin, i64 end) {\n";
@@ -555,12 +257,12 @@ std::string generate_source(const Plan& p, const std::vector<bool>& guard_bits) 
      << k.inputs.size() << "];\n  (void)cnt;\n";
   if (!k.reduction) {
     os << "  for (i32 gidx = (i32)begin; gidx < (i32)end; ++gidx) {\n";
-    ScopeEmitter body(os, "    ", "v", {{VarId::Gidx, "gidx"}}, guards);
+    CScope body(dialect, os, "    ", "v", {{VarId::Gidx, "gidx"}});
     std::string r = body.emit(k.exp);
     os << "    out[gidx] = " << store(odt, r) << ";\n  }\n}\n";
     return os.str();
   }
-  emit_tiled(os, p, guards);
+  emit_tiled(os, p, dialect);
   os << "}\n";
   return os.str();
 }

@@ -1,5 +1,5 @@
-// C++ source for one Kernel: loop nests from the scheduler, the AluExp DAG emitted once per
-// distinct (structurally hash-consed) node, alu_eval's exact semantics for every op.
+// C++ source for one Kernel: loop nests from the scheduler, the legalized AluExp DAG emitted
+// once per distinct (structurally hash-consed) node, alu_eval's exact semantics for every op.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -31,6 +31,7 @@ struct Plan {
 
 // Throws kiln::Error naming the op when a kernel uses something the generator cannot
 // express (the backend then runs that kernel on the interpreter).
+// The Plan's kernel is the legalized one (ir/legalize.h).
 Plan plan_kernel(const Kernel& k);
 
 // One bit per Load node (in emission order) saying whether its index needs a bounds

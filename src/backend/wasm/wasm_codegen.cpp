@@ -7,8 +7,9 @@
 #include "backend/wasm/wasm_kernel_emitter.h"
 #include "backend/wasm/wasm_simd_emitter.h"
 #include "backend/wasm/wasm_tiled.h"
-#include "ir/schedule.h"
 #include "ir/error.h"
+#include "ir/legalize.h"
+#include "ir/schedule.h"
 
 namespace kiln::wasm {
 
@@ -186,9 +187,10 @@ void KernelEmitter::emit_scalar_loop(uint32_t from, uint32_t to) {
   c_.end();
 }
 
-CompiledKernel compile_kernel(const Kernel& k, const CodegenOptions& o) {
-  if (k.size > INT32_MAX || (k.reduction && k.reduction->size > INT32_MAX))
-    fail("wasm.codegen", "kernel of ", k.size, " elements is too large, expected < 2^31");
+CompiledKernel compile_kernel(const Kernel& original, const CodegenOptions& o) {
+  if (original.size > INT32_MAX || (original.reduction && original.reduction->size > INT32_MAX))
+    fail("wasm.codegen", "kernel of ", original.size, " elements is too large, expected < 2^31");
+  const Kernel k = legalize(original);
   KernelEmitter ke(k);
   CodeBuilder& c = ke.code();
   ke.emit_prologue();

@@ -1,5 +1,6 @@
-// Each AluOp in Wasm with alu_eval's exact semantics: int32 wraps, division by zero gives 0,
-// NumPy floor division/mod, NaN-propagating max/min, saturating casts, float16 rounding.
+// Each legalized AluOp (ir/legalize.h: no bool arithmetic, bool conditions, casts to bool
+// already x != 0) in Wasm with alu_eval's exact semantics: int32 wraps, division by zero
+// gives 0, NumPy floor division/mod, NaN-propagating max/min, saturating casts, float16 rounding.
 #include "backend/wasm/wasm_scalar_ops.h"
 
 #include <cmath>
@@ -112,27 +113,17 @@ bool OpEmitter::emit(AluOp op, DType dt, const std::vector<Val>& s) {
   switch (op) {
     case AluOp::Cast: cast(dt, s[0]); return false;
     case AluOp::Bitcast: bitcast(dt, s[0]); return false;
-    case AluOp::IsNan:
-      if (is_float(s[0].dtype)) {
-        s[0].push();
-        s[0].push();
-        c_.op(storage(s[0].dtype, s[0].wide) == V::F64 ? op::F64Ne : op::F32Ne);
-      } else {
-        c_.i32_const(0);
-      }
+    case AluOp::IsNan:  // of a float: the builders fold it to false on ints
+      s[0].push();
+      s[0].push();
+      c_.op(storage(s[0].dtype, s[0].wide) == V::F64 ? op::F64Ne : op::F32Ne);
       return false;
     case AluOp::Where: {
       bool wide = s[1].wide || s[2].wide;
       ValType t = storage(dt, wide);
       push_as(s[1], t);
       push_as(s[2], t);
-      if (is_float(s[0].dtype)) {  // a float condition means != 0
-        s[0].push();
-        if (storage(s[0].dtype, s[0].wide) == V::F64) c_.f64_const(0), c_.op(op::F64Ne);
-        else c_.f32_const(0), c_.op(op::F32Ne);
-      } else {
-        s[0].push();
-      }
+      s[0].push();  // a bool: legalize() turns other conditions into c != 0
       c_.op(op::Select);
       return wide;
     }
@@ -183,20 +174,24 @@ void OpEmitter::unary_float(AluOp op, DType dt, const Val& a) {
   round_float(dt, et, exact);
 }
 
+void OpEmitter::round_f64_to_int(DType dt) {
+  if (dt == DType::Bool) {  // r != 0
+    c_.f64_const(0);
+    c_.op(op::F64Ne);
+  } else {  // truncate and wrap
+    c_.fc(fc::I64TruncSatF64S);
+    c_.op(op::I32WrapI64);
+  }
+}
+
 void OpEmitter::unary_int(AluOp op, DType dt, const Val& a) {
   const bool b = dt == DType::Bool;
   if (op == AluOp::Sqrt || is_transcendental(op)) {
-    // Evaluated in f64 and rounded as round_to does: bool is r != 0, ints truncate and wrap.
+    // Evaluated in f64 and rounded as round_to does.
     push_as(a, V::F64);
     if (op == AluOp::Sqrt) c_.op(op::F64Sqrt);
     else call_builtin(unary_builtin(op));
-    if (b) {
-      c_.f64_const(0);
-      c_.op(op::F64Ne);
-    } else {
-      c_.fc(fc::I64TruncSatF64S);
-      c_.op(op::I32WrapI64);
-    }
+    round_f64_to_int(dt);
     return;
   }
   switch (op) {
@@ -204,7 +199,6 @@ void OpEmitter::unary_int(AluOp op, DType dt, const Val& a) {
       c_.i32_const(0);
       a.push();
       c_.op(op::I32Sub);
-      if (b) normalize_bool();
       return;
     case AluOp::Recip:
       // trunc(1 / a) with 1/0 = 0: a for a in {-1, 0, 1} (signed), else 0.
@@ -223,10 +217,6 @@ void OpEmitter::unary_int(AluOp op, DType dt, const Val& a) {
         c_.op(op::I32Eq);
       }
       return;
-    case AluOp::Floor:
-    case AluOp::Ceil:
-    case AluOp::Round:
-    case AluOp::Trunc: a.push(); return;
     case AluOp::Not:
       a.push();
       if (b) {
@@ -287,7 +277,7 @@ void OpEmitter::int_div(AluOp op, DType dt, const Val& a, const Val& b) {
   const bool sgn = dt == DType::Int32;
   const uint32_t q = temp(V::I32, 0), r = temp(V::I32, 1);
   if (!sgn) {
-    // Unsigned (and bool): x / 0 == x % 0 == 0; divide by (b | (b == 0)) to avoid the trap.
+    // Unsigned: x / 0 == x % 0 == 0; divide by (b | (b == 0)) to avoid the trap.
     a.push();
     b.push();
     b.push();
@@ -299,7 +289,6 @@ void OpEmitter::int_div(AluOp op, DType dt, const Val& a, const Val& b) {
       b.push();
       c_.op(op::Select);
     }
-    if (dt == DType::Bool) normalize_bool();
     return;
   }
   // Signed: b in {0, -1} would trap (x/0, INT_MIN/-1); there a / b is (-a) & (b >> 31):
@@ -381,7 +370,6 @@ void OpEmitter::int_div(AluOp op, DType dt, const Val& a, const Val& b) {
 
 void OpEmitter::binary_int(AluOp op, DType dt, const Val& a, const Val& b) {
   const bool u = dt != DType::Int32;
-  const bool boo = dt == DType::Bool;
   switch (op) {
     case AluOp::Add:
     case AluOp::Sub:
@@ -389,7 +377,6 @@ void OpEmitter::binary_int(AluOp op, DType dt, const Val& a, const Val& b) {
       a.push();
       b.push();
       c_.op(op == AluOp::Add ? op::I32Add : op == AluOp::Sub ? op::I32Sub : op::I32Mul);
-      if (boo) normalize_bool();
       return;
     case AluOp::Div:
     case AluOp::Idiv:
@@ -398,19 +385,12 @@ void OpEmitter::binary_int(AluOp op, DType dt, const Val& a, const Val& b) {
       a.push();
       b.push();
       call_builtin(u ? Builtin::IPowU32 : Builtin::IPowI32);
-      if (boo) normalize_bool();
       return;
     case AluOp::Atan2:
       push_as(a, V::F64);
       push_as(b, V::F64);
       call_builtin(Builtin::Atan2);
-      if (boo) {
-        c_.f64_const(0);
-        c_.op(op::F64Ne);
-      } else {
-        c_.fc(fc::I64TruncSatF64S);
-        c_.op(op::I32WrapI64);
-      }
+      round_f64_to_int(dt);
       return;
     case AluOp::Max:
     case AluOp::Min:
@@ -481,14 +461,6 @@ void OpEmitter::compare(AluOp op, const Val& a, const Val& b) {
 void OpEmitter::cast(DType to, const Val& a) {
   const DType from = a.dtype;
   const ValType s = storage(from, a.wide);
-  if (to == DType::Bool) {
-    // Nonzero or NaN is true: f.ne(x, 0) is true for NaN.
-    a.push();
-    if (s == V::F64) c_.f64_const(0), c_.op(op::F64Ne);
-    else if (s == V::F32) c_.f32_const(0), c_.op(op::F32Ne);
-    else normalize_bool();
-    return;
-  }
   if (is_float(to)) {
     // round_to(to, x): push_as converts (demoting f64 rounds to f32 once), and a float16
     // result is rounded from that f32 (double rounding through float32, as round_to does).

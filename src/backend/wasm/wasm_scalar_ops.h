@@ -29,7 +29,7 @@ class OpEmitter {
   CodeBuilder& code() { return c_; }
   const std::vector<Builtin>& imports() const { return imports_; }
 
-  // Emits `op` (result dtype dt) over srcs and leaves its storage value on the stack;
+  // Emits a legalized `op` (result dtype dt) over srcs and leaves its storage value on the stack;
   // returns whether the result is wide (only Where passes wideness through).
   bool emit(AluOp op, DType dt, const std::vector<Val>& srcs);
   void emit_const(DType dt, double v);
@@ -57,6 +57,7 @@ class OpEmitter {
   // Rounds an f32 or f64 result of evaluation type `et` to float dtype dt's storage.
   void round_float(DType dt, ValType et, bool exact);
   void normalize_bool();  // i32 -> 0/1
+  void round_f64_to_int(DType dt);  // an f64 result as round_to gives an int or bool
 
   CodeBuilder& c_;
   std::vector<Builtin> imports_;

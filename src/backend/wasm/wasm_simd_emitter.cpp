@@ -70,28 +70,18 @@ bool vector_op(CodeBuilder* c, AluOp op, DType dt, const std::vector<DType>& sdt
     c->i32_const(v);
     c->simd(simd::I32x4Splat);
   };
-  auto zero_f32 = [&] {
-    if (!c) return;
-    c->f32_const(0);
-    c->simd(simd::F32x4Splat);
-  };
   auto to_bool = [&] { splat_i32(1), sub(simd::V128And); };  // all-ones masks -> 0/1
   if (op == AluOp::Cast) {
     DType from = sdt[0];
+    if (dt == DType::Bool) return false;  // legalize() made casts to bool x != 0
     src(0);
     if (from == dt || (int32ish(from) && int32ish(dt)) || (from == DType::Bool && int32ish(dt))) return true;
     if (f32(dt)) {
       sub(from == DType::Int32 ? simd::F32x4ConvertI32x4S : simd::F32x4ConvertI32x4U);
       return true;
     }
-    if (int32ish(dt)) {  // from float32: truncate, saturate, NaN -> 0 (as trunc_sat)
-      sub(dt == DType::Int32 ? simd::I32x4TruncSatF32x4S : simd::I32x4TruncSatF32x4U);
-      return true;
-    }
-    // -> bool: x != 0 (true for NaN)
-    if (f32(from)) zero_f32(), sub(simd::F32x4Ne);
-    else splat_i32(0), sub(simd::I32x4Ne);
-    to_bool();
+    // to int32/uint32 from float32: truncate, saturate, NaN -> 0 (as trunc_sat)
+    sub(dt == DType::Int32 ? simd::I32x4TruncSatF32x4S : simd::I32x4TruncSatF32x4U);
     return true;
   }
   if (op == AluOp::Bitcast) {
@@ -104,15 +94,9 @@ bool vector_op(CodeBuilder* c, AluOp op, DType dt, const std::vector<DType>& sdt
     src(0), src(0), sub(simd::F32x4Ne), to_bool();
     return true;
   }
-  if (op == AluOp::Where) {
+  if (op == AluOp::Where) {  // a bool condition (legalize() turns others into c != 0)
     src(1), src(2);
-    if (sdt[0] == DType::Bool) {
-      splat_i32(0), src(0), sub(simd::I32x4Sub);  // 0/1 -> 0/-1
-    } else if (f32(sdt[0])) {
-      src(0), zero_f32(), sub(simd::F32x4Ne);
-    } else {
-      src(0), splat_i32(0), sub(simd::I32x4Ne);
-    }
+    splat_i32(0), src(0), sub(simd::I32x4Sub);  // 0/1 -> 0/-1
     sub(simd::V128Bitselect);
     return true;
   }

@@ -8,6 +8,7 @@
 #include "backend/webgpu/wgsl_expr.h"
 #include "backend/webgpu/wgsl_tiled.h"
 #include "ir/error.h"
+#include "ir/legalize.h"
 
 namespace kiln::webgpu {
 
@@ -57,7 +58,9 @@ std::string serial_reducer(const Kernel& k) {
 
 }  // namespace
 
-WgslKernel generate_wgsl(const Kernel& k, const WgslParams& p) {
+WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
+  // WGSL orders no bools: bool < and <= become logic too.
+  const Kernel k = legalize(original, LegalizeOptions{.bool_order_as_logic = true});
   WgslKernel w;
   w.workgroup = p.workgroup;
   const DType od = k.out_dtype();

@@ -1,5 +1,5 @@
-// WGSL for AluExp nodes: one rule per op (tables of unary builtins and binary operators,
-// then the ops whose semantics need a helper from wgsl_prelude.cpp).
+// WGSL's spelling of the legalized ops (the hooks of the shared C-like renderer): unary
+// builtins, and the ops whose semantics need a helper from wgsl_prelude.cpp.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -68,48 +68,124 @@ const std::map<AluOp, const char*>& float_unary() {
   return t;
 }
 
-// Binary ops that are one WGSL operator on numbers of the same type (ints wrap, as
-// alu_eval's int32 arithmetic; f32 +, -, * are correctly rounded in WGSL).
-const std::map<AluOp, const char*>& infix() {
-  static const std::map<AluOp, const char*> t = {
-      {AluOp::Add, "+"},    {AluOp::Sub, "-"},     {AluOp::Mul, "*"},     {AluOp::CmpLt, "<"},
-      {AluOp::CmpLe, "<="}, {AluOp::CmpEq, "=="}, {AluOp::CmpNe, "!="},
-  };
-  return t;
-}
-
 std::string call(const char* f, const std::string& a) { return std::string(f) + "(" + a + ")"; }
 std::string call(const char* f, const std::string& a, const std::string& b) {
   return std::string(f) + "(" + a + ", " + b + ")";
 }
 
-std::string cast(DType to, DType from, const std::string& a) {
-  if (to == from) return a;
-  if (to == DType::Bool) return is_float(from) ? "(" + a + " != 0.0 || k_isnan(" + a + "))" : "(" + a + " != " + wgsl_const(from, 0) + ")";
-  if (from == DType::Bool) return "select(" + wgsl_const(to, 0) + ", " + wgsl_const(to, 1) + ", " + a + ")";
-  if (to == DType::Float16) return call("k_r16", is_float(from) ? a : "f32(" + a + ")");
-  if (to == DType::Float32) return from == DType::Float16 ? a : "f32(" + a + ")";
-  if (is_float(from)) return call(to == DType::Int32 ? "k_f2i" : "k_f2u", a);
-  return std::string("bitcast<") + wgsl_type(to) + ">(" + a + ")";  // int <-> int wraps
+// Float ops on f32 (WGSL's +, -, *, / are correctly rounded); float16 values are f32s
+// rounded back to half after every op.
+std::string f32_op(AluOp op, const std::vector<CValue>& a) {
+  const std::string x = a[0].s, y = a.size() > 1 ? a[1].s : "";
+  switch (op) {
+    case AluOp::Neg: return "(-" + x + ")";
+    case AluOp::Recip: return "(1.0 / " + x + ")";
+    case AluOp::Idiv: return call("k_ffloordiv", x, y);
+    case AluOp::Mod: return call("k_fmod", x, y);
+    case AluOp::Pow: return call("k_pow", x, y);
+    case AluOp::Atan2: return call("k_atan2", x, y);
+    case AluOp::Max: return call("k_fmax", x, y);
+    case AluOp::Min: return call("k_fmin", x, y);
+    case AluOp::Sub:
+      // 0 - x is +0 for x = +-0 (numpy.abs is built on it), but SwiftShader's compiler assumes
+      // no signed zeros and folds it to -x (seen 2026-12-03): pick +0 through the bits.
+      if (a[0].is_const && a[0].value == 0.0 && !std::signbit(a[0].value))
+        return "bitcast<f32>(select(bitcast<u32>(-" + y + "), 0u, " + y + " == 0.0))";
+      return infix(a[0], "-", a[1]);
+    case AluOp::Add:
+    case AluOp::Mul:
+    case AluOp::Div: return infix(a[0], c_infix(op), a[1]);
+    default: break;
+  }
+  if (auto it = float_unary().find(op); it != float_unary().end()) return call(it->second, x);
+  return "";
 }
+
+class WgslDialect : public CDialect {
+ public:
+  const char* name() const override { return "webgpu"; }
+  const char* type(DType d) const override { return wgsl_type(d); }
+  std::string literal(DType d, double v) const override { return wgsl_const(d, v); }
+  std::string declare(DType d, const std::string& name, const std::string& expr) const override {
+    return "let " + name + ": " + wgsl_type(d) + " = " + expr + ";";
+  }
+  std::string load(const AluNode& n, const std::string& index) const override {
+    std::string buf = "in" + std::to_string(n.arg), i = "u32(" + index + ")";
+    switch (n.dtype) {
+      case DType::Float32: return "bitcast<f32>(" + buf + "[" + i + "])";
+      case DType::Int32: return "bitcast<i32>(" + buf + "[" + i + "])";
+      case DType::Uint32: return buf + "[" + i + "]";
+      case DType::Float16: return "unpack2x16float(" + buf + "[" + i + " >> 1u])[" + i + " & 1u]";
+      case DType::Bool: return "(((" + buf + "[" + i + " >> 2u] >> ((" + i + " & 3u) * 8u)) & 0xffu) != 0u)";
+      case DType::Float64: break;
+    }
+    return wgsl_type(n.dtype);  // throws for float64
+  }
+  std::string select(const CValue& c, const CValue& a, const CValue& b) const override {
+    return "select(" + b.s + ", " + a.s + ", " + c.s + ")";
+  }
+  std::string is_nan(const CValue& x) const override { return call("k_isnan", x.s); }
+  std::string cast(DType to, const CValue& x) const override {
+    const DType from = x.dt;
+    const std::string& a = x.s;
+    if (to == from) return a;
+    if (from == DType::Bool) return "select(" + wgsl_const(to, 0) + ", " + wgsl_const(to, 1) + ", " + a + ")";
+    if (to == DType::Float16) return call("k_r16", is_float(from) ? a : "f32(" + a + ")");
+    if (to == DType::Float32) return from == DType::Float16 ? a : "f32(" + a + ")";
+    if (is_float(from)) return call(to == DType::Int32 ? "k_f2i" : "k_f2u", a);
+    return std::string("bitcast<") + wgsl_type(to) + ">(" + a + ")";  // int <-> int wraps
+  }
+  std::string bitcast(DType to, const CValue& x) const override {
+    return std::string("bitcast<") + wgsl_type(to) + ">(" + x.s + ")";
+  }
+  std::string retype(DType) const override { return ""; }
+  std::string compare(AluOp op, const CValue& a, const CValue& b) const override {
+    if (!is_float(a.dt) || (op != AluOp::CmpNe && op != AluOp::CmpEq)) return infix(a, c_infix(op), b);
+    // SwiftShader's compiler assumes no NaNs: NaN != NaN came out false (2026-12-03), so NaN
+    // operands are decided through their bits (k_isnan; a constant's is known).
+    std::string nan;
+    for (const CValue* v : {&a, &b})
+      if (!v->is_const || std::isnan(v->value)) nan += (nan.empty() ? "" : " || ") + is_nan(*v);
+    if (nan.empty()) return infix(a, c_infix(op), b);
+    nan = "(" + nan + ")";
+    if (op == AluOp::CmpNe) return "(" + infix(a, "!=", b) + " || " + nan + ")";
+    return "(" + infix(a, "==", b) + " && !" + nan + ")";
+  }
+  std::string int_op(AluOp op, DType d, const std::vector<CValue>& a, const CValue&) const override {
+    const bool i = d == DType::Int32;
+    const std::string x = a[0].s, y = a.size() > 1 ? a[1].s : "";
+    switch (op) {
+      case AluOp::Neg: return i ? "(-" + x + ")" : "(0u - " + x + ")";
+      case AluOp::Recip: return i ? call("k_div_i", "1", x) : call("k_div_u", "1u", x);
+      case AluOp::Add:
+      case AluOp::Sub:
+      case AluOp::Mul: return infix(a[0], c_infix(op), a[1]);  // WGSL's ints wrap, as alu_eval's
+      case AluOp::Div: return call(i ? "k_div_i" : "k_div_u", x, y);
+      case AluOp::Idiv: return call(i ? "k_idiv_i" : "k_div_u", x, y);
+      case AluOp::Mod: return call(i ? "k_imod_i" : "k_imod_u", x, y);
+      case AluOp::Pow: return call(i ? "k_ipow_i" : "k_ipow_u", x, y);
+      case AluOp::Max: return call("max", x, y);
+      case AluOp::Min: return call("min", x, y);
+      case AluOp::Shl: return call(i ? "k_shl_i" : "k_shl_u", x, y);
+      case AluOp::Shr: return call(i ? "k_shr_i" : "k_shr_u", x, y);
+      default: return "";
+    }
+  }
+  std::string float_op(AluOp op, DType d, const std::vector<CValue>& a) const override {
+    std::string r = f32_op(op, a);
+    return d == DType::Float16 && !r.empty() ? call("k_r16", r) : r;
+  }
+};
+
+const WgslDialect kWgsl;
 
 }  // namespace
 
 std::string wgsl_combine(AluOp op, DType d, const std::string& acc, const std::string& x) {
-  const bool f = is_float(d);
-  std::string r;
-  switch (op) {
-    case AluOp::Add: r = d == DType::Bool ? "(" + acc + " || " + x + ")" : "(" + acc + " + " + x + ")"; break;
-    case AluOp::Mul: r = d == DType::Bool ? "(" + acc + " && " + x + ")" : "(" + acc + " * " + x + ")"; break;
-    case AluOp::Max:
-      r = f ? call("k_fmax", acc, x) : d == DType::Bool ? "(" + acc + " || " + x + ")" : call("max", acc, x);
-      break;
-    case AluOp::Min:
-      r = f ? call("k_fmin", acc, x) : d == DType::Bool ? "(" + acc + " && " + x + ")" : call("min", acc, x);
-      break;
-    default: fail("webgpu", "reduction op ", alu_info(op).name, " is not supported");
-  }
-  return d == DType::Float16 ? call("k_r16", r) : r;
+  if (op != AluOp::Add && op != AluOp::Mul && op != AluOp::Max && op != AluOp::Min && op != AluOp::Or &&
+      op != AluOp::And)
+    fail("webgpu", "reduction op ", alu_info(op).name, " is not supported");
+  return render_op(kWgsl, op, d, {CValue{acc, d}, CValue{x, d}}, CValue{"", d});
 }
 
 std::string wgsl_store_bits(DType d, const std::string& v) {
@@ -124,112 +200,14 @@ std::string wgsl_store_bits(DType d, const std::string& v) {
   return wgsl_type(d);
 }
 
-std::string ExprEmitter::emit(const AluExp& e) {
-  // Children first, iteratively over the DAG (deep chains would overflow a recursion).
-  e.visit([&](const AluNode& n) {
-    if (names_.count(&n)) return;
-    std::string rhs = node(n);
-    if (n.op == AluOp::Var || n.op == AluOp::Const) {
-      names_[&n] = rhs;
-      return;
-    }
-    std::string name = "t" + std::to_string(next_++);
-    *body_ += "  let " + name + ": " + wgsl_type(n.dtype) + " = " + rhs + ";\n";
-    names_[&n] = name;
-  });
-  return names_.at(e.get());
-}
+ExprEmitter::ExprEmitter(std::string* body, std::string gidx, std::string ridx, std::string acc)
+    : body_(body), scope_(kWgsl, os_, "  ", "t", {{VarId::Gidx, gidx}, {VarId::Ridx, ridx}, {VarId::Acc, acc}}) {}
 
-std::string ExprEmitter::node(const AluNode& n) {
-  auto src = [&](int i) { return names_.at(n.src[size_t(i)].get()); };
-  const DType d = n.dtype;
-  const bool f = is_float(d);
-  const bool h = d == DType::Float16;
-  auto r16 = [&](std::string s) { return h ? call("k_r16", s) : s; };
-  switch (n.op) {
-    case AluOp::Const: return wgsl_const(d, n.value);
-    case AluOp::Var:
-      return n.arg == int(VarId::Gidx) ? gidx_ : n.arg == int(VarId::Ridx) ? ridx_ : acc_;
-    case AluOp::Load: {
-      std::string buf = "in" + std::to_string(n.arg), i = "u32(" + src(0) + ")";
-      switch (d) {
-        case DType::Float32: return "bitcast<f32>(" + buf + "[" + i + "])";
-        case DType::Int32: return "bitcast<i32>(" + buf + "[" + i + "])";
-        case DType::Uint32: return buf + "[" + i + "]";
-        case DType::Float16: return "unpack2x16float(" + buf + "[" + i + " >> 1u])[" + i + " & 1u]";
-        case DType::Bool: return "(((" + buf + "[" + i + " >> 2u] >> ((" + i + " & 3u) * 8u)) & 0xffu) != 0u)";
-        case DType::Float64: return wgsl_type(d);
-      }
-      break;
-    }
-    case AluOp::Cast: return cast(d, n.src[0].dtype(), src(0));
-    case AluOp::Bitcast: return std::string("bitcast<") + wgsl_type(d) + ">(" + src(0) + ")";
-    case AluOp::Neg: return r16(d == DType::Uint32 ? "(0u - " + src(0) + ")" : "(-" + src(0) + ")");
-    case AluOp::Recip:
-      if (f) return r16("(1.0 / " + src(0) + ")");
-      return d == DType::Int32 ? "k_div_i(1, " + src(0) + ")" : "k_div_u(1u, " + src(0) + ")";
-    case AluOp::Not: return d == DType::Bool ? "(!" + src(0) + ")" : "(~" + src(0) + ")";
-    case AluOp::IsNan: return is_float(n.src[0].dtype()) ? call("k_isnan", src(0)) : "false";
-    case AluOp::Div:
-      if (f) return r16("(" + src(0) + " / " + src(1) + ")");
-      return call(d == DType::Int32 ? "k_div_i" : "k_div_u", src(0), src(1));
-    case AluOp::Idiv:
-    case AluOp::Mod: {
-      const bool div = n.op == AluOp::Idiv;
-      if (f) return r16(call(div ? "k_ffloordiv" : "k_fmod", src(0), src(1)));
-      // Index arithmetic: a non-negative value by a positive constant is WGSL's own / and %.
-      const AluExp &a = n.src[0], &b = n.src[1];
-      if (b.is_const() && b.value() > 0 && (d == DType::Uint32 || a.vmin() >= 0))
-        return "(" + src(0) + (div ? " / " : " % ") + src(1) + ")";
-      if (d == DType::Int32) return call(div ? "k_idiv_i" : "k_imod_i", src(0), src(1));
-      return call(div ? "k_div_u" : "k_imod_u", src(0), src(1));
-    }
-    case AluOp::Pow:
-      if (f) return r16(call("k_pow", src(0), src(1)));
-      return call(d == DType::Int32 ? "k_ipow_i" : "k_ipow_u", src(0), src(1));
-    case AluOp::Atan2: return r16(call("k_atan2", src(0), src(1)));
-    case AluOp::Max:
-    case AluOp::Min: return wgsl_combine(n.op, d, src(0), src(1));
-    case AluOp::And: return d == DType::Bool ? "(" + src(0) + " && " + src(1) + ")" : "(" + src(0) + " & " + src(1) + ")";
-    case AluOp::Or: return d == DType::Bool ? "(" + src(0) + " || " + src(1) + ")" : "(" + src(0) + " | " + src(1) + ")";
-    case AluOp::Xor: return d == DType::Bool ? "(" + src(0) + " != " + src(1) + ")" : "(" + src(0) + " ^ " + src(1) + ")";
-    case AluOp::Shl: return call(d == DType::Int32 ? "k_shl_i" : "k_shl_u", src(0), src(1));
-    case AluOp::Shr: return call(d == DType::Int32 ? "k_shr_i" : "k_shr_u", src(0), src(1));
-    case AluOp::Where: return "select(" + src(2) + ", " + src(1) + ", " + src(0) + ")";
-    case AluOp::Sub:
-      // 0 - x is +0 for x = +-0 (numpy.abs is built on it), but SwiftShader's compiler assumes
-      // no signed zeros and folds it to -x (seen 2026-12-03): pick +0 through the bits.
-      if (f && n.src[0].op() == AluOp::Const && n.src[0].value() == 0.0 && !std::signbit(n.src[0].value()))
-        return r16("bitcast<f32>(select(bitcast<u32>(-" + src(1) + "), 0u, " + src(1) + " == 0.0))");
-      break;
-    default: break;
-  }
-  if (auto it = infix().find(n.op); it != infix().end()) {
-    DType sd = n.src[0].dtype();
-    std::string a = src(0), b = src(1);
-    if (sd == DType::Bool && n.op != AluOp::CmpEq && n.op != AluOp::CmpNe) {
-      // WGSL orders no bools and has no bool arithmetic: compute on 0/1.
-      a = cast(DType::Uint32, DType::Bool, a), b = cast(DType::Uint32, DType::Bool, b);
-      if (!is_comparison(n.op)) return "(" + a + " " + it->second + " " + b + " != 0u)";
-    }
-    if (is_float(sd) && (n.op == AluOp::CmpNe || n.op == AluOp::CmpEq)) {
-      // SwiftShader's compiler assumes no NaNs: NaN != NaN came out false (2026-12-03), so
-      // NaN operands are decided through their bits (k_isnan).
-      const std::string nan = "(k_isnan(" + a + ") || k_isnan(" + b + "))";
-      if (n.op == AluOp::CmpNe) return "((" + a + " != " + b + ") || " + nan + ")";
-      return "((" + a + " == " + b + ") && !" + nan + ")";
-    }
-    return r16("(" + a + " " + it->second + " " + b + ")");
-  }
-  if (auto it = float_unary().find(n.op); it != float_unary().end()) {
-    if (!f) {
-      // floor/ceil/round/trunc of integers are the identity (alu_eval's rule).
-      if (n.op == AluOp::Floor || n.op == AluOp::Ceil || n.op == AluOp::Round || n.op == AluOp::Trunc) return src(0);
-      fail("webgpu", "op ", alu_info(n.op).name, " on ", dtype_name(d), " has no WGSL rule");
-    }
-    return r16(call(it->second, src(0)));
-  }
-  fail("webgpu", "op ", alu_info(n.op).name, " has no WGSL rule");
+std::string ExprEmitter::emit(const AluExp& e) {
+  std::string v = scope_.emit(e);
+  *body_ += os_.str();
+  os_.str("");
+  return v;
 }
 
 }  // namespace kiln::webgpu

@@ -1,11 +1,12 @@
-// WGSL for kernel expressions: one `let` per distinct AluExp node (a DAG is emitted once),
-// with alu_eval's semantics written out where WGSL's builtins differ (integer division by
-// zero, NaN-propagating max/min, saturating float->int casts, shifts of 32 or more).
+// WGSL for legalized kernel expressions (ir/legalize.h): WGSL as a CDialect of the shared
+// C-like renderer (backend/c_like_render.h), one `let` per distinct AluExp node, with
+// alu_eval's semantics written out where WGSL's builtins differ (integer division by zero,
+// NaN-propagating max/min, saturating float->int casts, shifts of 32 or more).
 #pragma once
+#include <sstream>
 #include <string>
-#include <unordered_map>
 
-#include "ir/alu_exp.h"
+#include "backend/c_like_render.h"
 
 namespace kiln::webgpu {
 
@@ -17,23 +18,21 @@ std::string wgsl_const(DType d, double v);
 // The helper functions generated code may call (k_fmax, k_idiv, k_erf, ...).
 const char* wgsl_prelude();
 
-// Emits the statements computing an expression into `body`; returns the name holding it.
-// `vars` names gidx/ridx/acc as the surrounding function calls them.
+// Emits the statements computing a legalized expression into `body`; returns the name
+// holding it. gidx/ridx/acc are named as the surrounding function calls them.
 class ExprEmitter {
  public:
-  ExprEmitter(std::string* body, std::string gidx, std::string ridx, std::string acc)
-      : body_(body), gidx_(std::move(gidx)), ridx_(std::move(ridx)), acc_(std::move(acc)) {}
+  ExprEmitter(std::string* body, std::string gidx, std::string ridx, std::string acc);
   std::string emit(const AluExp& e);
 
  private:
-  std::string node(const AluNode& n);
   std::string* body_;
-  std::string gidx_, ridx_, acc_;
-  std::unordered_map<const AluNode*, std::string> names_;
-  int next_ = 0;
+  std::ostringstream os_;
+  CScope scope_;
 };
 
-// The WGSL of `combine(acc, x)` for a reduction op over dtype (NaN-propagating for floats).
+// The WGSL of `combine(acc, x)` for a legalized reduction op over dtype (NaN-propagating for
+// floats; Or/And for bools).
 std::string wgsl_combine(AluOp op, DType d, const std::string& acc, const std::string& x);
 // The expression storing value `v` of dtype as the u32 word (4-byte types) or its bits in
 // the low 16 (float16) or 8 (bool) bits.
