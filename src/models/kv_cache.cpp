@@ -12,7 +12,7 @@ namespace np = kiln::numpy;
 
 Array kv_cache_zeros(const TransformerConfig& c, int64_t n_ctx) {
   Array cache = np::zeros({c.n_layer, 2, n_ctx, c.n_head_kv, c.head_dim});
-  cache.impl()->realize();
+  cache.eval();  // a buffer of its own, for kv_cache_write to write into
   return cache;
 }
 
