@@ -242,6 +242,43 @@ TEST(JitCorpus, SharedGradientIsReducedOnceBeforeThePackedUpdate) {
   expect_tree_close(out, step(args), 1e-5);
 }
 
+// Several parameters, each with its own shared gradient (a training step's update): the bare
+// reductions are emitted in the order of the outputs that read them, whatever addresses malloc
+// gave the fusion's objects. (They went in address order, so the program, and the heap's
+// allocation pattern when it ran, varied between runs of the threaded core.) Each trial
+// compiles afresh after leaving the heap fragmented differently.
+TEST(JitCorpus, SharedGradientsAreReducedInTheOrderOfTheOutputs) {
+  const int64_t rows[] = {3, 5, 7, 9};  // gradient i is [rows[i], 16]: its size names it
+  Fn step = [&](const std::vector<Tree>& a) {
+    Tree::List outs;
+    for (size_t i = 0; i < 4; i++) {
+      Array g = np::matmul(np::transpose(a[4 + i].as_array()), a[8].as_array());
+      Tree u = adam({a[i], Tree(g), a[i], a[i], a[9]});
+      for (int k = 0; k < 3; k++) outs.push_back(u[size_t(k)]);
+    }
+    return Tree(outs);
+  };
+  std::vector<Tree> args;
+  for (int i = 0; i < 4; i++) args.push_back(rnd({rows[i], 16}, unsigned(30 + i), 0, 1));
+  for (int i = 0; i < 4; i++) args.push_back(rnd({32, rows[i]}, unsigned(40 + i)));
+  args.push_back(rnd({32, 16}, 50));
+  args.push_back(np::array(std::vector<float>{3}, {}));
+  std::mt19937 gen(7);
+  std::vector<std::vector<char>> holes;
+  for (int trial = 0; trial < 6; trial++) {
+    for (int k = 0; k < 200; k++) holes.emplace_back(size_t(8 + gen() % 200));
+    for (size_t k = trial % 2; k < holes.size(); k += 2) holes[k] = {};
+    Fn jf = kiln::jit(step);
+    Tree out = jf(args);
+    kiln::frontend::KernelRecorder rec;
+    out = jf(args);
+    std::vector<int64_t> reduced;
+    for (const kiln::Kernel& k : rec.kernels())
+      if (k.reduction) reduced.push_back(k.size / 16);
+    EXPECT_EQ(reduced, (std::vector<int64_t>{3, 5, 7, 9})) << "trial " << trial;
+  }
+}
+
 TEST(JitCache, RecompilesOnlyOnSignatureChanges) {
   int traces = 0;
   Fn f = [&](const std::vector<Tree>& a) {

@@ -446,15 +446,22 @@ class Fuser {
     }
     // Outputs that share one pending reduction (an optimizer's new parameter and moments all
     // read one gradient) would each repeat it in the packed kernel: emit it once, bare, and
-    // pack the outputs as elementwise reads of it.
+    // pack the outputs as elementwise reads of it. The reductions go in the order of their
+    // first output, not by address: the kernels' order (and so the temporaries' sizes and
+    // lifetimes) must not depend on where malloc put the Pendings, which varies with the
+    // threaded core's timing (a worker's TLS block allocated at its start).
     std::map<const Pending*, std::vector<ValPtr>> sharing;
+    std::vector<const Pending*> order;
     for (auto& v : need)
       if (v->red) {
         auto& ws = sharing[v->red.get()];
+        if (ws.empty()) order.push_back(v->red.get());
         if (std::find(ws.begin(), ws.end(), v) == ws.end()) ws.push_back(v);
       }
-    for (auto& [r, ws] : sharing)
+    for (const Pending* r : order) {
+      auto& ws = sharing[r];
       if (ws.size() > 1 && ws[0]->red) materialize_pending(ws[0], need);
+    }
     emit_.materialize(need, true);
     for (auto& a : j_.outs) {
       ValPtr v = read(a);

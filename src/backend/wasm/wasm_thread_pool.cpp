@@ -3,6 +3,7 @@
 #include "backend/wasm/wasm_thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace kiln::wasm {
 
@@ -16,6 +17,20 @@ constexpr int kSpin = 200000;
 
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < threads; i++) workers_.emplace_back([this, i] { worker(i); });
+  wait_for_workers_to_start();
+}
+
+void ThreadPool::wait_for_workers_to_start() {
+  // A starting pthread allocates its TLS block from the shared heap (Emscripten's
+  // emscripten_tls_init, before the thread's function runs). Left to happen whenever the
+  // worker gets scheduled, that malloc lands between different allocations of the caller on
+  // each run, so the heap's layout, and whether a later step finds a free block or must grow
+  // the memory, depended on timing (a jitted training loop's heap grew once after warm-up in
+  // some runs). Waiting here puts it at the same point every time. Bounded: parallel_for
+  // never needs a worker to start (the caller takes every chunk itself), so a worker that
+  // cannot start must not hang the dispatch either; it only makes the layout vary again.
+  std::unique_lock<std::mutex> lock(mu_);
+  started_cv_.wait_for(lock, std::chrono::seconds(2), [&] { return started_ == int(workers_.size()); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -42,6 +57,11 @@ void ThreadPool::take_chunks(Job& job, int id) {
 }
 
 void ThreadPool::worker(int id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_++;
+  }
+  started_cv_.notify_all();
   uint64_t seen = 0;
   for (;;) {
     Job* job;

@@ -37,10 +37,13 @@ class ThreadPool {
     std::atomic<int64_t> next{0};
   };
   void worker(int id);
+  // Returns once every worker has started (or after a bound): see the .cpp.
+  void wait_for_workers_to_start();
   void take_chunks(Job& job, int id);
   std::vector<std::thread> workers_;
   std::mutex mu_, run_mu_;
-  std::condition_variable start_cv_, done_cv_;
+  std::condition_variable start_cv_, done_cv_, started_cv_;
+  int started_ = 0;  // workers that have entered worker(), under mu_
   Job* job_ = nullptr;  // the running job, null between jobs
   // Written under mu_; atomic so that spinning threads can read them without it.
   std::atomic<uint64_t> generation_{0};
