@@ -254,15 +254,15 @@ TEST(JitCorpus, SharedGradientsAreReducedInTheOrderOfTheOutputs) {
     for (size_t i = 0; i < 4; i++) {
       Array g = np::matmul(np::transpose(a[4 + i].as_array()), a[8].as_array());
       Tree u = adam({a[i], Tree(g), a[i], a[i], a[9]});
-      for (int k = 0; k < 3; k++) outs.push_back(u[size_t(k)]);
+      for (int k = 0; k < 3; k++) outs.emplace_back(u[size_t(k)]);
     }
     return Tree(outs);
   };
   std::vector<Tree> args;
-  for (int i = 0; i < 4; i++) args.push_back(rnd({rows[i], 16}, unsigned(30 + i), 0, 1));
-  for (int i = 0; i < 4; i++) args.push_back(rnd({32, rows[i]}, unsigned(40 + i)));
-  args.push_back(rnd({32, 16}, 50));
-  args.push_back(np::array(std::vector<float>{3}, {}));
+  for (int i = 0; i < 4; i++) args.emplace_back(rnd({rows[i], 16}, unsigned(30 + i), 0, 1));
+  for (int i = 0; i < 4; i++) args.emplace_back(rnd({32, rows[i]}, unsigned(40 + i)));
+  args.emplace_back(rnd({32, 16}, 50));
+  args.emplace_back(np::array(std::vector<float>{3}, {}));
   std::mt19937 gen(7);
   std::vector<std::vector<char>> holes;
   for (int trial = 0; trial < 6; trial++) {
