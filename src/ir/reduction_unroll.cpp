@@ -61,11 +61,7 @@ std::vector<AluExp> share_equal_nodes(const std::vector<AluExp>& roots) {
     std::memcpy(&bits, &n.value, sizeof bits);
     Key key{n.op, n.dtype, bits, n.arg, n.vmin, n.vmax, src_ptrs};
     auto [it, inserted] = canonical.try_emplace(key, e);
-    if (inserted && !same) {
-      auto copy = std::make_shared<AluNode>(n);
-      copy->src = std::move(src);
-      it->second = AluExp(std::move(copy));
-    }
+    if (inserted && !same) it->second = e.with_src(src);
     return done[e.get()] = it->second;
   };
   std::vector<AluExp> out;
