@@ -254,6 +254,20 @@ std::vector<Case> cases() {
        }),
        {any},
        {1, 2, 3, 4}},
+      // Disjoint windows (stride >= window) take the one-view transpose: windows that stop
+      // short of the end (7 columns, stride 2) and a gap past it (5 rows, window 2, stride 3).
+      {"max_pool_disjoint",
+       Func([](const Arrays& a) {
+         return kiln::lax::max_pool(a[0], {2, 2}, {3, 2}, std::string("VALID"));
+       }),
+       {any},
+       {1, 2, 5, 7}},
+      {"avg_pool_disjoint",
+       Func([](const Arrays& a) {
+         return kiln::lax::avg_pool(a[0], {2, 3}, {2, 3}, std::string("SAME"), false);
+       }),
+       {any},
+       {2, 1, 5, 7}},
       {"avg_pool",
        Func([](const Arrays& a) {
          return kiln::lax::avg_pool(a[0], {2, 2}, {2, 1}, std::string("SAME"), false);

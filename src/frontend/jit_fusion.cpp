@@ -17,6 +17,9 @@ using namespace lowering;
 // materialized; expressions up to this size are recomputed when no reduction reads them
 // (so layer norm's rstd is recomputed per element instead of costing a kernel).
 constexpr int kMaxRecomputedNodes = 32;
+// A value that more than one equation reads is computed into a buffer before a reduction
+// reads it when it loads from more buffers than this (its gathers would be repeated).
+constexpr size_t kMaxRecomputedInputs = 2;
 
 // A reduction not yet emitted: its body over gidx/ridx, loading `srcs` (slots).
 struct Pending {
@@ -369,11 +372,12 @@ class Fuser {
 
   ValPtr reduce(const Eqn& e, const ValPtr& a, const Aval& out) {
     if (a->red) materialize_pending(a);
-    // A large expression that other equations read too (a pooling gradient summed for a
-    // bias and read by the filter gradient's window) is computed once into a buffer rather
-    // than inside this reduction and again for the others.
+    // A large expression, or one that gathers from several buffers, that other equations
+    // read too (a pooling gradient summed for a bias and read by the filter gradient's
+    // contraction) is computed once into a buffer rather than inside this reduction and again
+    // for the others.
     if (!is_cheap(*a) && e.in[0].is_var() && uses_[size_t(e.in[0].var)] > 1 &&
-        a->exp.node_count() > kMaxRecomputedNodes)
+        (a->exp.node_count() > kMaxRecomputedNodes || a->srcs.size() > kMaxRecomputedInputs))
       emit_.materialize({a}, false);
     AluOp op = prim_alu_op(e.prim);
     ReduceIndex ri = reduce_index(a->aval.shape, e.params.axes);

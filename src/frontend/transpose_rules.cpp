@@ -45,6 +45,32 @@ Array unstride(const Array& ct, const Aval& in, const Dims& steps) {
   return shrink(y, keep);
 }
 
+// Windows that do not overlap (stride >= window, undilated: max pooling's usual case) own
+// each input element at most once: x[o * stride + k] = ct[o, k]. That is one view, the offsets
+// padded to the stride and interleaved with the window positions, so the gradient reads one
+// element per input instead of summing a masked term per window offset.
+Array disjoint_window_transpose(const Array& ct, const Aval& in, const Params& prm) {
+  const size_t n = in.shape.size();
+  Ranges to_stride;
+  Shape merged;
+  std::vector<int> interleave;
+  for (size_t i = 0; i < n; i++) to_stride.push_back({0, 0});
+  for (size_t i = 0; i < n; i++) {
+    to_stride.push_back({0, prm.strides[i] - prm.window[i]});
+    interleave.insert(interleave.end(), {int(i), int(n + i)});
+    merged.push_back(ct.shape()[i] * prm.strides[i]);
+  }
+  Array y = reshape(transpose(pad(ct, to_stride), interleave), merged);
+  // The windows may stop short of the input's end (zeros there) or, with a gap after the
+  // last window, reach past it (cut off).
+  Ranges grow, keep;
+  for (size_t i = 0; i < n; i++) {
+    grow.push_back({0, std::max<int64_t>(in.shape[i] - merged[i], 0)});
+    keep.push_back({0, in.shape[i]});
+  }
+  return shrink(pad(y, grow), keep);
+}
+
 // Window: out[o, k] = x[o * stride + k * dilation]. Each window offset k contributes the
 // slice ct[..., k] spread by the stride and shifted by k * dilation; the sum over offsets
 // is one lazy expression of views (the fusion limits realize it in chunks if large).
@@ -52,6 +78,11 @@ Array window_transpose(const Array& ct, const Aval& in, const Params& prm) {
   const size_t n = in.shape.size();
   Shape out_sp(ct.shape().begin(), ct.shape().begin() + long(n));
   if (prod(out_sp) == 0) return zeros(in, ct.device());
+  bool disjoint = true;
+  for (size_t i = 0; i < n; i++)
+    disjoint = disjoint && prm.strides[i] >= prm.window[i] &&
+               (prm.dilation[i] == 1 || prm.window[i] == 1);
+  if (disjoint) return disjoint_window_transpose(ct, in, prm);
   Array total;
   std::vector<int64_t> off(n, 0);
   const int64_t count = prod(prm.window);
