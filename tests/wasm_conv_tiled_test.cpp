@@ -127,6 +127,25 @@ TEST(WasmConvTiled, BatchedMatmulIsTiledAndBitExact) {
   expect_same(ks[0], inputs_for(ks[0], rng));
 }
 
+// Columns left over from tiles of 4 NR would take the generic loop: the tile narrows to cover
+// them, with more rows (dividing the rows where it can); B's evaluated columns that are not
+// a multiple of 4 are padded to one (the ragged last tile).
+TEST(WasmConvTiled, TileFitsTheColumns) {
+  auto fit = [](int64_t m, int64_t n, bool b_in_place) {
+    ContractionShape c;
+    c.m = m, c.n = n, c.k = 9;
+    c.b.linear = b_in_place, c.b.cj = 1;
+    wasm::TileShape t;  // 4 rows x 2 vectors
+    t = wasm::fit_tile_to_columns(c, t);
+    return std::pair{t.rows, t.vecs};
+  };
+  EXPECT_EQ(fit(32, 64, false), std::pair(4, 2));   // whole tiles: unchanged
+  EXPECT_EQ(fit(32, 100, false), std::pair(8, 1));  // conv 3x3 on 12x12: 100 columns
+  EXPECT_EQ(fit(24, 25, false), std::pair(8, 1));   // MNIST conv 1's filter gradient: 25 -> 28
+  EXPECT_EQ(fit(30, 100, false), std::pair(6, 1));  // 30 rows: 6 divides them, 8 and 7 do not
+  EXPECT_EQ(fit(32, 25, true), std::pair(4, 2));    // in place: not padded, the tail stays generic
+}
+
 // The digit analysis on a padded convolution: rows are output channels, columns the output
 // pixels, the batch the images; the filter is read in place and the padded window is not.
 TEST(WasmConvTiled, ConvolutionAnalysis) {

@@ -129,6 +129,25 @@ void KernelEmitter::compute_level(const DagPlan& plan, int level) {
     if (plan.level.at(n) == level) compute(*n);
 }
 
+void KernelEmitter::store(const AluNode* result) {
+  const DType odt = k_.out_dtype();
+  e_.emit_store(odt, [&] {
+    c_.local_get(out_ptr_);
+    c_.local_get(gidx_);
+    int sz = itemsize(odt);
+    if (sz > 1) {
+      c_.i32_const(sz == 2 ? 1 : sz == 4 ? 2 : 3);
+      c_.op(op::I32Shl);
+    }
+    c_.op(op::I32Add);
+  }, val(result));
+}
+
+void KernelEmitter::emit_epilogue_and_store() {
+  compute_level(epi_, 1);
+  store(k_.reduction->epilogue.get());
+}
+
 void KernelEmitter::emit_scalar_loop(uint32_t from, uint32_t to) {
   c_.local_get(from);
   c_.local_set(gidx_);
@@ -162,20 +181,10 @@ void KernelEmitter::emit_scalar_loop(uint32_t from, uint32_t to) {
       c_.br_if(0);
       c_.end();
     }
-    compute_level(epi_, 1);
-    result = r.epilogue.get();
+    emit_epilogue_and_store();
+  } else {
+    store(result);
   }
-  const DType odt = k_.out_dtype();
-  e_.emit_store(odt, [&] {
-    c_.local_get(out_ptr_);
-    c_.local_get(gidx_);
-    int sz = itemsize(odt);
-    if (sz > 1) {
-      c_.i32_const(sz == 2 ? 1 : sz == 4 ? 2 : 3);
-      c_.op(op::I32Shl);
-    }
-    c_.op(op::I32Add);
-  }, val(result));
   c_.local_get(gidx_);
   c_.i32_const(1);
   c_.op(op::I32Add);
@@ -220,6 +229,7 @@ CompiledKernel compile_kernel(const Kernel& original, const CodegenOptions& o) {
   TileShape ts;
   ts.rows = o.tile_rows ? o.tile_rows : int(sp.reg_rows);
   ts.vecs = o.tile_vecs ? o.tile_vecs : int(sp.reg_vecs);
+  if (ct && !o.tile_rows && !o.tile_vecs) ts = fit_tile_to_columns(*ct, ts);
   if (ct && (se.info(ct->a.factor.get()).wide || se.info(ct->b.factor.get()).wide || !tiling_pays(*ct, ts)))
     ct.reset();
   if (ct) {

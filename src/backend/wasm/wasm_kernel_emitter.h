@@ -40,6 +40,8 @@ class KernelEmitter {
   void assign(const AluNode* n);
   // The scalar loop over gidx in [from_local, to_local): computes and stores each element.
   void emit_scalar_loop(uint32_t from_local, uint32_t to_local = kEnd);
+  // A reduction's epilogue at gidx with the sum in acc_local(), and its store.
+  void emit_epilogue_and_store();
 
   Val val(const AluNode* n) const;  // a computed node, a variable or a constant
   uint32_t ptr_local(int arg) const { return ptr_[size_t(arg)]; }
@@ -55,6 +57,7 @@ class KernelEmitter {
     bool wide;
   };
   void compute(const AluNode& n);
+  void store(const AluNode* result);  // out[gidx] = result
   void set_slot(const AluNode& n, bool wide);  // pops the stack into n's local
 
   const Kernel& k_;

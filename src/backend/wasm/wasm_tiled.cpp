@@ -58,6 +58,14 @@ StepTable plan_step_table(const DagPlan& plan, const AluNode* root, const SimdEm
   return t;
 }
 
+// Whether B's columns are padded to a multiple of 4 (TiledLoopEmitter::ragged_).
+bool ragged_columns(const ContractionShape& c) { return !b_in_place(c) && c.n % 4 != 0 && c.n >= 4; }
+
+int32_t tiled_columns(const ContractionShape& c, const TileShape& t) {
+  const int64_t n = ragged_columns(c) ? (c.n + 3) / 4 * 4 : c.n;
+  return int32_t(n - n % (4 * t.vecs));
+}
+
 // The wasm locals of one tiled loop. Their order is part of the emitted module (add_local
 // numbers them), so allocate_tile_locals keeps the order in which they were first written.
 struct TileLocals {
@@ -125,10 +133,11 @@ class TiledLoopEmitter {
   void emit_row_tiles();
   void emit_evaluate_a_panel();
   void emit_tile();
-  void emit_start_accumulators();
+  void emit_start_accumulators(int columns);
   void emit_factor_pointers();
   void emit_k_loop();
-  void emit_finish_tile();
+  void emit_finish_tile(int columns);
+  void emit_finish_ragged_vector(int row, int v, int lanes);
   void emit_uncovered(const GenericLoop& generic);
 
   // Small pieces of i32 arithmetic and loops.
@@ -141,6 +150,7 @@ class TiledLoopEmitter {
   void to_bytes() { c_.i32_const(2), c_.op(op::I32Shl); }
   void set_min(uint32_t dst, uint32_t x, uint32_t y);
   void clamp_to(uint32_t local, int32_t bound);
+  void clamp_to_last_column();
   void loop_while_less(uint32_t counter, int32_t step, const std::function<void()>& push_bound);
   void loop_while_counting_down(uint32_t counter);
   void push_strip_address();
@@ -164,7 +174,11 @@ class TiledLoopEmitter {
   const TileShape& t_;
   const int rows_, vecs_;  // MR, NR
   const int32_t columns_, batch_elements_, steps_;  // N, M * N, K
-  const int32_t tiled_columns_;  // columns in whole tiles of 4 NR
+  // A B evaluated per column whose columns are not a multiple of 4 is evaluated at the last
+  // column past it, so that its last tile is whole; only that tile's real columns are
+  // loaded and stored, lane by lane (the others hold sums of a repeated column).
+  const bool ragged_;
+  const int32_t tiled_columns_;  // columns in tiles of 4 NR (past N in the ragged last tile)
   // A evaluated into scratch; B not read in place (so evaluated); B packed (copied or evaluated).
   const bool a_packed_, b_evaluated_, b_packed_;
   // A factor evaluated into scratch: its own DAG (nodes shared with the body), computed at
@@ -185,7 +199,8 @@ TiledLoopEmitter::TiledLoopEmitter(KernelEmitter& ke, SimdEmitter& se, const Con
     : ke_(ke), se_(se), c_(ke.code()), e_(ke.ops()), a_(ct.a), b_(ct.b), t_(t), rows_(t.rows),
       vecs_(t.vecs), columns_(int32_t(ct.n)), batch_elements_(int32_t(ct.m * ct.n)),
       steps_(int32_t(ct.k)),
-      tiled_columns_(int32_t(ct.n - ct.n % (4 * t.vecs))),
+      ragged_(ragged_columns(ct)),
+      tiled_columns_(tiled_columns(ct, t)),
       a_packed_(!a_in_place(ct)), b_evaluated_(!b_in_place(ct)), b_packed_(t.pack || b_evaluated_),
       plan_a_(a_packed_ ? DagPlan::of(a_.factor) : DagPlan{}),
       plan_b_(b_evaluated_ ? DagPlan::of(b_.factor) : DagPlan{}),
@@ -198,6 +213,13 @@ TiledLoopEmitter::TiledLoopEmitter(KernelEmitter& ke, SimdEmitter& se, const Con
 
 void TiledLoopEmitter::set_min(uint32_t dst, uint32_t x, uint32_t y) {
   get(x), get(y), get(x), get(y), c_.op(op::I32LtS), c_.op(op::Select), c_.local_set(dst);
+}
+
+// The column on the stack, at most the last one (N - 1); uses gidx's local.
+void TiledLoopEmitter::clamp_to_last_column() {
+  const uint32_t column = ke_.gidx_local();
+  c_.local_tee(column), c_.i32_const(columns_ - 1), get(column), c_.i32_const(columns_ - 1);
+  c_.op(op::I32LtS), c_.op(op::Select);
 }
 
 void TiledLoopEmitter::clamp_to(uint32_t local, int32_t bound) {  // local = min(local, bound)
@@ -398,7 +420,9 @@ void TiledLoopEmitter::emit_evaluate_b_strip() {
   const TileLocals& l = l_;
   const int groups = b_by_vector_ ? vecs_ : 4 * vecs_;
   for (int v = 0; v < groups; v++) {
-    get(l.batch_offset), get(l.tile_column), add(), add_const(b_by_vector_ ? 4 * v : v);
+    get(l.tile_column), add_const(b_by_vector_ ? 4 * v : v);
+    if (ragged_) clamp_to_last_column();
+    get(l.batch_offset), add();
     c_.local_set(ke_.gidx_local());
     if (b_by_vector_) se_.compute_sub(plan_b_, 1);
     else ke_.compute_level(plan_b_, 1);
@@ -467,27 +491,56 @@ void TiledLoopEmitter::emit_evaluate_a_panel() {
 
 // One MR x 4 NR tile over one reduction block.
 void TiledLoopEmitter::emit_tile() {
-  emit_start_accumulators();
+  const int whole = 4 * vecs_;
+  if (!ragged_) {
+    emit_start_accumulators(whole);
+    emit_factor_pointers();
+    emit_k_loop();
+    emit_finish_tile(whole);
+    return;
+  }
+  // The ragged tile is the last: its real columns are N - its first column.
+  const int last = tiled_columns_ - whole, real = columns_ - last;
+  auto if_last_tile = [&](const std::function<void(int)>& f) {
+    get(l_.tile_column), c_.i32_const(last), c_.op(op::I32Eq);
+    c_.if_();
+    f(real);
+    c_.else_();
+    f(whole);
+    c_.end();
+  };
+  if_last_tile([&](int columns) { emit_start_accumulators(columns); });
   emit_factor_pointers();
   emit_k_loop();
-  emit_finish_tile();
+  if_last_tile([&](int columns) { emit_finish_tile(columns); });
 }
 
-// The first reduction block starts the sums at 0; later ones reload the partial sums.
-void TiledLoopEmitter::emit_start_accumulators() {
+// The first reduction block starts the sums at 0; later ones reload the partial sums of
+// the tile's first `columns` columns (the rest of a ragged tile start at 0).
+void TiledLoopEmitter::emit_start_accumulators(int columns) {
   const TileLocals& l = l_;
-  get(l.kblock_begin), c_.op(op::I32Eqz);
-  c_.if_();
-  for (uint32_t acc : l.accumulators) {
+  auto zero = [&](uint32_t acc) {
     e_.emit_const(DType::Float32, Reduction::identity(AluOp::Add, DType::Float32));
     c_.simd(simd::F32x4Splat), c_.local_set(acc);
-  }
+  };
+  get(l.kblock_begin), c_.op(op::I32Eqz);
+  c_.if_();
+  for (uint32_t acc : l.accumulators) zero(acc);
   c_.else_();
   for (int row = 0; row < rows_; row++) {
     set_dest_to_output_row(row);
     for (int v = 0; v < vecs_; v++) {
-      get(l.dest), c_.simd_mem(simd::V128Load, 2, uint32_t(16 * v));
-      c_.local_set(accumulator(row, v));
+      const uint32_t acc = accumulator(row, v);
+      const int lanes = std::clamp(columns - 4 * v, 0, 4);
+      if (lanes == 4) {
+        get(l.dest), c_.simd_mem(simd::V128Load, 2, uint32_t(16 * v)), c_.local_set(acc);
+        continue;
+      }
+      zero(acc);
+      for (int lane = 0; lane < lanes; lane++) {
+        get(acc), get(l.dest), c_.mem(op::F32Load, 2, uint32_t(16 * v + 4 * lane));
+        c_.simd_lane(simd::F32x4ReplaceLane, uint8_t(lane)), c_.local_set(acc);
+      }
     }
   }
   c_.end();
@@ -543,22 +596,46 @@ void TiledLoopEmitter::emit_k_loop() {
 // After the last reduction block: the fused epilogue per vector, at
 // gidx = batch_offset + (tile_row + row) N + tile_column + 4 v; before it, the partial sums
 // go to the output.
-void TiledLoopEmitter::emit_finish_tile() {
+void TiledLoopEmitter::emit_finish_tile(int columns) {
   const TileLocals& l = l_;
   get(l.kblock_begin), get(l.kblock_steps), add(), c_.i32_const(steps_), c_.op(op::I32GeS);
   c_.if_();
   for (int row = 0; row < rows_; row++)
     for (int v = 0; v < vecs_; v++) {
+      const int lanes = std::clamp(columns - 4 * v, 0, 4);
+      if (lanes < 4) {
+        emit_finish_ragged_vector(row, v, lanes);
+        continue;
+      }
       push_output_gidx(row), add_const(4 * v), c_.local_set(ke_.gidx_local());
       se_.emit_epilogue_and_store(accumulator(row, v));
     }
   c_.else_();
   for (int row = 0; row < rows_; row++) {
     set_dest_to_output_row(row);
-    for (int v = 0; v < vecs_; v++)
-      get(l.dest), get(accumulator(row, v)), c_.simd_mem(simd::V128Store, 2, uint32_t(16 * v));
+    for (int v = 0; v < vecs_; v++) {
+      const int lanes = std::clamp(columns - 4 * v, 0, 4);
+      if (lanes == 4) {
+        get(l.dest), get(accumulator(row, v)), c_.simd_mem(simd::V128Store, 2, uint32_t(16 * v));
+        continue;
+      }
+      for (int lane = 0; lane < lanes; lane++) {
+        get(l.dest), get(accumulator(row, v)), c_.simd_lane(simd::F32x4ExtractLane, uint8_t(lane));
+        c_.mem(op::F32Store, 2, uint32_t(16 * v + 4 * lane));
+      }
+    }
   }
   c_.end();
+}
+
+// The first `lanes` sums of a ragged tile's vector, each through the scalar epilogue.
+void TiledLoopEmitter::emit_finish_ragged_vector(int row, int v, int lanes) {
+  for (int lane = 0; lane < lanes; lane++) {
+    push_output_gidx(row), add_const(4 * v + lane), c_.local_set(ke_.gidx_local());
+    get(accumulator(row, v)), c_.simd_lane(simd::F32x4ExtractLane, uint8_t(lane));
+    c_.local_set(ke_.acc_local());
+    ke_.emit_epilogue_and_store();
+  }
 }
 
 // What the tiles did not cover in this batch: [range_begin, tiled_rows_begin N), the column
@@ -632,6 +709,23 @@ std::optional<ContractionShape> find_contraction(const Kernel& k) {
 
 bool pack_pays(const ContractionShape& c) {
   return !b_in_place(c) || (c.m >= 16 && c.k * c.n > 256 * 256);
+}
+
+TileShape fit_tile_to_columns(const ContractionShape& c, TileShape t) {
+  const int64_t n = ragged_columns(c) ? (c.n + 3) / 4 * 4 : c.n;
+  if (n % 4 != 0 || n % (4 * t.vecs) == 0) return t;
+  for (int v = t.vecs - 1; v >= 1; v--) {
+    if (n % (4 * v) != 0) continue;
+    // As many accumulators as before; of the row counts up to that, the largest that
+    // divides the rows (left-over rows would go to the generic loop too).
+    const int most = t.rows * t.vecs / v;
+    int rows = most;
+    while (rows > t.rows && c.m % rows != 0) rows--;
+    t.rows = c.m % rows == 0 ? rows : most;
+    t.vecs = v;
+    return t;
+  }
+  return t;
 }
 
 bool tiling_pays(const ContractionShape& c, const TileShape& t) {

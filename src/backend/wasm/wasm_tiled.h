@@ -36,6 +36,12 @@ struct TileShape {
 constexpr int kPackPanel = 512;   // NC: output columns per packed block
 constexpr int kPackKblock = 256;  // KC: reduction steps per packed block
 bool pack_pays(const ContractionShape& c);
+// Columns left over from whole tiles of 4 NR go to the generic loop, which runs a
+// convolution's gathered factors in its scalar loop: the last 4 of 100 columns (conv 3x3 on
+// 12x12 images) cost as much as the other 96. When the columns are a multiple of 4, a
+// narrower tile that covers them exactly, with more rows to keep its accumulator count,
+// runs them all tiled.
+TileShape fit_tile_to_columns(const ContractionShape& c, TileShape t);
 // Whether the tiled loop pays at all: it needs one whole column tile of outputs. With fewer
 // rows than a register tile (a matvec: an LLM's decode step), packing a computed B (weights
 // dequantized) costs as much as the product, so the SIMD loop reads B where it lies instead
