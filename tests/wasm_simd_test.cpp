@@ -94,6 +94,35 @@ TEST(WasmSimd, RandomPointwiseKernels) {
   EXPECT_GT(vectorized, 40);  // measured 2026-12-03: about a third of them
 }
 
+// A bias gradient's sum over images and pixels (channels c of [b, c, p]: index
+// (r / p) c p + g p + r % p) and a pooling window's count (a stride-2 gather) take the SIMD
+// loop: their index is one per step plus the lane's stride, computed once for 4 outputs.
+TEST(WasmSimd, StridedGatherReductionsVectorize) {
+  std::mt19937 rng(14);
+  const int64_t b = 5, c = 12, p = 22;
+  AluExp g = gidx(c), r = AluExp::var(VarId::Ridx, DType::Int32, b * p - 1);
+  Kernel bias;
+  bias.size = c;
+  bias.inputs = {DType::Float32};
+  bias.exp = AluExp::load(DType::Float32, 0, (r / p) * (c * p) + g * p + r % p);
+  bias.reduction = Reduction{AluOp::Add, b * p, AluExp::var(VarId::Acc, DType::Float32, 0)};
+  EXPECT_TRUE(wasm::compile_kernel(bias).simd_loop);
+  expect_same(bias, inputs_for(bias.inputs, rng, size_t(b * c * p)));
+
+  const int64_t n = 4 * 9;  // windows of 2 over rows of 2 n
+  AluExp gw = gidx(n), rw = AluExp::var(VarId::Ridx, DType::Int32, 1);
+  Kernel count;
+  count.size = n;
+  count.inputs = {DType::Float32, DType::Float32};
+  AluExp hit = AluExp::binary(AluOp::CmpEq, AluExp::load(DType::Float32, 0, gw * 2 + rw),
+                              AluExp::load(DType::Float32, 1, gw));
+  count.exp = AluExp::where(hit, AluExp::constant(DType::Float32, 1), AluExp::constant(DType::Float32, 0));
+  AluExp acc = AluExp::var(VarId::Acc, DType::Float32, 0);
+  count.reduction = Reduction{AluOp::Add, 2, AluExp::binary(AluOp::Div, AluExp::load(DType::Float32, 1, gw), acc)};
+  EXPECT_TRUE(wasm::compile_kernel(count).simd_loop);
+  expect_same(count, inputs_for(count.inputs, rng, size_t(2 * n)));
+}
+
 TEST(WasmSimd, RandomReductions) {
   std::mt19937 rng(13);
   const AluOp ops[] = {AluOp::Add, AluOp::Mul, AluOp::Max, AluOp::Min};

@@ -175,12 +175,15 @@ SimdEmitter::SimdEmitter(KernelEmitter& ke)
   if (!red_) {
     worthwhile_ = store_ok && info_.at(k.exp.get()).kind != LaneKind::Lanes;
   } else {
-    // A reduction whose innermost loads gather pays more in lane inserts than it gains.
+    // A reduction whose innermost loads gather at indices computed lane by lane pays more in
+    // lane inserts than it gains. Strided ones (a bias gradient's sum over images and pixels,
+    // a pooling window's count) share one index computation per step among the 4 lanes,
+    // which the scalar loop repeats per element.
     bool gathers = false;
     for (const AluNode* n : ke.body().nodes) {
       if (n->op != AluOp::Load || ke.body().level.at(n) != 2) continue;
-      const LaneInfo& ix = info_.at(n->src[0].get());
-      if (!(ix.kind == LaneKind::Uniform || (ix.kind == LaneKind::Affine && ix.stride == 1))) gathers = true;
+      const LaneKind ix = info_.at(n->src[0].get()).kind;
+      if (ix != LaneKind::Uniform && ix != LaneKind::Affine) gathers = true;
     }
     worthwhile_ = store_ok && !gathers && acc_info_.kind == LaneKind::Vector && k.reduction->size > 0;
     if (worthwhile_) plan_unrolled_reduction();
