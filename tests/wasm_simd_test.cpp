@@ -24,7 +24,10 @@ AluExp view_index(int pattern, const AluExp& g, int64_t rows, int64_t cols) {
     case 3: return g * 2 + AluExp::idx(1);               // strided
     case 4: return AluExp::idx(rows * cols - 1) - g;     // flipped
     case 5: return (g % cols) * rows + g / cols;         // transposed
-    default: return g + AluExp::idx(-3);                 // shifted: reads 0 before the start
+    case 6: return g + AluExp::idx(-3);                  // shifted: reads 0 before the start
+    case 7: return (g / 2) % cols + (g / (2 * cols)) * cols;  // pairs (a pooling window's owner)
+    case 8: return g + AluExp::idx(1) - (g % 2) * 2;    // neighbours swapped (RoPE's pairs)
+    default: return AluExp::idx(rows * cols - 1) - g / 2;  // flipped pairs
   }
 }
 
@@ -34,8 +37,8 @@ TEST(WasmSimd, ViewPatternsOnEveryVectorDtype) {
   for (auto [rows, cols] : {std::pair{1, 4}, std::pair{3, 16}, std::pair{7, 9}, std::pair{16, 64}, std::pair{5, 3}}) {
     const int64_t n = int64_t(rows) * cols;
     for (DType dt : {DType::Float32, DType::Int32, DType::Uint32, DType::Bool, DType::Float16, DType::Float64}) {
-      for (int pa = 0; pa < 7; pa++) {
-        int pb = (pa * 3 + 1) % 7;
+      for (int pa = 0; pa < 10; pa++) {
+        int pb = (pa * 3 + 1) % 10;
         AluExp g = gidx(n);
         Kernel k;
         k.size = n;

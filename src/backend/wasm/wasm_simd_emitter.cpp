@@ -194,6 +194,55 @@ void SimdEmitter::analyze(const DagPlan& plan) {
   for (const AluNode* n : plan.nodes) info_[n] = classify(*n);
 }
 
+namespace {
+
+LaneInfo with_offsets(const LaneOffsets& off, int64_t m) {
+  const bool zero = off == LaneOffsets{};
+  return {zero ? LaneKind::Uniform : LaneKind::Affine, off, m, false};
+}
+
+int64_t floor_div(int64_t a, int64_t c) { return a / c - (a % c != 0 && (a < 0) != (c < 0)); }
+
+// int32 index arithmetic n on Uniform/Affine operands a and b that stays Uniform/Affine:
+// sums, multiples, and floor division or remainder by a positive constant when the lanes'
+// offsets do not cross a multiple of it differently from lane 0 (value(g) is a multiple of
+// it, or the offsets stay below the room its remainder leaves).
+std::optional<LaneInfo> classify_index(const AluNode& n, const LaneInfo& a, const LaneInfo& b) {
+  LaneOffsets off{};
+  if (n.op == AluOp::Add || n.op == AluOp::Sub) {
+    for (int l = 0; l < 4; l++) off[size_t(l)] = n.op == AluOp::Add ? a.off[size_t(l)] + b.off[size_t(l)] : a.off[size_t(l)] - b.off[size_t(l)];
+    return with_offsets(off, gcd0(a.m, b.m));
+  }
+  const AluExp &lhs = n.src[0], &rhs = n.src[1];
+  if (n.op == AluOp::Mul && (rhs.is_const() || lhs.is_const())) {
+    const LaneInfo& x = rhs.is_const() ? a : b;
+    const int64_t c = int64_t(rhs.is_const() ? rhs.value() : lhs.value());
+    const int64_t m = x.m < (1 << 20) && std::abs(c) < (1 << 20) ? x.m * std::abs(c) : 1;
+    for (int l = 0; l < 4; l++) off[size_t(l)] = x.off[size_t(l)] * c;
+    return with_offsets(off, m);
+  }
+  if ((n.op != AluOp::Idiv && n.op != AluOp::Mod) || !rhs.is_const() || rhs.value() <= 0 ||
+      a.kind != LaneKind::Affine)
+    return std::nullopt;
+  const int64_t c = int64_t(rhs.value()), m = a.m;
+  if (m == 0 || m % c == 0) {
+    // value(g) + o = c (value(g) / c + floor(o / c)) + (o mod c) exactly.
+    LaneOffsets q{}, rem{};
+    for (size_t l = 0; l < 4; l++) {
+      q[l] = floor_div(a.off[l], c);
+      rem[l] = a.off[l] - q[l] * c;
+    }
+    return n.op == AluOp::Idiv ? with_offsets(q, m / c) : with_offsets(rem, 0);
+  }
+  // The largest value(g) mod c can take, from value(g) being a multiple of m.
+  const int64_t maxrem = c % m == 0 ? c - m : c - 1;
+  const auto [lo, hi] = std::minmax_element(a.off.begin(), a.off.end());
+  if (*lo < 0 || maxrem + *hi >= c) return std::nullopt;
+  return n.op == AluOp::Idiv ? LaneInfo{LaneKind::Uniform, {}, 1, false} : with_offsets(a.off, m);
+}
+
+}  // namespace
+
 LaneInfo SimdEmitter::classify(const AluNode& n) const {
   LaneInfo r;
   auto is_i32 = [&] { return n.dtype == DType::Int32; };
@@ -204,8 +253,8 @@ LaneInfo SimdEmitter::classify(const AluNode& n) const {
     return r;
   }
   if (n.op == AluOp::Var) {
-    if (n.arg == int(VarId::Gidx)) return {LaneKind::Affine, 1, 4, false};
-    if (n.arg == int(VarId::Ridx)) return {LaneKind::Uniform, 0, 1, false};
+    if (n.arg == int(VarId::Gidx)) return {LaneKind::Affine, {0, 1, 2, 3}, 4, false};
+    if (n.arg == int(VarId::Ridx)) return {LaneKind::Uniform, {}, 1, false};
     return acc_info_;
   }
   std::vector<const LaneInfo*> s;
@@ -220,7 +269,7 @@ LaneInfo SimdEmitter::classify(const AluNode& n) const {
   }
   if (n.op == AluOp::Load) {
     const LaneInfo& ix = *s[0];
-    if (ix.kind == LaneKind::Uniform) return {LaneKind::Uniform, 0, 1, false};
+    if (ix.kind == LaneKind::Uniform) return {LaneKind::Uniform, {}, 1, false};
     r.kind = vec_dtype(n.dtype) && n.dtype != DType::Bool ? LaneKind::Vector : LaneKind::Lanes;
     return r;
   }
@@ -234,34 +283,7 @@ LaneInfo SimdEmitter::classify(const AluNode& n) const {
   }
   // Index arithmetic that stays affine in the lane (views: strides, broadcasts, reshapes).
   if (is_i32() && all_ua && n.src.size() == 2) {
-    const LaneInfo &a = *s[0], &b = *s[1];
-    if (n.op == AluOp::Add || n.op == AluOp::Sub) {
-      int64_t st = n.op == AluOp::Add ? a.stride + b.stride : a.stride - b.stride;
-      return {st == 0 ? LaneKind::Uniform : LaneKind::Affine, st, gcd0(a.m, b.m), false};
-    }
-    const AluExp& rhs = n.src[1];
-    const AluExp& lhs = n.src[0];
-    if (n.op == AluOp::Mul && (rhs.is_const() || lhs.is_const())) {
-      const LaneInfo& x = rhs.is_const() ? a : b;
-      int64_t c = int64_t(rhs.is_const() ? rhs.value() : lhs.value());
-      int64_t m = x.m < (1 << 20) && std::abs(c) < (1 << 20) ? x.m * std::abs(c) : 1;
-      int64_t st = x.stride * c;
-      return {st == 0 ? LaneKind::Uniform : LaneKind::Affine, st, m, false};
-    }
-    if ((n.op == AluOp::Idiv || n.op == AluOp::Mod) && rhs.is_const() && rhs.value() > 0 &&
-        a.kind == LaneKind::Affine) {
-      const int64_t c = int64_t(rhs.value()), st = a.stride, m = a.m;
-      const bool base_divisible = m == 0 || m % c == 0;
-      // The largest value(g) mod c can take, from value(g) being a multiple of m.
-      int64_t maxrem = base_divisible ? 0 : c % m == 0 ? c - m : c - 1;
-      if (n.op == AluOp::Idiv) {
-        if (base_divisible && st % c == 0) return {LaneKind::Affine, st / c, m / c, false};
-        if (st > 0 && maxrem + 3 * st < c) return {LaneKind::Uniform, 0, base_divisible ? m / c : 1, false};
-      } else {
-        if (base_divisible && st % c == 0) return {LaneKind::Uniform, 0, 0, false};
-        if (st > 0 && maxrem + 3 * st < c) return {LaneKind::Affine, st, base_divisible ? 0 : m, false};
-      }
-    }
+    if (auto r = classify_index(n, *s[0], *s[1])) return *r;
   }
   if (any_wide || (n.op == AluOp::Where && (s[1]->wide || s[2]->wide))) {
     r.kind = LaneKind::Lanes;
@@ -306,7 +328,7 @@ Val SimdEmitter::lane_val(const Rep& r, DType dt, int lane) {
     case LaneKind::Uniform: return r.scalar;
     case LaneKind::Affine: {
       Val base = r.scalar;
-      int32_t off = int32_t(r.stride * lane);
+      int32_t off = int32_t(r.off[size_t(lane)]);
       return {dt, false, [c, base, off] {
                 base.push();
                 if (off) c->i32_const(off), c->op(op::I32Add);
@@ -340,7 +362,7 @@ void SimdEmitter::push_vector(const Rep& r, DType dt) {
       c_.simd(simd::I32x4Splat);
       uint8_t bytes[16];
       for (int l = 0; l < 4; l++) {
-        int32_t v = int32_t(r.stride * l);
+        int32_t v = int32_t(r.off[size_t(l)]);
         std::memcpy(bytes + 4 * l, &v, 4);
       }
       c_.v128_const(bytes);
@@ -433,7 +455,7 @@ void SimdEmitter::emit_load(const AluNode& n) {
   if (known_in_bounds) {
     const uint32_t offset = push_address(ptr, *n.src[0].get(), 4);
     c_.simd_mem(simd::V128Load, 2, offset);
-  } else if (ix.kind == LaneKind::Affine && ix.stride == 1) {
+  } else if (ix.kind == LaneKind::Affine && ix.off == LaneOffsets{0, 1, 2, 3}) {
     // A contiguous run: one v128.load when all 4 are in bounds, else the lane-by-lane loads
     // (which read 0 outside [0, count)).
     const uint32_t b = e_.temp(V::I32, 12);
@@ -504,7 +526,7 @@ void SimdEmitter::compute(const AluNode& n) {
     CodeBuilder* c = &c_;
     uint32_t l = n.arg == int(VarId::Gidx) ? ke_.gidx_local() : ke_.ridx_local();
     r.scalar = {n.dtype, false, [c, l] { c->local_get(l); }};
-    r.stride = li.stride;
+    r.off = li.off;
     reps_[&n] = r;
     return;
   }
@@ -516,7 +538,7 @@ void SimdEmitter::compute(const AluNode& n) {
     sdt.push_back(s.dtype());
   }
   Rep r{li.kind};
-  r.stride = li.stride;
+  r.off = li.off;
   switch (li.kind) {
     case LaneKind::Uniform:
     case LaneKind::Affine: {
@@ -629,7 +651,7 @@ std::vector<const AluNode*> SimdEmitter::bounded_loads() const {
       const AluNode* ix = n->src[0].get();
       const LaneInfo& li = info_.at(ix);
       const LaneKind kind = info_.at(n).kind;
-      const bool contiguous = kind == LaneKind::Vector && li.kind == LaneKind::Affine && li.stride == 1;
+      const bool contiguous = kind == LaneKind::Vector && li.contiguous();
       // A uniform load in the loops (the kernel emitter computes the invariant ones).
       const bool uniform = kind == LaneKind::Uniform && plan.level.at(n) >= 1 && !info_.at(n).wide;
       if ((contiguous || uniform) && ix->vmin >= 0 && ix->vmax < INT32_MAX) out.push_back(n);

@@ -15,16 +15,22 @@ namespace kiln::wasm {
 // How a node's value varies over the 4 lanes gidx = g + l (g a multiple of 4) of a block.
 enum class LaneKind : uint8_t {
   Uniform,  // one scalar for all lanes (index arithmetic: value(g), and m divides it)
-  Affine,   // int32: value(g) + l * stride, value(g) a multiple of m
+  Affine,   // int32: value(g) + off[l] (constant offsets, off[0] = 0), value(g) a multiple of m
   Vector,   // one v128 (f32x4 or i32x4; bool lanes are 0/1)
   Lanes,    // 4 scalars computed with the scalar OpEmitter (exactly alu_eval)
 };
 
+// Lane offsets of an Affine value: g + l is {0, 1, 2, 3}; g / 2 is {0, 0, 1, 1}; g % 2 is
+// {0, 1, 0, 1} (the lanes of an index into pairs: pooling windows, RoPE's halves).
+using LaneOffsets = std::array<int64_t, 4>;
+
 struct LaneInfo {
   LaneKind kind = LaneKind::Lanes;
-  int64_t stride = 0;  // Affine
-  int64_t m = 1;       // Uniform/Affine int32: value(g) is a multiple of m
-  bool wide = false;   // holds a weak constant's double value (only Uniform/Lanes)
+  LaneOffsets off{};  // Affine
+  int64_t m = 1;      // Uniform/Affine int32: value(g) is a multiple of m
+  bool wide = false;  // holds a weak constant's double value (only Uniform/Lanes)
+  // A run of consecutive elements (one v128.load when in bounds).
+  bool contiguous() const { return kind == LaneKind::Affine && off == LaneOffsets{0, 1, 2, 3}; }
 };
 
 class SimdEmitter {
@@ -59,7 +65,7 @@ class SimdEmitter {
     explicit Rep(LaneKind k = LaneKind::Lanes) : kind(k) {}
     LaneKind kind;
     bool wide = false;
-    int64_t stride = 0;
+    LaneOffsets off{};                    // Affine
     Val scalar{DType::Int32, false, {}};  // Uniform/Affine: the value of lane 0
     uint32_t v = 0;                      // Vector: the v128 local
     std::array<uint32_t, 4> lanes{};     // Lanes: one local per lane
