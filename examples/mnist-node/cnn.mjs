@@ -55,9 +55,17 @@ export function makeCnn({ kiln, optax }) {
     return np.mean(np.sum(logp.mul(nn.oneHot(y, 10)), -1)).neg();
   }
 
-  /** Adam with a cosine decay from lr to 0 over totalSteps (the C++ trainer's default). */
-  function optimizer(lr, totalSteps) {
-    return optax.adam(optax.cosineDecaySchedule(lr, totalSteps));
+  /**
+   * Adam with a learning-rate schedule over totalSteps: "cosine" decays from lr to 0 (the C++
+   * trainer's default); "warmup-cosine" rises linearly from 0 to lr over the first `warmup`
+   * fraction of the steps, then decays to 0 (a one-cycle shape).
+   */
+  function optimizer(lr, totalSteps, { schedule = "cosine", warmup = 0.1 } = {}) {
+    if (schedule === "cosine") return optax.adam(optax.cosineDecaySchedule(lr, totalSteps));
+    if (schedule !== "warmup-cosine") throw new Error(`optimizer: unknown schedule '${schedule}', expected cosine or warmup-cosine`);
+    if (!(warmup > 0 && warmup < 1)) throw new Error(`optimizer: got warmup ${warmup}, expected a fraction of the steps in (0, 1)`);
+    const warmupSteps = Math.max(1, Math.round(warmup * totalSteps));
+    return optax.adam(optax.warmupCosineDecaySchedule(0, lr, warmupSteps, Math.max(totalSteps, warmupSteps + 1)));
   }
 
   /**
