@@ -127,6 +127,32 @@ TEST(WasmConvTiled, BatchedMatmulIsTiledAndBitExact) {
   expect_same(ks[0], inputs_for(ks[0], rng));
 }
 
+// A filter gradient (one batch, B packed) is split into one piece per thread: each piece
+// packs all of B again. A forward convolution (a batch per image) keeps the finer split.
+TEST(WasmConvTiled, OneBatchPackedContractionsSplitPerThread) {
+  set_default_device("cpu");
+  const ConvCase& c = kConvs[1];  // MNIST conv 1
+  std::vector<Tree> args{Tree(rnd(c.x, 1)), Tree(rnd(c.w, 2))};
+  auto fwd = kernels_of([&](const std::vector<Tree>& a) {
+    return Tree(lax::conv_general_dilated(a[0].as_array(), a[1].as_array(), c.strides, c.padding, {},
+                                          c.dilation, std::nullopt, c.groups));
+  }, args);
+  auto bwd = kernels_of(kiln::grad(conv_loss(c), {1}), args);
+  set_default_device("wasm");
+  ASSERT_EQ(fwd.size(), 1u);
+  const wasm::CompiledKernel f = wasm::compile_kernel(fwd[0]);
+  EXPECT_TRUE(f.tiled && !f.split_per_thread);
+  int filter_gradients = 0;
+  for (const Kernel& k : bwd) {
+    auto ct = wasm::find_contraction(k);
+    if (!ct || ct->batch != 1) continue;
+    const wasm::CompiledKernel ck = wasm::compile_kernel(k);
+    EXPECT_TRUE(ck.tiled && ck.split_per_thread) << k.to_string();
+    filter_gradients++;
+  }
+  EXPECT_EQ(filter_gradients, 1);
+}
+
 // Columns left over from tiles of 4 NR would take the generic loop: the tile narrows to cover
 // them, with more rows (dividing the rows where it can); B's evaluated columns that are not
 // a multiple of 4 are padded to one (the ragged last tile).

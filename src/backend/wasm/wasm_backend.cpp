@@ -232,6 +232,7 @@ struct WasmExecutable : Executable {
   std::vector<uint8_t> bytes;
   std::vector<uint32_t> imports;
   int64_t grain = 1;  // split points are multiples of this (CompiledKernel::grain)
+  bool split_per_thread = false;  // CompiledKernel::split_per_thread
   int64_t work = 0;   // elements x reduction steps x expression nodes
   uint32_t scratch_bytes = 0;  // per thread (CompiledKernel::scratch_bytes)
 };
@@ -347,6 +348,7 @@ std::shared_ptr<Executable> WasmBackend::prepare(const Kernel& kernel) {
   exe->inputs = kernel.inputs;
   exe->out_dtype = kernel.out_dtype();
   exe->grain = std::max<int64_t>(1, ck.grain);
+  exe->split_per_thread = ck.split_per_thread;
   exe->scratch_bytes = ck.scratch_bytes;
   const int64_t nodes = kernel.exp.node_count() + (kernel.reduction ? kernel.reduction->epilogue.node_count() : 0);
   exe->work = kernel.size * (kernel.reduction ? std::max<int64_t>(1, kernel.reduction->size) : 1) * nodes;
@@ -395,7 +397,9 @@ void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inpu
   }
   // Chunks of whole grains, about 4 per thread: the shared counter then evens out a thread
   // that starts late (waking, compiling the module) or runs slowly on a loaded machine.
-  const int64_t chunk = std::max<int64_t>(1, grains / (4 * int64_t(threads_))) * exe.grain;
+  const int64_t per_thread = (grains + threads_ - 1) / threads_;
+  const int64_t chunk =
+      (exe.split_per_thread ? per_thread : std::max<int64_t>(1, grains / (4 * int64_t(threads_)))) * exe.grain;
   if (!pool_) pool_ = std::make_unique<wasm::ThreadPool>(max_threads_);
   split_dispatches_++;
   reserve_scratch(threads_, exe.scratch_bytes);

@@ -246,6 +246,7 @@ CompiledKernel compile_kernel(const Kernel& original, const CodegenOptions& o) {
     out.scratch_bytes = emit_tiled(ke, se, *ct, ts, generic);
     out.tiled = true;
     out.grain = ct->n * ts.rows;
+    out.split_per_thread = ct->batch == 1 && ts.pack;
   } else {
     generic(KernelEmitter::kBegin, KernelEmitter::kEnd);
     out.grain = simd ? 4 : 1;

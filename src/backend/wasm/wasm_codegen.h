@@ -42,6 +42,10 @@ struct CompiledKernel {
   // MR-row blocks of a tiled contraction, 4-blocks of the SIMD loop), so a dispatch split
   // across threads runs the same code per element as one that is not.
   int64_t grain = 1;
+  // Split into one piece per thread rather than many: each piece of a tiled contraction over
+  // one batch packs all of B again (a filter gradient's few rows: 8 pieces made 2 threads
+  // slower than 1).
+  bool split_per_thread = false;
   // Scratch each thread running it needs (builtin `scratch`), reserved by the backend before a
   // dispatch so that no worker grows it at a time that depends on scheduling.
   uint32_t scratch_bytes = 0;
