@@ -55,9 +55,16 @@ export function makeCnn({ kiln, optax }) {
     return np.mean(np.sum(logp.mul(nn.oneHot(y, 10)), -1)).neg();
   }
 
-  /** Adam with a cosine decay from lr to 0 over totalSteps (the C++ trainer's default). */
-  function optimizer(lr, totalSteps) {
-    return optax.adam(optax.cosineDecaySchedule(lr, totalSteps));
+  /**
+   * Adam with a cosine decay from lr to 0 over totalSteps (the C++ trainer's default), or with
+   * `{ schedule: "warmup-cosine", warmup }` a linear warmup from 0 to lr over the first
+   * `warmup` fraction of totalSteps, then the cosine decay to 0 at totalSteps.
+   */
+  function optimizer(lr, totalSteps, { schedule = "cosine", warmup = 0.1 } = {}) {
+    if (schedule === "cosine") return optax.adam(optax.cosineDecaySchedule(lr, totalSteps));
+    if (schedule !== "warmup-cosine") throw new Error(`optimizer: unknown schedule ${schedule}, expected "cosine" or "warmup-cosine"`);
+    const warmupSteps = Math.round(warmup * totalSteps);
+    return optax.adam(optax.warmupCosineDecaySchedule(0, lr, warmupSteps, totalSteps));
   }
 
   /**
