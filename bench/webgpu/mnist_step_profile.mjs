@@ -67,7 +67,9 @@ const best = async () => Math.min(await one(), await one(), await one());
 target = -1;
 const base = await best();
 const rows = [];
-for (let k = 0; k < kernels.length; k++) {
+const nk = Math.min(kernels.length, Number(process.env.KERNELS || kernels.length));
+for (let k = 0; k < nk; k++) {
+  if (k % 10 === 0) console.log(`timing kernel ${k} of ${nk}...`);
   target = k;
   rows.push({ k, us: (1000 * (await best() - base)) / REPEAT, ...kernels[k] });
 }
@@ -77,7 +79,7 @@ console.log(`serial step ${base.toFixed(2)} ms; kernels' GPU time ${(total / 100
 rows.sort((a, b) => b.us - a.us);
 for (const x of rows.slice(0, Number(process.env.TOP || 15))) {
   const w = wgslOf.get(x.pipeline) ?? "";
-  console.log(`${x.us.toFixed(1).padStart(8)} us  #${x.k} groups ${x.gx}x${x.gy} size ${x.size}  ${w.length} chars: ${w.replace(/\s+/g, " ").slice(0, 150)}`);
+  console.log(`${x.us.toFixed(1).padStart(8)} us  #${x.k} groups ${x.gx}x${x.gy} size ${x.size}  ${w.length} chars: ${w.slice(Math.max(0, w.lastIndexOf("@compute"))).replace(/\s+/g, " ").slice(0, 200)}`);
 }
 if (process.env.DUMP) for (const x of rows.slice(0, 4)) console.log(`\n--- #${x.k} ---\n${wgslOf.get(x.pipeline)}`);
 process.exit(0);
