@@ -240,8 +240,9 @@ bench-webgpu: setup
 
 # Time to 99% MNIST test accuracy on WebGPU, kiln against @jax-js/jax at equal settings
 # (bench/webgpu/mnist_time_to_99.mjs), then kiln's recipe sweep (mnist_sweep.mjs: batch, lr,
-# schedule and its length, the best recipes confirmed on seeds 1 and 2). Needs a WebGPU adapter;
-# on the GPU machine take .device, js/dist and the MNIST files along. Results: bench/results/mnist.md.
+# schedule and its length, the best recipes confirmed on seeds 1 and 2; the whole grid is ~360
+# epochs, most of an hour on an H100: MNIST_SWEEP_* narrow it). Needs a WebGPU adapter; on the
+# GPU machine take .device, js/dist and the MNIST files along. Results: bench/results/mnist.md.
 bench-webgpu-mnist: setup data js-build
 	cd bench/webgpu && npm ci --no-audit --no-fund
 	node bench/webgpu/mnist_time_to_99.mjs
