@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -237,6 +237,16 @@ bench-webgpu: setup
 	cmake --preset wasm && cmake --build --preset js
 	cd js && npm ci --no-audit --no-fund && npm run --silent build
 	cd bench/webgpu && npm ci --no-audit --no-fund && node bench.mjs
+
+# Time to 99% MNIST test accuracy on WebGPU, kiln against @jax-js/jax at equal settings
+# (bench/webgpu/mnist_time_to_99.mjs), then kiln's recipe sweep (mnist_sweep.mjs: batch, lr,
+# schedule and its length, the best recipes confirmed on seeds 1 and 2; the whole grid is ~360
+# epochs, most of an hour on an H100: MNIST_SWEEP_* narrow it). Needs a WebGPU adapter; on the
+# GPU machine take .device, js/dist and the MNIST files along. Results: bench/results/mnist.md.
+bench-webgpu-mnist: setup data js-build
+	cd bench/webgpu && npm ci --no-audit --no-fund
+	node bench/webgpu/mnist_time_to_99.mjs
+	MNIST_SWEEP_CONFIRM=3 node bench/webgpu/mnist_sweep.mjs
 
 # The long leak runs (issue 17): 10 000 jitted and 1 000 eager MNIST CNN steps at batch 8,
 # printing the memory counters every 1000 steps; native C++ (bench/leaks.cpp) and the JS

@@ -56,15 +56,20 @@ async function withoutWorker(fn) {
   }
 }
 
-/** @jax-js/jax on its wasm backend with the optax subset the CNN uses; run its work inside `around`. */
-export async function loadJax() {
+/**
+ * @jax-js/jax on `device` (its wasm backend by default) with the optax subset the CNN uses; run
+ * its work inside `around`. `importJax` imports the package, so it resolves from the caller's
+ * node_modules (bench/webgpu has its own).
+ */
+export async function loadJax(device = "wasm", importJax = () => import("@jax-js/jax")) {
   // Its wasm backend is created when the module is first imported.
   const jax = await withoutWorker(async () => {
-    const m = await import("@jax-js/jax");
-    await m.init("wasm");
+    const m = await importJax();
+    const have = await m.init(device);
+    if (!have.includes(device)) throw new Error(`@jax-js/jax: no ${device} backend (init gave ${have.join(", ") || "none"})`);
     return m;
   });
-  jax.defaultDevice("wasm");
+  jax.defaultDevice(device);
   const optax = {
     adam: (lr) => adamFor(jax, lr.peak, lr.total),
     cosineDecaySchedule: (peak, total) => ({ peak, total }),
@@ -75,36 +80,52 @@ export async function loadJax() {
 
 // Both libraries start from kiln's initialization (jax-js 0.1.25 has no truncatedNormal),
 // copied as host values; the shuffle key is kiln's too, so both see the same batches.
+// Both are drawn on kiln's wasm device (synchronous reads) whatever the default device is.
 export function kilnInit(seed) {
-  const { params, shuffleKey } = makeCnn({ kiln, optax: kilnOptax }).init(seed);
-  const host = {};
-  for (const [k, v] of Object.entries(params)) host[k] = { shape: v.shape, data: v.dataSync() };
-  return { host, shuffleKey };
+  return onWasm(() => {
+    const { params, shuffleKey } = makeCnn({ kiln, optax: kilnOptax }).init(seed);
+    const host = {};
+    for (const [k, v] of Object.entries(params)) host[k] = { shape: v.shape, data: v.dataSync() };
+    return { host, shuffleKey };
+  });
 }
 
 /** Epoch e's order of the training set, as examples/mnist-node/main.mjs draws it. */
-export const epochOrder = (shuffleKey, e, n) => kiln.random.permutation(kiln.random.foldIn(shuffleKey.ref, e), n).dataSync();
+export const epochOrder = (shuffleKey, e, n) => onWasm(() => kiln.random.permutation(kiln.random.foldIn(shuffleKey.ref, e), n).dataSync());
+
+function onWasm(fn) {
+  const saved = kiln.defaultDevice();
+  kiln.defaultDevice("wasm");
+  try {
+    return fn();
+  } finally {
+    kiln.defaultDevice(saved);
+  }
+}
 
 /**
- * The CNN with Adam (cosine decay from lr over totalSteps) on one library, from host params.
- * step(split, order, begin, end) runs one jitted step and resolves to the loss (read back, so a
- * timer around it sees the work); accuracy(split) resolves to the test accuracy on split.
+ * The CNN with Adam (cosine decay from lr over totalSteps, or cnn.optimizer's `schedule` options)
+ * on one library's default device, from host params. step(split, order, begin, end) runs one
+ * jitted step and resolves to the loss (read back, so a timer around it sees the work);
+ * enqueue(...) runs it and resolves to the loss Array unread (the caller reads or disposes it),
+ * so a GPU can be kept busy; accuracy(split) resolves to the test accuracy on split.
  */
-export function makeTrainer(lib, optax, host, { lr = 1e-3, totalSteps, around = (fn) => fn() }) {
+export function makeTrainer(lib, optax, host, { lr = 1e-3, totalSteps, schedule, around = (fn) => fn() }) {
   const cnn = makeCnn({ kiln: lib, optax });
-  const opt = cnn.optimizer(lr, totalSteps);
+  const opt = cnn.optimizer(lr, totalSteps, schedule);
   const jitted = cnn.makeStep(opt);
   let params = {};
   for (const [k, v] of Object.entries(host)) params[k] = lib.numpy.array(v.data).reshape(v.shape);
   let state = opt.init(lib.tree.ref(params));
+  const run = (split, order, begin, end) => {
+    const { x, y } = batch(lib.numpy, split, order, begin, end);
+    let l;
+    [params, state, l] = jitted(params, state, x, y);
+    return l;
+  };
   return {
-    step: (split, order, begin, end) =>
-      around(async () => {
-        const { x, y } = batch(lib.numpy, split, order, begin, end);
-        let l;
-        [params, state, l] = jitted(params, state, x, y);
-        return await l.jsAsync();
-      }),
+    step: (split, order, begin, end) => around(async () => await run(split, order, begin, end).jsAsync()),
+    enqueue: (split, order, begin, end) => around(() => run(split, order, begin, end)),
     accuracy: (split) => around(() => cnn.accuracy(params, split)),
   };
 }

@@ -2,7 +2,9 @@
 // tools/gen_optax_fixtures.py (tests/fixtures/optax.txt, shared with the C++ suite, and
 // optax_js.txt for the options only the JS package has), eagerly and under jit.
 import { describe, expect, test } from "vitest";
+import * as kiln from "../dist/index.js";
 import { jit, numpy as np, tree } from "../dist/index.js";
+import { makeCnn } from "../../examples/mnist-node/cnn.mjs";
 import * as optax from "../dist/optax/index.js";
 import optaxText from "../../tests/fixtures/optax.txt?raw";
 import optaxJsText from "../../tests/fixtures/optax_js.txt?raw";
@@ -169,6 +171,21 @@ describe("optax API", () => {
     // steps of -1, -1.5, -2 (lr 1 + 0.5 * count)
     expect(p.js()).toEqual([-4.5, -4.5]);
     tree.dispose(s);
+  });
+  test("the MNIST example's optimizer: cosine by default, warmup-cosine as an option", () => {
+    // adam is replaced by the identity so the schedule it is given can be read at any count.
+    const spy = { ...optax, adam: (s: optax.Schedule) => s };
+    const cnn = makeCnn({ kiln, optax: spy });
+    const cosine = cnn.optimizer(0.01, 100) as unknown as (c: number) => number;
+    expect(cosine(0)).toBeCloseTo(0.01, 7);
+    expect(cosine(50)).toBeCloseTo(0.005, 7);
+    const warm = cnn.optimizer(0.01, 100, { schedule: "warmup-cosine", warmup: 0.2 }) as unknown as (c: number) => number;
+    expect(warm(0)).toBe(0);
+    expect(warm(10)).toBeCloseTo(0.005, 7);
+    expect(warm(20)).toBeCloseTo(0.01, 7);
+    expect(warm(60)).toBeCloseTo(0.005, 7);
+    expect(warm(100)).toBeCloseTo(0, 7);
+    expect(() => cnn.optimizer(0.01, 100, { schedule: "onecycle" })).toThrow(/unknown schedule onecycle/);
   });
   test("squaredError and l2Loss", () => {
     expect(optax.squaredError(np.array([1, 3]), np.array([2, 1])).js()).toEqual([1, 4]);
