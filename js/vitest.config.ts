@@ -4,12 +4,15 @@ import { defineConfig } from "vitest/config";
 
 // The webgpu tests on machines without a GPU: Dawn (npm `webgpu`) refuses lavapipe, so point
 // the Vulkan loader at SwiftShader from Debian's chromium, and load chromium's libvulkan
-// (Debian has no system one here). Only when the machine has no Vulkan driver of its own and
-// the caller set nothing; the forked test process inherits this environment.
+// (when there is no system one). Only when the machine has no GPU driver of its own and the
+// caller set nothing; the forked test process inherits this environment. Mesa's Vulkan ICDs
+// (installed with libvulkan1's recommends) do not count without a GPU device node: they find
+// no hardware there, and Dawn would be left with lavapipe alone.
 const icdDirs = ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"];
 const hasIcd = icdDirs.some((d) => existsSync(d) && readdirSync(d).some((f) => f.endsWith(".json")));
+const hasGpu = existsSync("/dev/dri") || existsSync("/dev/nvidia0");
 const swiftshader = "/usr/lib/chromium/vk_swiftshader_icd.json";
-if (!hasIcd && !process.env.VK_ICD_FILENAMES && existsSync(swiftshader)) {
+if (!(hasIcd && hasGpu) && !process.env.VK_ICD_FILENAMES && existsSync(swiftshader)) {
   process.env.VK_ICD_FILENAMES = swiftshader;
   if (!existsSync("/usr/lib/x86_64-linux-gnu/libvulkan.so.1"))
     process.env.LD_LIBRARY_PATH = ["/usr/lib/chromium", process.env.LD_LIBRARY_PATH].filter(Boolean).join(":");

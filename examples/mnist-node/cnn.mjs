@@ -62,7 +62,7 @@ export function makeCnn({ kiln, optax }) {
    */
   function optimizer(lr, totalSteps, { schedule = "cosine", warmup = 0.1 } = {}) {
     if (schedule === "cosine") return optax.adam(optax.cosineDecaySchedule(lr, totalSteps));
-    if (schedule !== "warmup-cosine") throw new Error(`optimizer: unknown schedule '${schedule}', expected cosine or warmup-cosine`);
+    if (schedule !== "warmup-cosine") throw new Error(`optimizer: unknown schedule ${schedule}, expected "cosine" or "warmup-cosine"`);
     if (!(warmup > 0 && warmup < 1)) throw new Error(`optimizer: got warmup ${warmup}, expected a fraction of the steps in (0, 1)`);
     const warmupSteps = Math.max(1, Math.round(warmup * totalSteps));
     return optax.adam(optax.warmupCosineDecaySchedule(0, lr, warmupSteps, Math.max(totalSteps, warmupSteps + 1)));

@@ -186,6 +186,7 @@ describe("optax API", () => {
     expect(warm(60)).toBeCloseTo(0.005, 7);
     expect(warm(100)).toBeCloseTo(0, 7);
     expect(() => cnn.optimizer(0.01, 100, { schedule: "onecycle" })).toThrow(/unknown schedule onecycle/);
+    expect(() => cnn.optimizer(0.01, 100, { schedule: "warmup-cosine", warmup: 1 })).toThrow(/got warmup 1, expected a fraction/);
   });
   test("squaredError and l2Loss", () => {
     expect(optax.squaredError(np.array([1, 3]), np.array([2, 1])).js()).toEqual([1, 4]);

@@ -9,6 +9,7 @@
 // taken for a new one. Out of memory is found late (an error scope of createBuffer): such a
 // buffer is an AsyncCheck that reads of everything computed from it wait for and report.
 /// <reference types="@webgpu/types" />
+import { BindGroupCache } from "./bind_groups.js";
 import { BufferPool } from "./buffer_pool.js";
 import { Pipelines, type AsyncCheck } from "./pipelines.js";
 
@@ -65,6 +66,7 @@ export class WebGpuRuntime {
   #staging: BufferPool;
   #pipelines: Pipelines;
   #uniforms = new Map<number, GPUBuffer>();
+  #bindGroups = new BindGroupCache();
   // Buffers freed while the open encoder may still use them: pooled only after it is submitted,
   // or a writeBuffer into a reused buffer would land before the dispatches that read it.
   #freedInEpoch: DeviceBuffer[] = [];
@@ -264,15 +266,13 @@ export class WebGpuRuntime {
     const failed = unsettled.find((c) => c.state === "failed");
     if (failed) return this.#fail(failed.error!);
     if (unsettled.length) this.flush();
-    const entries: GPUBindGroupEntry[] = [
-      { binding: 0, resource: { buffer: this.#uniform(size) } },
-      { binding: 1, resource: { buffer: out.buffer } },
-      ...ins.map((r, i) => ({ binding: 2 + i, resource: { buffer: r.buffer } })),
-    ];
+    const buffers = [this.#uniform(size), out.buffer, ...ins.map((r) => r.buffer)];
+    const make = () =>
+      this.device.createBindGroup({ layout: p.layout, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) });
     let group: GPUBindGroup | null = null;
-    const bind = () => void (group = this.device.createBindGroup({ layout: p.layout, entries }));
-    if (unsettled.length) this.#scoped(unsettled, "a bind group", bind);
-    else bind();
+    // Buffers not known to exist get a group of their own, made under an error scope.
+    if (unsettled.length) this.#scoped(unsettled, "a bind group", () => void (group = make()));
+    else group = this.#bindGroups.get(p.id, buffers, make);
     if (!this.#encoder) {
       this.#encoder = this.device.createCommandEncoder();
       this.#pass = this.#encoder.beginComputePass();
