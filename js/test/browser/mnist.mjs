@@ -5,8 +5,8 @@ import { launchChromium } from "./chromium.mjs";
 import { startServer } from "../../../examples/mnist-web/serve.mjs";
 
 // The test: 20 batch-64 Adam steps of the page's recipe, its schedule compressed to those
-// steps. The same script runs the page's full training when asked: MNIST_STEPS=1874
-// MNIST_TEST=10000 MNIST_EVAL=234 MNIST_MIN_ACCURACY=0.99 (2 epochs, evaluated every quarter).
+// steps. The same script runs the page's full training when asked: MNIST_STEPS=1405
+// MNIST_TEST=10000 MNIST_EVAL=234 MNIST_MIN_ACCURACY=0.99 (1.5 epochs, evaluated every quarter).
 const env = (k, d) => (process.env[k] ? Number(process.env[k]) : d);
 const STEPS = env("MNIST_STEPS", 20);
 const EPOCHS = env("MNIST_EPOCHS", STEPS / 937); // the schedule's length (937 steps an epoch)
