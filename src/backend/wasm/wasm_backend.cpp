@@ -396,7 +396,8 @@ void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inpu
     return;
   }
   // Chunks of whole grains, about 4 per thread: the shared counter then evens out a thread
-  // that starts late (waking, compiling the module) or runs slowly on a loaded machine.
+  // that starts late (waking, compiling the module) or runs slowly on a loaded machine. A
+  // kernel whose every piece packs B again gets one piece per thread instead.
   const int64_t per_thread = (grains + threads_ - 1) / threads_;
   const int64_t chunk =
       (exe.split_per_thread ? per_thread : std::max<int64_t>(1, grains / (4 * int64_t(threads_)))) * exe.grain;
