@@ -22,6 +22,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { dataDir, epochOrder, kiln, kilnInit, kilnOptax, loadJax, loadSplit, makeTrainer } from "./mnist_common.mjs";
 
@@ -85,26 +86,20 @@ function nativeRunner() {
   if (stepsPerEpoch !== fullSteps) args.push("--train-limit", String(stepsPerEpoch * BATCH));
   if (TEST_LIMIT) args.push("--test-limit", String(TEST_LIMIT));
   const r = { name: "kiln (native)", step: 0, trainMs: 0, rows: [], done: false, reached: null, args };
-  let runningSince = null, out = "", err = "", wake = null;
+  let runningSince = null, err = "", wake = null;
   const now = () => r.trainMs + (runningSince === null ? 0 : performance.now() - runningSince);
   const child = spawn(NATIVE, args, { stdio: ["ignore", "pipe", "pipe"] });
   child.kill("SIGSTOP"); // it starts on its first slice
   child.stderr.on("data", (d) => (err = (err + d).slice(-2000)));
-  child.stdout.on("data", (d) => {
-    out += d;
-    let i;
-    while ((i = out.indexOf("\n")) >= 0) {
-      const line = out.slice(0, i);
-      out = out.slice(i + 1);
-      const m = /^epoch (\d+)\/\d+: train loss ([\d.]+), test accuracy ([\d.]+)%/.exec(line);
-      if (!m) continue;
-      const epoch = Number(m[1]), acc = Number(m[3]) / 100;
-      r.step = epoch * stepsPerEpoch;
-      r.rows.push({ step: r.step, trainMs: now(), acc, loss: Number(m[2]), line });
-      log(`[${r.name}] ${line} | kiln_mnist running time ${sec(now())} s, load ${load()}`);
-      if (acc >= TARGET) r.reached = r.rows.at(-1);
-      if (r.reached || epoch >= EPOCHS) finish();
-    }
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const m = /^epoch (\d+)\/\d+: train loss ([\d.]+), test accuracy ([\d.]+)%/.exec(line);
+    if (!m) return;
+    const epoch = Number(m[1]), acc = Number(m[3]) / 100;
+    r.step = epoch * stepsPerEpoch;
+    r.rows.push({ step: r.step, trainMs: now(), acc, loss: Number(m[2]), line });
+    log(`[${r.name}] ${line} | kiln_mnist running time ${sec(now())} s, load ${load()}`);
+    if (acc >= TARGET) r.reached = r.rows.at(-1);
+    if (r.reached || epoch >= EPOCHS) finish();
   });
   child.on("exit", (code, signal) => {
     if (!r.done && code !== 0) log(`[${r.name}] exited with ${code ?? signal}: ${err.trim().split("\r").at(-1)}`);

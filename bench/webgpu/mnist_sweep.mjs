@@ -61,24 +61,17 @@ async function runAll(configs, jobs, budgetMs = Infinity, label = "") {
   const t0 = performance.now();
   await Promise.all(Array.from({ length: Math.min(jobs, configs.length) }, () => new Promise((resolve) => {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--worker"], { stdio: ["pipe", "pipe", "inherit"] });
-    let buf = "";
-    child.stdout.on("data", (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        if (line.startsWith("MACHINE ")) machine = line.slice(8);
-        else if (line === "READY") {
-          const c = performance.now() - t0 < budgetMs && queue.shift();
-          if (c) child.stdin.write(JSON.stringify(c) + "\n");
-          else child.stdin.end();
-        } else if (line.startsWith("RESULT ")) {
-          const r = JSON.parse(line.slice(7));
-          results.push(r);
-          log(`${label}${name(r)}: final ${pct(r.evals.at(-1)[1])}, first >= 99% at epoch ${first99(r) ?? "-"}, train ${(r.trainMs / 1000).toFixed(1)} s [${results.length}/${configs.length}, ${((performance.now() - t0) / 1000).toFixed(0)} s]`);
-        } else if (line) log(line);
-      }
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      if (line.startsWith("MACHINE ")) machine = line.slice(8);
+      else if (line === "READY") {
+        const c = performance.now() - t0 < budgetMs && queue.shift();
+        if (c) child.stdin.write(JSON.stringify(c) + "\n");
+        else child.stdin.end();
+      } else if (line.startsWith("RESULT ")) {
+        const r = JSON.parse(line.slice(7));
+        results.push(r);
+        log(`${label}${name(r)}: final ${pct(r.evals.at(-1)[1])}, first >= 99% at epoch ${first99(r) ?? "-"}, train ${(r.trainMs / 1000).toFixed(1)} s [${results.length}/${configs.length}, ${((performance.now() - t0) / 1000).toFixed(0)} s]`);
+      } else if (line) log(line);
     });
     child.on("exit", (code) => (code && log(`worker exited with ${code}`), resolve()));
   })));

@@ -210,7 +210,7 @@ int64_t floor_div(int64_t a, int64_t c) { return a / c - (a % c != 0 && (a < 0) 
 std::optional<LaneInfo> classify_index(const AluNode& n, const LaneInfo& a, const LaneInfo& b) {
   LaneOffsets off{};
   if (n.op == AluOp::Add || n.op == AluOp::Sub) {
-    for (int l = 0; l < 4; l++) off[size_t(l)] = n.op == AluOp::Add ? a.off[size_t(l)] + b.off[size_t(l)] : a.off[size_t(l)] - b.off[size_t(l)];
+    for (size_t l = 0; l < 4; l++) off[l] = n.op == AluOp::Add ? a.off[l] + b.off[l] : a.off[l] - b.off[l];
     return with_offsets(off, gcd0(a.m, b.m));
   }
   const AluExp &lhs = n.src[0], &rhs = n.src[1];
@@ -218,7 +218,7 @@ std::optional<LaneInfo> classify_index(const AluNode& n, const LaneInfo& a, cons
     const LaneInfo& x = rhs.is_const() ? a : b;
     const int64_t c = int64_t(rhs.is_const() ? rhs.value() : lhs.value());
     const int64_t m = x.m < (1 << 20) && std::abs(c) < (1 << 20) ? x.m * std::abs(c) : 1;
-    for (int l = 0; l < 4; l++) off[size_t(l)] = x.off[size_t(l)] * c;
+    for (size_t l = 0; l < 4; l++) off[l] = x.off[l] * c;
     return with_offsets(off, m);
   }
   if ((n.op != AluOp::Idiv && n.op != AluOp::Mod) || !rhs.is_const() || rhs.value() <= 0 ||

@@ -61,8 +61,11 @@ StepTable plan_step_table(const DagPlan& plan, const AluNode* root, const SimdEm
 // Whether B's columns are padded to a multiple of 4 (TiledLoopEmitter::ragged_).
 bool ragged_columns(const ContractionShape& c) { return !b_in_place(c) && c.n % 4 != 0 && c.n >= 4; }
 
+// The columns the tiles may cover: N, or N padded to a multiple of 4 when ragged.
+int64_t tileable_columns(const ContractionShape& c) { return ragged_columns(c) ? (c.n + 3) / 4 * 4 : c.n; }
+
 int32_t tiled_columns(const ContractionShape& c, const TileShape& t) {
-  const int64_t n = ragged_columns(c) ? (c.n + 3) / 4 * 4 : c.n;
+  const int64_t n = tileable_columns(c);
   return int32_t(n - n % (4 * t.vecs));
 }
 
@@ -712,7 +715,7 @@ bool pack_pays(const ContractionShape& c) {
 }
 
 TileShape fit_tile_to_columns(const ContractionShape& c, TileShape t) {
-  const int64_t n = ragged_columns(c) ? (c.n + 3) / 4 * 4 : c.n;
+  const int64_t n = tileable_columns(c);
   if (n % 4 != 0 || n % (4 * t.vecs) == 0) return t;
   for (int v = t.vecs - 1; v >= 1; v--) {
     if (n % (4 * v) != 0) continue;
