@@ -32,7 +32,9 @@ async function best(run, reps) {
 const runners = {
   async kiln(threads) {
     // The threaded link (pthreads); kilnThreads sizes its pool (threads - 1 workers).
-    const M = await require(path.join(here, '../../build/wasm/kiln_bench.cjs'))({ kilnThreads: threads });
+    // BENCH_KILN_BUILD: another build's kiln_bench.cjs (an A/B of two commits, one worker each).
+    const build = process.env.BENCH_KILN_BUILD ? path.resolve(process.env.BENCH_KILN_BUILD) : path.join(here, '../../build/wasm/kiln_bench.cjs');
+    const M = await require(build)({ kilnThreads: threads });
     M._kb_init();
     if (M._kb_threads() !== threads) return null;
     return async (c) => {

@@ -9,6 +9,8 @@
 //   BENCH_CASES=matmul4096 BENCH_LIBS=kiln  a subset (names below; libraries: kiln, jax)
 //   KILN_WEBGPU_TILES=128x128x16/8x8,...    kiln's contraction tiles (for tuning)
 import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { create, globals } from "webgpu";
 
 // One GPU object for both libraries (jax-js looks for navigator.gpu; kiln does too, first).
@@ -146,10 +148,12 @@ async function copyBandwidth(device, n) {
 
 async function load(name) {
   if (name === "kiln") {
-    const lib = await import("../../js/dist/index.js");
+    // BENCH_KILN_DIST: another build's js/dist (an A/B of two commits, in two processes).
+    const dist = process.env.BENCH_KILN_DIST ? pathToFileURL(path.resolve(process.env.BENCH_KILN_DIST)).href : new URL("../../js/dist", import.meta.url).href;
+    const lib = await import(`${dist}/index.js`);
     if (!(await lib.init("webgpu")).includes("webgpu")) throw new Error("kiln: no webgpu device");
     lib.defaultDevice("webgpu");
-    const { webGpuRuntime } = await import("../../js/dist/webgpu/attach.js");
+    const { webGpuRuntime } = await import(`${dist}/webgpu/attach.js`);
     return { lib, device: webGpuRuntime().device, runtime: webGpuRuntime() };
   }
   const lib = await import("@jax-js/jax");
