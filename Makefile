@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -119,6 +119,16 @@ test-js: setup data models
 	$(call timed,cd js && node test/browser/llm.mjs,examples/llm-web: SmolLM2 answers with 3 tokens on wasm in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
+# The C++ package (issue 26): `cmake --install` of the native and Emscripten builds into
+# build/pkg; tests/package, a project outside the tree, finds each with find_package(kiln),
+# builds examples/demo.cpp and the MNIST example against it and runs them (MNIST on a few
+# hundred images); the demo is built once more from kiln.pc with pkg-config.
+PKG_MNIST_ARGS := --data-dir $(MNIST_DIR) --model mlp --epochs 1 --train-limit 256 --test-limit 100
+test-package: setup data
+	$(call apt_ensure,test-package,pkgconf,)
+	$(call timed,cmake --preset native && cmake --build --preset native --target kiln kiln_shared && rm -rf build/pkg/native build/pkg/app-native && cmake --install build/native --prefix build/pkg/native && cmake -S tests/package -B build/pkg/app-native -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$(CURDIR)/build/pkg/native && cmake --build build/pkg/app-native && ./build/pkg/app-native/demo && ./build/pkg/app-native/mnist $(PKG_MNIST_ARGS) --device cpu && g++ -O1 examples/demo.cpp $$(PKG_CONFIG_PATH=build/pkg/native/lib/pkgconfig pkg-config --cflags --libs kiln) -o build/pkg/demo-pc && LD_LIBRARY_PATH=build/pkg/native/lib ./build/pkg/demo-pc,C++ package: native install + find_package + pkg-config)
+	$(call timed,cmake --preset wasm && cmake --build --preset wasm --target kiln kiln_mt && rm -rf build/pkg/wasm build/pkg/app-wasm && cmake --install build/wasm --prefix build/pkg/wasm && cmake -S tests/package -B build/pkg/app-wasm -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=/usr/share/emscripten/cmake/Modules/Platform/Emscripten.cmake -DCMAKE_CXX_FLAGS=-std=c++20 -Dkiln_DIR=$(CURDIR)/build/pkg/wasm/lib/cmake/kiln && cmake --build build/pkg/app-wasm && node build/pkg/app-wasm/demo.js && KILN_NUM_THREADS=2 node build/pkg/app-wasm/mnist.js $(PKG_MNIST_ARGS) --device wasm,C++ package: em++ install + find_package)
+
 # The NumPy (and standard-library zlib, PyPI gguf and safetensors) fixture generators must
 # reproduce the committed fixtures, with numpy, gguf and safetensors pinned in
 # tools/requirements.txt: every token the same, floats within a few ulp (NumPy's
@@ -140,7 +150,7 @@ check-jax-fixtures:
 	for g in $(JAX_GENERATORS); do python3 "$$g" --check || exit 1; done
 
 # Every stage, then the table of their times (printed even when one fails).
-TEST_STAGES := test-fixtures test-native test-debug test-wasm test-js
+TEST_STAGES := test-fixtures test-native test-debug test-wasm test-js test-package
 test: setup
 	@mkdir -p $(dir $(STAGE_LOG)); : > $(STAGE_LOG); status=0; start=$$(date +%s); \
 	for t in $(TEST_STAGES); do $(MAKE) --no-print-directory $$t || { status=$$?; break; }; done; \
