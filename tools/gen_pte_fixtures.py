@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Generates tests/fixtures/pte/: ExecuTorch programs (`.pte`, the portable Edge program with
+no delegates) exported from small PyTorch modules, and programs.txt, the outputs ExecuTorch's
+own Python runtime computes for them on fixed inputs (tests/executorch_test.cpp reads both).
+
+Usage:  VENV/bin/python tools/gen_pte_fixtures.py     (VENV: tools/requirements-executorch.txt)
+CI never runs this script: it needs torch and executorch, which are gigabytes.
+
+programs.txt uses the case format of tools/gen_numpy_fixtures.py. One case per run:
+    case <id> <program>         program: the file <program>.pte beside programs.txt
+    param method forward
+    input ... / expect ...      the method's inputs and ExecuTorch's outputs, in order
+    tol <rtol> <atol>
+int64 tensors (embedding indices, argmax results) are written as int32: kiln has no int64
+dtype, and its ExecuTorch loader maps Long to int32 (the values here fit).
+
+Each program is a per-operator micro program (one or a few ATen operators with their
+argument variants) or a small whole model (an MLP, a CNN, a GPT-style block whose sequence
+length is a torch.export.Dim, run at several lengths). Weights are random with fixed seeds:
+the loader has to handle the program's structure, not trained weights.
+
+Bigger models (torchvision's ResNet-18 is ~47 MB of float32 weights, MobileNetV3-small ~10
+MB, a ViT or Whisper block more) are not committed: the fixtures must stay kilobytes. The
+plan for them (later sessions): a second mode of this script that writes them to data/
+(gitignored) with their input/output fixtures, loaded by a benchmark and a slow test
+that skips when the file is absent.
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from executorch.exir import to_edge
+from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fixture_writer import Writer  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "pte")
+TOL = (1e-5, 1e-6)  # float32 programs; kiln's kernels sum in other orders than ExecuTorch's
+
+
+class Fn(nn.Module):
+    """A module from a function, for micro programs without parameters."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def randn(*shape):
+    return torch.randn(*shape, dtype=torch.float32)
+
+
+class Cnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.conv2 = nn.Conv2d(4, 8, 3, stride=2)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.relu(self.conv2(x))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return F.log_softmax(self.fc(x), dim=-1)
+
+
+class GptBlock(nn.Module):
+    """A pre-norm decoder block (causal attention + GELU MLP) over token embeddings."""
+
+    def __init__(self, vocab=16, dim=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.randn(32, dim) * 0.1)
+        self.ln1 = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln2 = nn.LayerNorm(dim)
+        self.up = nn.Linear(dim, 4 * dim)
+        self.down = nn.Linear(4 * dim, dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+
+    def forward(self, tokens):
+        b, t = tokens.shape
+        x = self.embed(tokens) + self.pos[:t]
+        q, k, v = self.qkv(self.ln1(x)).split(x.shape[-1], dim=-1)
+        split = lambda z: z.view(b, t, self.heads, -1).transpose(1, 2)  # noqa: E731
+        a = F.scaled_dot_product_attention(split(q), split(k), split(v), is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, -1))
+        x = x + self.down(F.gelu(self.up(self.ln2(x))))
+        return self.head(x)
+
+
+def micro_programs():
+    """(name, module, example inputs, [more input tuples], dynamic_shapes)"""
+    x34 = randn(3, 4)
+    img = randn(1, 3, 8, 8)
+    progs = [
+        ("linear", nn.Linear(8, 4), (randn(3, 8),)),
+        ("linear_no_bias", nn.Linear(8, 4, bias=False), (randn(2, 3, 8),)),
+        ("mm", Fn(torch.mm), (randn(3, 5), randn(5, 2))),
+        ("bmm", Fn(torch.bmm), (randn(2, 3, 4), randn(2, 4, 5))),
+        ("matmul_broadcast", Fn(torch.matmul), (randn(2, 3, 4), randn(4, 5))),
+        ("conv2d", nn.Conv2d(3, 4, 3, padding=1), (img,)),
+        ("conv2d_stride_groups", nn.Conv2d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2),
+         (randn(2, 4, 9, 9),)),
+        ("conv1d", nn.Conv1d(3, 5, 3, stride=2, bias=False), (randn(2, 3, 11),)),
+        ("batch_norm2d", nn.BatchNorm2d(3), (img,)),
+        ("layer_norm", nn.LayerNorm(4), (randn(2, 3, 4),)),
+        ("max_pool2d", nn.MaxPool2d(2), (img,)),
+        ("max_pool2d_pad", nn.MaxPool2d(3, stride=2, padding=1), (img,)),
+        ("avg_pool2d", nn.AvgPool2d(2), (img,)),
+        ("adaptive_avg_pool2d", nn.AdaptiveAvgPool2d(1), (img,)),
+        ("relu", Fn(F.relu), (x34,)),
+        ("gelu", Fn(F.gelu), (x34,)),
+        ("gelu_tanh", Fn(lambda x: F.gelu(x, approximate="tanh")), (x34,)),
+        ("sigmoid", Fn(torch.sigmoid), (x34,)),
+        ("tanh", Fn(torch.tanh), (x34,)),
+        ("silu", Fn(F.silu), (x34,)),
+        ("hardtanh", Fn(lambda x: F.hardtanh(x, -0.5, 0.5)), (x34,)),
+        ("softmax", Fn(lambda x: F.softmax(x, dim=-1)), (x34,)),
+        ("log_softmax", Fn(lambda x: F.log_softmax(x, dim=0)), (x34,)),
+        ("embedding", nn.Embedding(10, 4), (torch.tensor([[1, 3, 9], [0, 3, 2]]),)),
+        ("view_permute", Fn(lambda x: x.view(2, 6).permute(1, 0) * 2), (x34,)),
+        ("transpose_cat", Fn(lambda a, b: torch.cat([a.transpose(0, 1), b], dim=1)),
+         (x34, randn(4, 2))),
+        ("slice_select", Fn(lambda x: x[1:, ::2] + x[0, 1]), (x34,)),
+        ("unsqueeze_expand", Fn(lambda x: x.unsqueeze(1).expand(3, 2, 4).squeeze(0)), (x34,)),
+        ("sum_mean", Fn(lambda x: (x.sum(dim=1), x.mean(dim=0, keepdim=True))), (x34,)),
+        ("amax_argmax", Fn(lambda x: (torch.amax(x, dim=1), torch.argmax(x, dim=1))), (x34,)),
+        ("arange_full", Fn(lambda x: x + torch.arange(4, dtype=torch.float32) +
+                           torch.full((3, 1), 0.5)), (x34,)),
+        ("binary_broadcast", Fn(lambda a, b: (a - b) * a / (b * b + 1.0)), (x34, randn(4))),
+        ("unary_math", Fn(lambda x: torch.exp(x) + torch.sqrt(x.abs()) - torch.rsqrt(x * x + 1)),
+         (x34,)),
+        ("where_compare", Fn(lambda a, b: torch.where(a > b, a, b * 2)), (x34, randn(3, 4))),
+        ("clamp_pow", Fn(lambda x: torch.clamp(x, -0.5, 1.0) ** 2), (x34,)),
+        ("sdpa_causal", Fn(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
+         (randn(1, 2, 5, 4), randn(1, 2, 5, 4), randn(1, 2, 5, 4))),
+    ]
+    return [(n, m, args, [], None) for n, m, args in progs]
+
+
+def whole_models():
+    mlp = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 10), nn.LogSoftmax(-1))
+    cnn = Cnn()
+    gpt = GptBlock()
+    for m in (cnn, gpt):  # batch norm with running statistics that are not the defaults
+        for mod in m.modules():
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.running_mean.uniform_(-0.5, 0.5)
+                mod.running_var.uniform_(0.5, 1.5)
+    seq = torch.export.Dim("seq", min=2, max=32)
+    tokens = lambda t: torch.randint(0, 16, (1, t))  # noqa: E731
+    return [
+        ("mlp", mlp, (randn(4, 16),), [], None),
+        ("cnn", cnn, (randn(2, 1, 12, 12),), [], None),
+        ("gpt_block_dynamic", gpt, (tokens(8),), [(tokens(3),), (tokens(17),)],
+         {"tokens": {1: seq}}),
+    ]
+
+
+def export(module, args, dynamic_shapes):
+    module.eval()
+    ep = torch.export.export(module, args, dynamic_shapes=dynamic_shapes)
+    return to_edge(ep).to_executorch().buffer
+
+
+def as_fixture_array(t):
+    a = t.detach().numpy()
+    return a.astype(np.int32) if a.dtype == np.int64 else a
+
+
+def main():
+    writer = Writer([
+        "ExecuTorch 1.5.1 (torch 2.14.1) outputs of the programs in this folder, written by",
+        "tools/gen_pte_fixtures.py; the format is tools/gen_numpy_fixtures.py's.",
+    ])
+    files = {}
+    for name, module, args, more, dyn in micro_programs_and_models():
+        with torch.no_grad():
+            program = export(module, args, dyn)
+            files[name + ".pte"] = program
+            runtime = _load_for_executorch_from_buffer(program)
+            for i, inputs in enumerate([args] + more):
+                outs = runtime.run_method("forward", list(inputs))
+                eager = module(*inputs)
+                eager = list(eager) if isinstance(eager, (tuple, list)) else [eager]
+                for o, e in zip(outs, eager):  # ExecuTorch agrees with eager PyTorch
+                    assert torch.allclose(o.to(e.dtype), e, rtol=1e-4, atol=1e-5), name
+                writer.case(f"{name}_{i}", name, params=[("method", "forward")],
+                            inputs=[as_fixture_array(t) for t in inputs],
+                            expects=[as_fixture_array(o) for o in outs], tol=TOL)
+    os.makedirs(OUT, exist_ok=True)
+    for n, b in files.items():
+        with open(os.path.join(OUT, n), "wb") as f:
+            f.write(b)
+    writer.finish(os.path.join(OUT, "programs.txt"))
+    total = sum(len(b) for b in files.values())
+    print(f"wrote {len(files)} programs, {total} bytes")
+
+
+def micro_programs_and_models():
+    torch.manual_seed(0)
+    yield from micro_programs()
+    torch.manual_seed(1)
+    yield from whole_models()
+
+
+if __name__ == "__main__":
+    main()
