@@ -33,13 +33,17 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from executorch.exir import to_edge
+from executorch.exir._serialize._program import deserialize_pte_binary
 from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_buffer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fixture_writer import Writer  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "pte")
-TOL = (1e-5, 1e-6)  # float32 programs; kiln's kernels sum in other orders than ExecuTorch's
+TOL = (1e-5, 1e-6)
+# Programs whose structure ExecuTorch's own deserializer dumps to structure.txt: the oracle
+# of kiln's .pte reader (tests/pte_test.cpp prints the same text from its parse).
+DUMPED = ["linear", "cnn", "transpose_cat", "layer_norm", "gpt_block_dynamic"]  # float32 programs; kiln's kernels sum in other orders than ExecuTorch's
 
 
 class Fn(nn.Module):
@@ -174,6 +178,76 @@ def export(module, args, dynamic_shapes):
     return to_edge(ep).to_executorch().buffer
 
 
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+ITEMSIZE = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1, 15: 2}
+
+
+def dump_structure(name, data):
+    """The text tests/pte_test.cpp prints from kiln's parse (the format is in that test)."""
+    program = deserialize_pte_binary(data).program
+    lines = [f"program {name} version {program.version} plans {len(program.execution_plan)}"]
+    join = lambda xs: ",".join(str(x) for x in xs) or "-"  # noqa: E731
+    for plan in program.execution_plan:
+        ops = [o.name + "." + o.overload if o.overload else o.name for o in plan.operators]
+        lines.append(f"method {plan.name} inputs {join(plan.inputs)} outputs {join(plan.outputs)}"
+                     f" buffers {join(plan.non_const_buffer_sizes)}")
+        lines += [f"operator {i} {op}" for i, op in enumerate(ops)]
+        for i, ev in enumerate(plan.values):
+            lines.append(f"value {i} " + dump_value(program, ev.val))
+        for c, chain in enumerate(plan.chains):
+            for n, ins in enumerate(chain.instructions):
+                a = ins.instr_args
+                kind = type(a).__name__
+                if kind == "KernelCall":
+                    text = f"kernel {a.op_index} {join(a.args)}"
+                elif kind == "MoveCall":
+                    text = f"move {a.move_from} {a.move_to}"
+                elif kind == "JumpFalseCall":
+                    text = f"jump_false {a.cond_value_index} {a.destination_instruction}"
+                elif kind == "FreeCall":
+                    text = f"free {a.value_index}"
+                else:
+                    text = f"delegate {a.delegate_index} {join(a.args)}"
+                lines.append(f"instruction {c} {n} {text}")
+    return lines
+
+
+def dump_value(program, v):
+    kind = type(v).__name__
+    if kind == "Tensor":
+        st = int(v.scalar_type)
+        text = (f"Tensor {st} sizes {join_or_dash(v.sizes)} dim_order {join_or_dash(v.dim_order)}"
+                f" dynamism {int(v.shape_dynamism)}")
+        if v.data_buffer_idx:
+            n = ITEMSIZE[st] * int(np.prod(v.sizes, dtype=np.int64))
+            storage = bytes(program.constant_buffer[v.data_buffer_idx].storage)[:n]
+            text += f" constant {v.data_buffer_idx} fnv {fnv1a64(storage)}"
+        if v.allocation_info is not None:
+            a = v.allocation_info
+            text += f" planned {a.memory_id} {a.memory_offset_low + (a.memory_offset_high << 32)}"
+        return text
+    if kind in ("Int", "Bool"):
+        return f"{kind} {int(v.int_val if kind == 'Int' else v.bool_val)}"
+    if kind == "Double":
+        return f"Double {format(float(v.double_val), '.17g')}"
+    if kind == "String":
+        return f"String {v.string_val}"
+    if kind in ("IntList", "TensorList", "OptionalTensorList", "DoubleList", "BoolList"):
+        items = [int(x) if kind != "DoubleList" else format(float(x), ".17g") for x in v.items]
+        return f"{kind} {join_or_dash(items)}"
+    return kind
+
+
+def join_or_dash(xs):
+    return ",".join(str(int(x)) if not isinstance(x, str) else x for x in xs) or "-"
+
+
 def as_fixture_array(t):
     a = t.detach().numpy()
     return a.astype(np.int32) if a.dtype == np.int64 else a
@@ -185,10 +259,13 @@ def main():
         "tools/gen_pte_fixtures.py; the format is tools/gen_numpy_fixtures.py's.",
     ])
     files = {}
+    structure = ["# ExecuTorch's deserializer's view of some programs here (tools/gen_pte_fixtures.py)"]
     for name, module, args, more, dyn in micro_programs_and_models():
         with torch.no_grad():
             program = export(module, args, dyn)
             files[name + ".pte"] = program
+            if name in DUMPED:
+                structure += dump_structure(name, program)
             runtime = _load_for_executorch_from_buffer(program)
             for i, inputs in enumerate([args] + more):
                 outs = runtime.run_method("forward", list(inputs))
@@ -203,6 +280,8 @@ def main():
     for n, b in files.items():
         with open(os.path.join(OUT, n), "wb") as f:
             f.write(b)
+    with open(os.path.join(OUT, "structure.txt"), "w") as f:
+        f.write("\n".join(structure) + "\n")
     writer.finish(os.path.join(OUT, "programs.txt"))
     total = sum(len(b) for b in files.values())
     print(f"wrote {len(files)} programs, {total} bytes")
