@@ -146,6 +146,15 @@ std::vector<int64_t> OpCall::ints(size_t i) const {
   return out;
 }
 
+std::vector<double> OpCall::reals(size_t i) const {
+  const Slot& s = arg(i);
+  const auto* list = std::get_if<PteDoubleList>(&s.value->value);
+  if (!list)
+    fail("argument " + std::to_string(i) + " is a " + s.value->kind_name() +
+         ", expected a DoubleList");
+  return *list;
+}
+
 Array OpCall::scalar(size_t i) const {
   if (const auto* d = std::get_if<double>(&arg(i).value->value)) return Array(*d);
   const int64_t v = integer(i);

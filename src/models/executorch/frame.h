@@ -64,6 +64,7 @@ class OpCall {
   bool boolean(size_t i) const;
   std::string string(size_t i) const;
   std::vector<int64_t> ints(size_t i) const;  // an IntList, its items read now
+  std::vector<double> reals(size_t i) const;  // a DoubleList
   // An Int or Double argument as a weakly typed kiln scalar.
   Array scalar(size_t i) const;
   // The dtype of the call's k-th result (the planned output tensor).

@@ -88,6 +88,7 @@ const std::map<std::string, OpRule>& table() {
          c.result(np::clip(c.tensor(0), c.is_none(1) ? std::nullopt : std::optional(c.scalar(1)),
                            c.is_none(2) ? std::nullopt : std::optional(c.scalar(2))));
        }},
+      {"aten::leaky_relu.out", [](OpCall& c) { c.result(nn::leaky_relu(c.tensor(0), c.real(1))); }},
       {"aten::hardtanh.out", [](OpCall& c) { c.result(np::clip(c.tensor(0), c.scalar(1), c.scalar(2))); }},
       // comparisons and logic
       {"aten::eq.Scalar_out", binary_scalar<np::equal>},
@@ -132,6 +133,15 @@ const std::map<std::string, OpRule>& table() {
       {"aten::amin.out", reduction<np::amin>},
       {"aten::any.out", reduction<np::any>},
       {"aten::any.dims_out", reduction<np::any>},
+      {"aten::var.correction_out", [](OpCall& c) {  // (self, dims?, correction?, keepdim)
+         c.result(np::var(c.tensor(0), reduction_axes(c, 1), c.boolean(3), c.is_none(2) ? 1 : c.integer(2)));
+       }},
+      {"aten::max.dim_max", [](OpCall& c) {  // (self, dim, keepdim) -> (values, indices)
+         const Array x = c.tensor(0);
+         const int dim = int(c.integer(1));
+         c.results({np::max(x, dim, c.boolean(2)), np::argmax(x, dim, c.boolean(2))});
+       }},
+      {"aten::cumsum.out", [](OpCall& c) { c.result(np::cumsum(c.tensor(0), int(c.integer(1)))); }},
       {"aten::argmax.out", [](OpCall& c) {
          c.result(np::argmax(c.tensor(0), c.is_none(1) ? std::nullopt : std::optional<int>(int(c.integer(1))),
                              c.boolean(2)));
@@ -146,6 +156,8 @@ const std::map<std::string, OpRule>& table() {
       {"aten::max_pool2d_with_indices.out", rules::max_pool2d_with_indices},
       {"aten::avg_pool2d.out", rules::avg_pool2d},
       {"aten::embedding.out", rules::embedding},
+      {"aten::native_group_norm.out", rules::group_norm},
+      {"aten::upsample_nearest2d.vec_out", rules::upsample_nearest2d},
       // views, copies, joins, creation
       {"aten::permute_copy.out", rules::permute},
       {"aten::view_copy.out", rules::view},
@@ -156,6 +168,9 @@ const std::map<std::string, OpRule>& table() {
       {"aten::slice_copy.Tensor_out", rules::slice},
       {"aten::select_copy.int_out", rules::select},
       {"aten::cat.out", rules::cat},
+      {"aten::index_select.out", rules::index_select},
+      {"aten::gather.out", rules::gather},
+      {"aten::constant_pad_nd.out", rules::constant_pad},
       {"aten::split_with_sizes_copy.out", rules::split_with_sizes},
       {"dim_order_ops::_to_dim_order_copy.out", rules::to_dim_order_copy},
       {"dim_order_ops::_clone_dim_order.out", rules::to_dim_order_copy},

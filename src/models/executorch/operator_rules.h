@@ -30,6 +30,8 @@ void softmax(OpCall& c);
 void log_softmax(OpCall& c);
 void embedding(OpCall& c);
 void gelu(OpCall& c);
+void group_norm(OpCall& c);
+void upsample_nearest2d(OpCall& c);
 // operator_rules_shape.cpp: views and copies, joins and splits, creation.
 void permute(OpCall& c);
 void view(OpCall& c);
@@ -47,6 +49,9 @@ void full(OpCall& c);
 void full_like(OpCall& c);
 void scalar_tensor(OpCall& c);
 void sym_size(OpCall& c);
+void index_select(OpCall& c);
+void gather(OpCall& c);
+void constant_pad(OpCall& c);
 }  // namespace rules
 
 }  // namespace kiln::executorch

@@ -1,5 +1,7 @@
 // ExecuTorch operator rules for the network layers: matmuls, convolution, batch and layer
 // norm, pooling, softmax, embedding, GELU; argument positions follow ATen's schemas.
+#include <cmath>
+
 #include "ir/error.h"
 #include "library/lax.h"
 #include "library/nn.h"
@@ -53,15 +55,44 @@ void addmm(OpCall& c) {  // (self = bias, mat1, mat2, beta, alpha)
 void mm(OpCall& c) { c.result(np::matmul(c.tensor(0), c.tensor(1))); }
 void bmm(OpCall& c) { c.result(np::matmul(c.tensor(0), c.tensor(1))); }
 
+// A transposed convolution as a convolution of the stride-dilated input with the kernel's
+// in/out channels swapped (per group) and its taps flipped; ATen's padding p trims
+// dilation * (k - 1) - p from each side, output_padding adds rows at the end.
+Array conv_transposed(const OpCall& c, const Array& x, const Array& w, size_t spatial) {
+  const int64_t groups = c.integer(8);
+  const std::vector<int64_t> stride = per_dim(c.ints(3), spatial, c, "stride");
+  const std::vector<int64_t> padding = per_dim(c.ints(4), spatial, c, "padding");
+  const std::vector<int64_t> dilation = per_dim(c.ints(5), spatial, c, "dilation");
+  const std::vector<int64_t> extra = per_dim(c.ints(7), spatial, c, "output_padding");
+  if (groups < 1 || w.shape(0) % groups) c.fail("groups " + std::to_string(groups) + " do not divide the weight");
+  Shape grouped = {groups, w.shape(0) / groups, w.shape(1)}, merged = {groups * w.shape(1), w.shape(0) / groups};
+  std::vector<int> taps;
+  for (size_t d = 0; d < spatial; ++d) {
+    grouped.push_back(w.shape(int(d) + 2));
+    merged.push_back(w.shape(int(d) + 2));
+    taps.push_back(int(d) + 2);
+  }
+  const Array kernel = np::flip(np::swapaxes(w.reshape(grouped), 1, 2).reshape(merged), taps);
+  std::vector<std::pair<int64_t, int64_t>> pads;
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t low = dilation[d] * (w.shape(int(d) + 2) - 1) - padding[d];
+    if (low < 0) c.fail("padding larger than the dilated kernel is not supported yet");
+    pads.emplace_back(low, low + extra[d]);
+  }
+  return lax::conv_general_dilated(x, kernel, std::vector<int64_t>(spatial, 1), pads, stride,
+                                   dilation, std::nullopt, groups);
+}
+
 // (input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups)
 void convolution(OpCall& c) {
   const Array x = c.tensor(0), w = c.tensor(1);
   if (x.ndim() < 3) c.fail("input of rank " + std::to_string(x.ndim()) + ", expected >= 3");
-  if (c.boolean(6)) c.fail("transposed convolution is not supported yet");
   const size_t spatial = size_t(x.ndim() - 2);
-  Array y = lax::conv_general_dilated(
-      x, w, per_dim(c.ints(3), spatial, c, "stride"), symmetric(c.ints(4), spatial), {},
-      per_dim(c.ints(5), spatial, c, "dilation"), std::nullopt, c.integer(8));
+  Array y = c.boolean(6) ? conv_transposed(c, x, w, spatial)
+                         : lax::conv_general_dilated(
+                               x, w, per_dim(c.ints(3), spatial, c, "stride"),
+                               symmetric(c.ints(4), spatial), {},
+                               per_dim(c.ints(5), spatial, c, "dilation"), std::nullopt, c.integer(8));
   if (std::optional<Array> bias = c.optional_tensor(2)) y = np::add(y, channel(*bias, y.ndim()));
   c.result(y);
 }
@@ -75,6 +106,43 @@ void batch_norm_no_training(OpCall& c) {
                          channel(np::rsqrt(np::add(c.tensor(4), c.scalar(6))), rank));
   if (std::optional<Array> w = c.optional_tensor(1)) y = np::multiply(y, channel(*w, rank));
   if (std::optional<Array> b = c.optional_tensor(2)) y = np::add(y, channel(*b, rank));
+  c.result(y);
+}
+
+// (input, weight?, bias?, N, C, HxW, group, eps) -> (out, mean, rstd), statistics [N, group].
+void group_norm(OpCall& c) {
+  const Array x = c.tensor(0);
+  const int64_t n = c.integer(3), channels = c.integer(4), groups = c.integer(6);
+  if (groups < 1 || channels % groups || x.ndim() < 2 || x.shape(0) != n || x.shape(1) != channels)
+    c.fail("group norm of " + std::to_string(groups) + " groups over " + std::to_string(channels) +
+           " channels does not fit the input");
+  const Array grouped = x.reshape({n, groups, -1});
+  const Array mean = np::mean(grouped, -1, true);
+  const Array centered = np::subtract(grouped, mean);
+  const Array rstd = np::rsqrt(np::add(np::mean(np::square(centered), -1, true), c.scalar(7)));
+  Array y = np::multiply(centered, rstd).reshape(x.shape());
+  if (std::optional<Array> w = c.optional_tensor(1)) y = np::multiply(y, channel(*w, x.ndim()));
+  if (std::optional<Array> b = c.optional_tensor(2)) y = np::add(y, channel(*b, x.ndim()));
+  c.results({y, mean.reshape({n, groups}), rstd.reshape({n, groups})});
+}
+
+// (input, output_size?, scale_factors?): output row i reads input row floor(i * scale),
+// scale = 1 / scale_factor when factors are given, else in / out (ATen's nearest).
+void upsample_nearest2d(OpCall& c) {
+  Array y = c.tensor(0);
+  if (y.ndim() != 4) c.fail("input of rank " + std::to_string(y.ndim()) + ", expected 4");
+  const std::vector<int64_t> sizes = c.is_none(1) ? std::vector<int64_t>{} : c.ints(1);
+  const std::vector<double> factors = c.is_none(2) ? std::vector<double>{} : c.reals(2);
+  if (sizes.size() != 2 && factors.size() != 2) c.fail("needs 2 output sizes or 2 scale factors");
+  for (int d = 0; d < 2; ++d) {
+    const int64_t in = y.shape(d + 2);
+    const int64_t out = sizes.size() == 2 ? sizes[size_t(d)] : int64_t(std::floor(double(in) * factors[size_t(d)]));
+    const double scale = factors.size() == 2 ? 1.0 / factors[size_t(d)] : double(in) / double(out);
+    std::vector<int32_t> rows(size_t(std::max<int64_t>(out, 0)));
+    for (size_t i = 0; i < rows.size(); ++i)
+      rows[i] = int32_t(std::min<int64_t>(int64_t(std::floor(double(i) * scale)), in - 1));
+    y = np::take(y, np::array(rows, {int64_t(rows.size())}), d + 2);
+  }
   c.result(y);
 }
 

@@ -137,6 +137,43 @@ void full_like(OpCall& c) {  // (self, fill_value, memory_format?)
 
 void scalar_tensor(OpCall& c) { c.result(np::full(Shape{}, c.scalar(0), result_dtype_of(c))); }
 
+void index_select(OpCall& c) {  // (self, dim, index)
+  const Array x = c.tensor(0);
+  c.result(np::take(x, c.tensor(2), wrap_dim(c, c.integer(1), x.ndim())));
+}
+
+// (self, dim, index, sparse_grad): index may be smaller than self in the other dims, which
+// take_along_axis does not allow, so self is cut to index's extent there first.
+void gather(OpCall& c) {
+  Array x = c.tensor(0);
+  const Array index = c.tensor(2);
+  const int dim = wrap_dim(c, c.integer(1), x.ndim());
+  if (index.ndim() != x.ndim())
+    c.fail("index of rank " + std::to_string(index.ndim()) + " for an input of rank " +
+           std::to_string(x.ndim()));
+  std::vector<Index> cut;
+  for (int d = 0; d < x.ndim(); ++d) {
+    if (d != dim && index.shape(d) > x.shape(d))
+      c.fail("index is larger than the input in dim " + std::to_string(d));
+    cut.push_back(d == dim ? Slice{} : Slice{0, index.shape(d), 1});
+  }
+  c.result(np::take_along_axis(np::index(x, cut), index, dim));
+}
+
+// (self, pad, value): pad lists (before, after) pairs from the last dim backwards.
+void constant_pad(OpCall& c) {
+  const Array x = c.tensor(0);
+  const std::vector<int64_t> pad = c.ints(1);
+  if (pad.size() % 2 || pad.size() / 2 > size_t(x.ndim()))
+    c.fail(std::to_string(pad.size()) + " pad entries for rank " + std::to_string(x.ndim()));
+  std::vector<std::pair<int64_t, int64_t>> widths(size_t(x.ndim()), {0, 0});
+  for (size_t k = 0; k < pad.size() / 2; ++k) {
+    if (pad[2 * k] < 0 || pad[2 * k + 1] < 0) c.fail("negative padding is not supported yet");
+    widths[widths.size() - 1 - k] = {pad[2 * k], pad[2 * k + 1]};
+  }
+  c.result(np::pad(x, widths, "constant", c.scalar(2)));
+}
+
 void sym_size(OpCall& c) {  // (self, dim) -> Int
   const Array x = c.tensor(0);
   c.result_int(x.shape(wrap_dim(c, c.integer(1), x.ndim())));
