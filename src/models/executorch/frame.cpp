@@ -67,6 +67,16 @@ void OpCall::fail(const std::string& message) const {
   kiln::fail("executorch", op_, ": ", message);
 }
 
+// Argument i's declaration as kind T; a value of another kind is an error naming both.
+template <typename T>
+const T& OpCall::as(size_t i, const char* kind) const {
+  const PteValue& v = *arg(i).value;
+  const T* typed = std::get_if<T>(&v.value);
+  if (!typed)
+    fail("argument " + std::to_string(i) + " is a " + v.kind_name() + ", expected " + kind);
+  return *typed;
+}
+
 bool OpCall::is_none(size_t i) const {
   return i >= args_.size() || std::holds_alternative<PteNull>(arg(i).value->value);
 }
@@ -76,10 +86,7 @@ bool OpCall::is_int_list(size_t i) const {
 }
 
 Array OpCall::tensor(size_t i) const {
-  const Slot& s = arg(i);
-  if (!std::holds_alternative<PteTensor>(s.value->value))
-    fail("argument " + std::to_string(i) + " is a " + s.value->kind_name() +
-         ", expected a Tensor");
+  as<PteTensor>(i, "a Tensor");
   Array a = frame_.read(args_[i]);
   if (!a.valid())
     fail("argument " + std::to_string(i) + " (value " + std::to_string(args_[i]) +
@@ -93,13 +100,8 @@ std::optional<Array> OpCall::optional_tensor(size_t i) const {
 }
 
 std::vector<Array> OpCall::tensors(size_t i) const {
-  const Slot& s = arg(i);
-  const auto* list = std::get_if<PteTensorList>(&s.value->value);
-  if (!list)
-    fail("argument " + std::to_string(i) + " is a " + s.value->kind_name() +
-         ", expected a TensorList");
   std::vector<Array> out;
-  for (int32_t v : list->items) {
+  for (int32_t v : as<PteTensorList>(i, "a TensorList").items) {
     Array item = frame_.read(v);
     if (!item.valid()) fail("TensorList item (value " + std::to_string(v) + ") is unset");
     out.push_back(item);
@@ -120,26 +122,13 @@ double OpCall::real(size_t i) const {
   return double(integer(i));
 }
 
-bool OpCall::boolean(size_t i) const {
-  const Slot& s = arg(i);
-  if (const auto* b = std::get_if<bool>(&s.value->value)) return *b;
-  fail("argument " + std::to_string(i) + " is a " + s.value->kind_name() + ", expected a Bool");
-}
+bool OpCall::boolean(size_t i) const { return as<bool>(i, "a Bool"); }
 
-std::string OpCall::string(size_t i) const {
-  const Slot& s = arg(i);
-  if (const auto* str = std::get_if<std::string>(&s.value->value)) return *str;
-  fail("argument " + std::to_string(i) + " is a " + s.value->kind_name() + ", expected a String");
-}
+std::string OpCall::string(size_t i) const { return as<std::string>(i, "a String"); }
 
 std::vector<int64_t> OpCall::ints(size_t i) const {
-  const Slot& s = arg(i);
-  const auto* list = std::get_if<PteIntList>(&s.value->value);
-  if (!list)
-    fail("argument " + std::to_string(i) + " is a " + s.value->kind_name() +
-         ", expected an IntList");
   std::vector<int64_t> out;
-  for (int64_t v : list->items) {
+  for (int64_t v : as<PteIntList>(i, "an IntList").items) {
     const Slot& item = frame_.slot(int32_t(v));
     out.push_back(item.runtime_int ? *item.runtime_int : std::get<int64_t>(item.value->value));
   }
@@ -147,12 +136,7 @@ std::vector<int64_t> OpCall::ints(size_t i) const {
 }
 
 std::vector<double> OpCall::reals(size_t i) const {
-  const Slot& s = arg(i);
-  const auto* list = std::get_if<PteDoubleList>(&s.value->value);
-  if (!list)
-    fail("argument " + std::to_string(i) + " is a " + s.value->kind_name() +
-         ", expected a DoubleList");
-  return *list;
+  return as<PteDoubleList>(i, "a DoubleList");
 }
 
 Array OpCall::scalar(size_t i) const {

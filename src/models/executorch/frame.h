@@ -77,6 +77,8 @@ class OpCall {
 
  private:
   const Slot& arg(size_t i) const;
+  template <typename T>
+  const T& as(size_t i, const char* kind) const;
   std::vector<int32_t> result_slots() const;
 
   Frame& frame_;

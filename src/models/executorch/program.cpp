@@ -100,10 +100,12 @@ void check_inputs(const PteExecutionPlan& plan, const std::vector<Array>& inputs
            " (the program's ", pte_scalar_type_name(t.scalar_type), ")");
     const Shape& got = inputs[k].shape();
     const Shape planned(t.sizes.begin(), t.sizes.end());
+    // DYNAMIC_BOUND sizes are upper bounds; DYNAMIC_UNBOUND ones say nothing.
     const bool dynamic = t.shape_dynamism != PteShapeDynamism::Static;
+    const bool unbound = t.shape_dynamism == PteShapeDynamism::DynamicUnbound;
     bool ok = got.size() == planned.size();
     for (size_t d = 0; ok && d < got.size(); ++d)
-      ok = dynamic ? got[d] <= planned[d] : got[d] == planned[d];
+      ok = unbound || (dynamic ? got[d] <= planned[d] : got[d] == planned[d]);
     if (!ok)
       fail(kOp, where, ": shape ", shape_text(got), dynamic ? ", expected at most " : ", expected ",
            shape_text(planned));
