@@ -54,18 +54,22 @@ Array relu(const Array& x) { return nn::relu(x); }
 Array sigmoid(const Array& x) { return nn::sigmoid(x); }
 Array true_divide(const Array& a, const Array& b) { return np::divide(a, b); }
 
-// executorch_prim's integer arithmetic on sizes computed at run time (sym ints).
-template <int64_t (*F)(int64_t, int64_t)>
+// executorch_prim's integer arithmetic on sizes computed at run time (sym ints); overflow
+// and division by zero are errors (the operands come from the file).
+template <bool (*F)(int64_t, int64_t, int64_t*)>
 void sym_arith(OpCall& c) {
-  c.result_int(F(c.integer(0), c.integer(1)));
+  int64_t out = 0;
+  if (!F(c.integer(0), c.integer(1), &out)) c.fail("integer overflow or division by zero");
+  c.result_int(out);
 }
-int64_t add_ints(int64_t a, int64_t b) { return a + b; }
-int64_t sub_ints(int64_t a, int64_t b) { return a - b; }
-int64_t mul_ints(int64_t a, int64_t b) { return a * b; }
-int64_t floordiv_ints(int64_t a, int64_t b) {
-  if (b == 0) throw Error("executorch: executorch_prim::floordiv: division by zero");
+bool add_ints(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+bool sub_ints(int64_t a, int64_t b, int64_t* out) { return !__builtin_sub_overflow(a, b, out); }
+bool mul_ints(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+bool floordiv_ints(int64_t a, int64_t b, int64_t* out) {
+  if (b == 0 || (a == INT64_MIN && b == -1)) return false;
   const int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  *out = (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  return true;
 }
 
 const std::map<std::string, OpRule>& table() {

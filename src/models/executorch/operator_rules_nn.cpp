@@ -14,6 +14,9 @@ namespace np = kiln::numpy;
 
 namespace {
 
+// Bound on window parameters multiplied together here (the file chooses them).
+constexpr int64_t kMaxWindowParam = int64_t(1) << 20;
+
 // ATen pads symmetric per spatial dim; lax takes (low, high) pairs.
 std::vector<std::pair<int64_t, int64_t>> symmetric(const std::vector<int64_t>& padding,
                                                   size_t spatial) {
@@ -75,6 +78,9 @@ Array conv_transposed(const OpCall& c, const Array& x, const Array& w, size_t sp
   const Array kernel = np::flip(np::swapaxes(w.reshape(grouped), 1, 2).reshape(merged), taps);
   std::vector<std::pair<int64_t, int64_t>> pads;
   for (size_t d = 0; d < spatial; ++d) {
+    if (dilation[d] < 1 || dilation[d] > kMaxWindowParam || padding[d] < 0 ||
+        padding[d] > kMaxWindowParam || extra[d] < 0 || extra[d] > kMaxWindowParam)
+      c.fail("dilation, padding or output_padding out of range");
     const int64_t low = dilation[d] * (w.shape(int(d) + 2) - 1) - padding[d];
     if (low < 0) c.fail("padding larger than the dilated kernel is not supported yet");
     pads.emplace_back(low, low + extra[d]);
@@ -134,11 +140,14 @@ void upsample_nearest2d(OpCall& c) {
   const std::vector<int64_t> sizes = c.is_none(1) ? std::vector<int64_t>{} : c.ints(1);
   const std::vector<double> factors = c.is_none(2) ? std::vector<double>{} : c.reals(2);
   if (sizes.size() != 2 && factors.size() != 2) c.fail("needs 2 output sizes or 2 scale factors");
+  for (double f : factors)
+    if (!(f > 0 && f <= 1024)) c.fail("scale factor " + std::to_string(f) + " outside (0, 1024]");
   for (int d = 0; d < 2; ++d) {
     const int64_t in = y.shape(d + 2);
     const int64_t out = sizes.size() == 2 ? sizes[size_t(d)] : int64_t(std::floor(double(in) * factors[size_t(d)]));
+    if (out < 1 || out > 1024 * in) c.fail("output size " + std::to_string(out) + " out of range");
     const double scale = factors.size() == 2 ? 1.0 / factors[size_t(d)] : double(in) / double(out);
-    std::vector<int32_t> rows(size_t(std::max<int64_t>(out, 0)));
+    std::vector<int32_t> rows(size_t(out), 0);
     for (size_t i = 0; i < rows.size(); ++i)
       rows[i] = int32_t(std::min<int64_t>(int64_t(std::floor(double(i) * scale)), in - 1));
     y = np::take(y, np::array(rows, {int64_t(rows.size())}), d + 2);
