@@ -38,7 +38,6 @@ const ScalarTypeRow* scalar_type_row(int8_t t) {
 
 // What the Program table says about where constant tensor bytes live.
 struct ConstantSource {
-  std::span<const uint8_t> file;
   const Pte* pte;
   std::vector<std::pair<uint64_t, uint64_t>> inline_buffers;  // (file offset, size)
 };
@@ -373,7 +372,7 @@ Pte parse_pte(std::span<const uint8_t> file) {
   const FlatTable root = FlatTable::root(fb, "program");
   pte.version = root.scalar<uint32_t>(field::kVersion, 0, "version");
   read_segments(root, file, pte);
-  ConstantSource src{file, &pte, {}};
+  ConstantSource src{&pte, {}};
   const FlatVector buffers = root.vector(field::kConstantBuffer, 4, "constant_buffer");
   for (uint32_t i = 0; i < buffers.count; ++i) {
     const FlatVector storage = root.table_at(buffers, i).vector(0, 1, "storage");

@@ -157,6 +157,7 @@ Tree trace_method(Method& m, const std::vector<Tree>& args) {
       outs.push_back(a);
     } else if (s.runtime_int || std::holds_alternative<int64_t>(s.value->value)) {
       const int64_t v = s.runtime_int ? *s.runtime_int : std::get<int64_t>(s.value->value);
+      if (v < INT32_MIN || v > INT32_MAX) fail(kOp, plan.name, ": output ", k, " ", v, " exceeds int32");
       outs.push_back(numpy::array(std::vector<int32_t>{int32_t(v)}, Shape{}));
     } else {
       fail(kOp, plan.name, ": output ", k, " (value ", plan.outputs[k], ") is never computed");
@@ -178,6 +179,7 @@ Program Program::load(std::vector<uint8_t> bytes) {
   state->bytes = std::move(bytes);
   state->pte = parse_pte(state->bytes);
   for (const PteExecutionPlan& plan : state->pte.execution_plan) {
+    if (state->methods.count(plan.name)) fail(kOp, "two methods are named '", plan.name, "'");
     Method& m = state->methods[plan.name];
     m.plan = &plan;
     check_runnable(plan, m);
