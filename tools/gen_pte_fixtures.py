@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Generates tests/fixtures/pte/: ExecuTorch programs (`.pte`, the portable Edge program with
 no delegates) exported from small PyTorch modules, and programs.txt, the outputs ExecuTorch's
-own Python runtime computes for them on fixed inputs (tests/executorch_test.cpp reads both).
+own Python runtime computes for them on fixed inputs (tests/executorch_test.cpp reads both),
+and structure.txt, ExecuTorch's own deserializer's view of a few programs (values, operators,
+instructions, constants' FNV-1a hashes), the oracle of kiln's reader (tests/pte_test.cpp).
 
 Usage:  VENV/bin/python tools/gen_pte_fixtures.py     (VENV: tools/requirements-executorch.txt)
 CI never runs this script: it needs torch and executorch, which are gigabytes.
@@ -262,7 +264,10 @@ def join_or_dash(xs):
 
 def as_fixture_array(t):
     a = t.detach().numpy()
-    return a.astype(np.int32) if a.dtype == np.int64 else a
+    if a.dtype != np.int64:
+        return a
+    assert np.all(np.abs(a) < 2**31), "int64 values past int32"
+    return a.astype(np.int32)
 
 
 def main():
