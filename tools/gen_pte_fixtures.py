@@ -161,6 +161,12 @@ def micro_programs():
         ("cumsum_var", Fn(lambda x: (torch.cumsum(x, dim=1), x.var(dim=0))), (x34,)),
         ("max_dim", Fn(lambda x: tuple(torch.max(x, dim=1))), (x34,)),
         ("log_trig", Fn(lambda x: torch.log(x.abs() + 1) * torch.sin(x) - torch.cos(-x)), (x34,)),
+        ("avg_pool2d_pad_exclude", nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False),
+         (img,)),
+        ("max_pool2d_stride1", nn.MaxPool2d(2, stride=1), (img,)),
+        ("mean_sum_all", Fn(lambda x: (x.mean(), x.sum(), x.flatten())), (randn(2, 3, 2),)),
+        ("split_equal", Fn(lambda x: torch.split(x, 2, dim=1)), (randn(2, 6),)),
+        ("bool_input", Fn(lambda a, m: torch.where(m, a, a * 0.5)), (x34, randn(3, 4) > 0)),
         ("sdpa_causal", Fn(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
          (randn(1, 2, 5, 4), randn(1, 2, 5, 4), randn(1, 2, 5, 4))),
     ]

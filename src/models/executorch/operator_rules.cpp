@@ -133,6 +133,7 @@ const std::map<std::string, OpRule>& table() {
       // reductions
       {"aten::sum.IntList_out", reduction<np::sum>},
       {"aten::mean.out", reduction<np::mean>},
+      {"aten::mean.dtype_out", [](OpCall& c) { c.result(np::mean(c.tensor(0))); }},  // (self, dtype?)
       {"aten::amax.out", reduction<np::amax>},
       {"aten::amin.out", reduction<np::amin>},
       {"aten::any.out", reduction<np::any>},
