@@ -5,7 +5,9 @@ own Python runtime computes for them on fixed inputs (tests/executorch_test.cpp 
 and structure.txt, ExecuTorch's own deserializer's view of a few programs (values, operators,
 instructions, constants' FNV-1a hashes), the oracle of kiln's reader (tests/pte_test.cpp).
 
-Usage:  VENV/bin/python tools/gen_pte_fixtures.py     (VENV: tools/requirements-executorch.txt)
+Usage:  VENV/bin/python tools/gen_pte_fixtures.py [--check]  (VENV: requirements-executorch.txt)
+        --check exits 1 if a program or structure.txt would change, or programs.txt beyond a
+        few ulp (make check-pte-fixtures). A rerun reproduces the .pte files byte for byte.
 CI never runs this script: it needs torch and executorch, which are gigabytes.
 
 programs.txt uses the case format of tools/gen_numpy_fixtures.py. One case per run:
@@ -299,15 +301,25 @@ def main():
                 writer.case(f"{name}_{i}", name, params=[("method", "forward")],
                             inputs=[as_fixture_array(t) for t in inputs],
                             expects=[as_fixture_array(o) for o in outs], tol=TOL)
-    os.makedirs(OUT, exist_ok=True)
-    for n, b in files.items():
-        with open(os.path.join(OUT, n), "wb") as f:
-            f.write(b)
-    with open(os.path.join(OUT, "structure.txt"), "w") as f:
-        f.write("\n".join(structure) + "\n")
-    writer.finish(os.path.join(OUT, "programs.txt"))
-    total = sum(len(b) for b in files.values())
-    print(f"wrote {len(files)} programs, {total} bytes")
+    files["structure.txt"] = ("\n".join(structure) + "\n").encode()
+    write_or_check(files)
+    writer.finish(os.path.join(OUT, "programs.txt"))  # --check: floats within a few ulp
+
+
+def write_or_check(files):
+    """Writes the programs and structure.txt, or with --check exits 1 if one differs."""
+    if "--check" not in sys.argv:
+        os.makedirs(OUT, exist_ok=True)
+        for n, b in files.items():
+            with open(os.path.join(OUT, n), "wb") as f:
+                f.write(b)
+        print(f"wrote {len(files)} files, {sum(len(b) for b in files.values())} bytes")
+        return
+    have = {n for n in os.listdir(OUT) if n != "programs.txt"}
+    stale = sorted(n for n in have | set(files)
+                   if n not in files or n not in have or open(os.path.join(OUT, n), "rb").read() != files[n])
+    if stale:
+        sys.exit(f"gen_pte_fixtures: stale or unexpected {stale}")
 
 
 def micro_programs_and_models():
