@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-fixtures check-jax-fixtures check-pte-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -148,6 +148,13 @@ JAX_GENERATORS := tools/gen_jax_fixtures.py tools/gen_random_fixtures.py tools/g
 check-jax-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-jax.txt
 	for g in $(JAX_GENERATORS); do python3 "$$g" --check || exit 1; done
+
+# The ExecuTorch programs (tests/fixtures/pte) need torch and executorch (gigabytes; see
+# tools/requirements-executorch.txt), so like the JAX fixtures they are checked on demand.
+check-pte-fixtures:
+	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-executorch.txt
+	python3 -m pip install -q --disable-pip-version-check --no-deps executorch==1.5.1
+	python3 tools/gen_pte_fixtures.py --check
 
 # Every stage, then the table of their times (printed even when one fails).
 TEST_STAGES := test-fixtures test-native test-debug test-wasm test-js test-package

@@ -20,7 +20,7 @@ fi
 # that need no Array. Targets link only these, so a build takes seconds, not the library's
 # minutes, and a parser that needs an Array does not belong in a fuzz target.
 PURE_SOURCES=(src/formats/*.cpp src/library/einsum_spec.cpp src/library/conv_layout.cpp
-              src/ir/dtype.cpp)
+              src/ir/dtype.cpp src/ir/alu_op.cpp)
 FLAGS=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=all -Wall -Wextra -Werror -DKILN_LIBFUZZER -DKILN_FUZZ_ZLIB
        -Isrc -I.)

@@ -6,7 +6,8 @@ Usage:  python3 tools/gen_fuzz_seeds.py            # (re)writes fuzz/corpus
         python3 tools/gen_fuzz_seeds.py --check    # exits 1 if a seed is stale
 Only the standard library is needed; inputs come from random.Random with fixed seeds and
 zlib's deflate at fixed levels; the gguf and safetensors seeds add a few committed fixtures
-that the real libraries wrote (tests/fixtures/{gguf,safetensors}). Seeds are small (a few KiB at most) so the fuzzer mutates
+that the real libraries wrote (tests/fixtures/{gguf,safetensors}; pte: ExecuTorch's own
+programs from tests/fixtures/pte). Seeds are small (a few KiB at most) so the fuzzer mutates
 them quickly: each is a valid input showing one feature of its format. Crash inputs the
 fuzzer finds are not generated: they go to fuzz/regressions/<target>/ by hand.
 """
@@ -231,11 +232,19 @@ def safetensors_seeds():
     }
 
 
+def pte_seeds():
+    # ExecuTorch programs that executorch itself wrote (tools/gen_pte_fixtures.py): one
+    # kernel call, constants in a segment, and a plan with lists, sym ints and dynamic shapes.
+    return {name: fixture("pte", name + ".pte")
+            for name in ("relu", "linear", "layer_norm", "max_pool2d", "transpose_cat")}
+
+
 def build():
     return {"idx": idx_seeds(), "gzip": gzip_seeds(), "inflate": inflate_seeds(),
             "einsum": einsum_seeds(), "conv_layout": conv_layout_seeds(),
             "raw_array": raw_array_seeds(), "gguf": gguf_seeds(),
-            "safetensors": safetensors_seeds(), "ggml_blocks": ggml_blocks_seeds()}
+            "safetensors": safetensors_seeds(), "ggml_blocks": ggml_blocks_seeds(),
+            "pte": pte_seeds()}
 
 
 def main():

@@ -2,6 +2,7 @@
 #pragma once
 #include "kiln/array.h"
 #include "kiln/debug.h"
+#include "kiln/executorch.h"
 #include "kiln/fft.h"
 #include "kiln/io.h"
 #include "kiln/jit.h"
