@@ -10,7 +10,7 @@ SHELL := /bin/bash
 # /usr/share/datasets/fashion-mnist. npm (for make data) is installed from Debian only when
 # no npm command exists: NodeSource's nodejs bundles its own and conflicts with Debian's.
 # chromium runs the JS suite headless (make test-js, driven by npm playwright-core).
-APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten dataset-fashion-mnist chromium
+APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten dataset-fashion-mnist chromium libonnx-testdata
 
 # Debian's emcc needs its node modules (acorn) on NODE_PATH, or -O2 links fail.
 export NODE_PATH := /usr/share/nodejs
