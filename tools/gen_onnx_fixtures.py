@@ -26,6 +26,8 @@ FORMAT of <name>.txt for <name>.onnx (one fact a line, what onnx's protobuf clas
                                        TYPE_PROTO <type>
 Strings are quoted with bytes outside printable ASCII (and " \\) as \\xHH.
 
+bad_*.onnx: models kiln refuses at load (error_models()).
+
 Runtime fixtures <name>.onnx with <name>.in<k>_<i>.pb (input i of case k) and
 <name>.out<k>_<j>.pb (output j), TensorProtos as the ONNX node tests store them.
 """
@@ -217,6 +219,24 @@ def conv_model():
     return m, [[rng.standard_normal((1, 2, 6, 6)).astype(np.float32)]]
 
 
+def error_models():
+    """Models kiln must refuse at load, before running: an unknown op, an attribute its rule
+    does not read, a node reading a value defined later, and an op outside its opset range."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+
+    def model(nodes, opset=13):
+        return helper.make_model(helper.make_graph(nodes, "bad", [x], [y]),
+                                 opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+    return {
+        "bad_op.onnx": model([helper.make_node("NoSuchOp", ["x"], ["y"], name="mystery")]),
+        "bad_attr.onnx": model([helper.make_node("Relu", ["x"], ["y"], name="r", alpha=0.5)]),
+        "bad_order.onnx": model([helper.make_node("Neg", ["t"], ["y"], name="late"),
+                                 helper.make_node("Neg", ["x"], ["t"], name="early")]),
+        "bad_opset.onnx": model([helper.make_node("Gelu", ["x"], ["y"], name="g")], opset=17),
+    }
+
+
 def runtime_files(name, model, cases):
     onnx.checker.check_model(model)
     files = {f"{name}.onnx": model.SerializeToString()}
@@ -237,6 +257,7 @@ def main():
     files = {"reader_all.onnx": m.SerializeToString(), "reader_all.txt": dump_model(m).encode()}
     files.update(runtime_files("gemm", *gemm_model()))
     files.update(runtime_files("conv", *conv_model()))
+    files.update(error_models())
     sync_dirs({OUT: files}, "gen_onnx_fixtures", "files")
 
 

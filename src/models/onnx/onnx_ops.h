@@ -1,0 +1,96 @@
+// The ONNX operator rule table: for each (domain, op_type) a rule that maps a node's
+// attributes and input Arrays to output Arrays with kiln's library functions.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/onnx.h"
+#include "frontend/array.h"
+#include "ir/error.h"
+
+namespace kiln::onnx {
+
+// kiln's dtype for an ONNX element type: 64-bit and narrow integers become int32 (values
+// saturate), UINT32/UINT64 uint32, BFLOAT16 float32; others throw naming `what`.
+DType dtype_of(int32_t onnx_type, const std::string& what);
+// A TensorProto's elements as an Array (decoded by formats::onnx_tensor_bytes).
+Array tensor_to_array(std::span<const uint8_t> file, const formats::OnnxTensor& t);
+
+// What one rule sees: the node, the opset of its domain, its inputs (nullopt where an
+// optional input is omitted) and the bytes its attribute tensors live in.
+class NodeContext {
+ public:
+  NodeContext(const formats::OnnxNode& node, int64_t opset, std::vector<std::optional<Array>> inputs,
+              std::span<const uint8_t> file)
+      : node_(node), opset_(opset), inputs_(std::move(inputs)), file_(file) {}
+
+  const formats::OnnxNode& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i].has_value(); }
+  const Array& input(size_t i) const;  // throws naming the node when absent
+  std::vector<Array> present_inputs() const;
+
+  // An input whose values the rule needs on the host (a shape, axes, pads): it must not
+  // depend on the graph's inputs under a trace (initializers, Constant and Shape do not).
+  std::vector<int64_t> host_ints(size_t i) const;
+  std::vector<double> host_doubles(size_t i) const;
+
+  bool has_attr(const std::string& name) const { return node_.find_attribute(name) != nullptr; }
+  int64_t attr_int(const std::string& name, int64_t fallback) const;
+  float attr_float(const std::string& name, float fallback) const;
+  std::string attr_string(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& fallback = {}) const;
+  std::vector<float> attr_floats(const std::string& name) const;
+  Array attr_tensor(const std::string& name) const;
+
+  // Throws kiln::Error("onnx: node '<name>' (<op_type>, opset <n>): ...").
+  template <typename... Args>
+  [[noreturn]] void fail(Args&&... args) const {
+    kiln::fail("onnx", where(), ": ", std::forward<Args>(args)...);
+  }
+  std::string where() const;
+
+ private:
+  const formats::OnnxAttribute& attr(const std::string& name, formats::OnnxAttributeType type) const;
+  const formats::OnnxNode& node_;
+  int64_t opset_;
+  std::vector<std::optional<Array>> inputs_;
+  std::span<const uint8_t> file_;
+};
+
+using OpRuleFn = std::vector<Array> (*)(const NodeContext& ctx);
+
+// One row of the table: the op, the opset range its rule implements (inclusive), the
+// attributes it reads (any other attribute on a node is refused before running), the rule,
+// and the inputs whose values it reads on the host (shapes, axes, pads: NodeContext::host_ints).
+// A graph input that reaches such an input is static under jit (onnx_model.cpp).
+struct OpRule {
+  const char* op_type;
+  int64_t min_opset, max_opset;
+  std::vector<const char*> attributes;
+  OpRuleFn rule;
+  std::vector<int> host_inputs = {};
+};
+
+// Every rule of the default domain ("" / ai.onnx), from the family tables below.
+const std::vector<OpRule>& default_domain_rules();
+std::vector<OpRule> elementwise_rules();  // onnx_ops_elementwise.cpp
+std::vector<OpRule> shape_rules();        // onnx_ops_shape.cpp
+std::vector<OpRule> nn_rules();           // onnx_ops_nn.cpp
+std::vector<OpRule> reduce_rules();       // onnx_ops_reduce.cpp
+
+// The rule for `node` at `opset`, or an Error naming the node, op, opset and what is
+// supported (the op's opset range, or the attributes its rule reads).
+const OpRule& find_rule(const formats::OnnxNode& node, int64_t opset);
+
+// Helpers shared by the family files.
+int normalize_axis(const NodeContext& ctx, int64_t axis, int ndim);
+std::vector<int> normalize_axes(const NodeContext& ctx, const std::vector<int64_t>& axes, int ndim);
+// ONNX's multidirectional broadcasting after the rule has picked a common dtype.
+Array cast_to(const Array& a, DType dtype);
+
+}  // namespace kiln::onnx

@@ -1,0 +1,164 @@
+// Runs the ONNX backend node tests (Debian's libonnx-testdata: model.onnx with
+// test_data_set_*/input_*.pb and output_*.pb) through kiln::onnx on the cpu device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "backend/backend.h"
+#include "tests/onnx_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where Debian's libonnx-testdata (installed by `make setup`) puts the node tests;
+// KILN_ONNX_NODE_TESTS overrides it.
+std::string node_test_dir() {
+  const char* env = std::getenv("KILN_ONNX_NODE_TESTS");
+  return env ? env : "/usr/share/libonnx-testdata/data/node";
+}
+
+enum class Outcome { Pass, Fail, Error, Unsupported };
+const char* const kOutcomeNames[] = {"pass", "fail", "error", "unsupported"};
+
+struct Result {
+  std::string test, op;
+  Outcome outcome = Outcome::Pass;
+  std::string detail;
+};
+
+// The op a test checks: its single node's op type; for the composite (expanded, function)
+// tests, the known op whose name, lowercased without underscores, the test name starts with.
+std::string op_of(const std::string& test, const kiln::formats::OnnxModel& m, const std::set<std::string>& ops) {
+  if (m.graph.nodes.size() == 1) return m.graph.nodes[0].op_type;
+  std::string flat;
+  for (char ch : test.substr(5)) if (ch != '_') flat += ch;
+  std::string best;
+  for (const std::string& op : ops) {
+    std::string key;
+    for (char ch : op) key += char(std::tolower(ch));
+    if (flat.rfind(key, 0) == 0 && key.size() > best.size()) best = op;
+  }
+  return best.empty() ? (m.graph.nodes.empty() ? "?" : m.graph.nodes[0].op_type) : best;
+}
+
+// Loads the model and runs every data set. Load-time refusals are "unsupported"; other
+// kiln::Errors "error"; any other exception escapes (a crash fails the whole test).
+Result run_one(const fs::path& dir) {
+  Result r{dir.filename().string(), "", Outcome::Pass, ""};
+  const std::vector<uint8_t> bytes = kiln_test::read_bytes((dir / "model.onnx").string());
+  kiln::onnx::Model model;
+  try {
+    model = kiln::onnx::Model::load(bytes);
+  } catch (const kiln::Error& e) {
+    return {r.test, "", Outcome::Unsupported, e.what()};
+  }
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  try {
+    for (const fs::path& set : sets) {
+      std::map<std::string, kiln::Array> feeds;
+      for (size_t i = 0; i < model.input_names().size(); ++i)
+        feeds[model.input_names()[i]] = kiln_test::read_tensor_pb((set / ("input_" + std::to_string(i) + ".pb")).string());
+      const auto outs = model.run(feeds);
+      for (size_t j = 0; j < model.output_names().size(); ++j) {
+        const kiln::Array want = kiln_test::read_tensor_pb((set / ("output_" + std::to_string(j) + ".pb")).string());
+        const std::string diff = kiln_test::allclose_mismatch(outs.at(model.output_names()[j]), want);
+        if (!diff.empty()) return {r.test, "", Outcome::Fail, set.filename().string() + " output " + std::to_string(j) + ": " + diff};
+      }
+    }
+  } catch (const kiln::Error& e) {
+    return {r.test, "", Outcome::Error, e.what()};
+  }
+  return r;
+}
+
+std::set<std::string> read_lines(const std::string& path) {
+  std::set<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.insert(line);
+  return out;
+}
+
+// bench/results/onnx_node_tests.md's table: per op, how many tests pass, fail, error or are
+// unsupported, then the totals and every non-passing test with its reason.
+void write_table(const std::string& path, const std::vector<Result>& results) {
+  std::map<std::string, std::array<int, 4>> by_op;
+  std::array<int, 4> total{};
+  for (const Result& r : results) ++by_op[r.op][size_t(r.outcome)], ++total[size_t(r.outcome)];
+  std::ofstream out(path);
+  out << "| op | pass | fail | error | unsupported |\n| --- | --- | --- | --- | --- |\n";
+  for (const auto& [op, n] : by_op) out << "| " << op << " | " << n[0] << " | " << n[1] << " | " << n[2] << " | " << n[3] << " |\n";
+  out << "| **total (" << results.size() << ")** | **" << total[0] << "** | **" << total[1] << "** | **" << total[2]
+      << "** | **" << total[3] << "** |\n\n";
+  for (const Result& r : results) {
+    if (r.outcome == Outcome::Pass) continue;
+    std::string d = r.detail.substr(0, 220);
+    std::replace(d.begin(), d.end(), '|', '/');
+    std::replace(d.begin(), d.end(), '\n', ' ');
+    out << "- `" << r.test << "` " << kOutcomeNames[size_t(r.outcome)] << ": " << d << "\n";
+  }
+}
+
+class OnCpu {
+ public:
+  OnCpu() : saved_(kiln::default_device()) { kiln::set_default_device("cpu"); }
+  ~OnCpu() { kiln::set_default_device(saved_); }
+
+ private:
+  std::string saved_;
+};
+
+// Every node test runs; the test fails on a crash (any exception but kiln::Error) and on a
+// test in tests/fixtures/onnx/node_tests_expected_pass.txt that no longer passes, so
+// coverage only grows. KILN_ONNX_NODE_TABLE=<file> writes the per-op table and
+// KILN_ONNX_NODE_PASS_LIST=<file> the list of passing tests (to update the expected list).
+TEST(OnnxNodeTests, ExpectedPassesStillPass) {
+  const OnCpu on_cpu;
+  const std::string root = node_test_dir();
+  ASSERT_TRUE(fs::is_directory(root)) << root << " is missing: `make setup` installs libonnx-testdata";
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.is_directory() && fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  std::vector<Result> results;
+  std::set<std::string> single_ops;
+  for (const fs::path& d : dirs) {
+    results.push_back(run_one(d));
+    const std::vector<uint8_t> bytes = kiln_test::read_bytes((d / "model.onnx").string());
+    const kiln::formats::OnnxModel m = kiln::formats::parse_onnx_model(bytes);
+    if (m.graph.nodes.size() == 1) single_ops.insert(m.graph.nodes[0].op_type);
+  }
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const std::vector<uint8_t> bytes = kiln_test::read_bytes((dirs[i] / "model.onnx").string());
+    results[i].op = op_of(results[i].test, kiln::formats::parse_onnx_model(bytes), single_ops);
+  }
+  if (const char* table = std::getenv("KILN_ONNX_NODE_TABLE")) write_table(table, results);
+  if (const char* list = std::getenv("KILN_ONNX_NODE_PASS_LIST")) {
+    std::ofstream out(list);
+    out << "# ONNX node tests that pass on the cpu device (tests/onnx_node_tests_test.cpp); one a line.\n";
+    for (const Result& r : results)
+      if (r.outcome == Outcome::Pass) out << r.test << "\n";
+  }
+  const std::set<std::string> expected = read_lines(std::string(KILN_FIXTURE_DIR) + "/onnx/node_tests_expected_pass.txt");
+  ASSERT_FALSE(expected.empty());
+  int passed = 0;
+  for (const Result& r : results) {
+    passed += r.outcome == Outcome::Pass;
+    if (expected.count(r.test) && r.outcome != Outcome::Pass)
+      ADD_FAILURE() << r.test << " is in the expected-pass list but gave " << kOutcomeNames[size_t(r.outcome)] << ": "
+                    << r.detail;
+  }
+  std::cout << "[onnx node tests] " << passed << " of " << results.size() << " pass (expected at least "
+            << expected.size() << ")\n";
+}
+
+}  // namespace
