@@ -82,6 +82,7 @@ std::vector<OpRule> elementwise_rules();  // onnx_ops_elementwise.cpp
 std::vector<OpRule> shape_rules();        // onnx_ops_shape.cpp
 std::vector<OpRule> nn_rules();           // onnx_ops_nn.cpp
 std::vector<OpRule> reduce_rules();       // onnx_ops_reduce.cpp
+std::vector<OpRule> composite_rules();    // onnx_ops_more.cpp
 
 // The rule for `node` at `opset`, or an Error naming the node, op, opset and what is
 // supported (the op's opset range, or the attributes its rule reads).
