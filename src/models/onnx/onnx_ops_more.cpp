@@ -1,8 +1,11 @@
 // ONNX operators built from several library calls: the losses (NegativeLogLikelihoodLoss,
-// SoftmaxCrossEntropyLoss), ConvTranspose, MeanVarianceNormalization and GatherND.
+// SoftmaxCrossEntropyLoss), ConvTranspose, MeanVarianceNormalization, GatherND, Compress,
+// ReverseSequence, Det and the window functions.
 #include <algorithm>
+#include <numbers>
 
 #include "library/lax.h"
+#include "library/linalg.h"
 #include "library/nn.h"
 #include "library/numpy.h"
 #include "models/onnx/onnx_ops.h"
@@ -142,6 +145,51 @@ std::vector<Array> gather_nd(const NodeContext& c) {
   return {np::reshape(np::take(np::reshape(data, flat), cast_to(lin, int32), 0), out)};
 }
 
+// Compress: the output's size depends on the condition's values, which must be static.
+std::vector<Array> compress(const NodeContext& c) {
+  const Array& x = c.input(0);
+  const std::vector<int64_t> cond = c.host_ints(1);
+  std::vector<int32_t> keep;
+  for (size_t i = 0; i < cond.size(); ++i)
+    if (cond[i]) keep.push_back(int32_t(i));
+  const Array idx = np::array(keep, {int64_t(keep.size())});
+  if (!c.has_attr("axis")) return {np::take(np::ravel(x), idx, 0)};
+  const int axis = normalize_axis(c, c.attr_int("axis", 0), x.ndim());
+  if (int64_t(cond.size()) > x.shape(axis)) c.fail("condition longer than axis ", axis);
+  return {np::take(x, idx, axis)};
+}
+
+// ReverseSequence: the first sequence_lens[b] steps of each batch entry reversed, a gather
+// along the time axis at where(t < len, len - 1 - t, t).
+std::vector<Array> reverse_sequence(const NodeContext& c) {
+  const Array& x = c.input(0);
+  const int time = int(c.attr_int("time_axis", 0)), batch = int(c.attr_int("batch_axis", 1));
+  if (x.ndim() < 2 || (time != 0 && time != 1) || batch != 1 - time) c.fail("time_axis/batch_axis must be 0 and 1");
+  Shape tshape(size_t(x.ndim()), 1), bshape(size_t(x.ndim()), 1);
+  tshape[size_t(time)] = x.shape(time);
+  bshape[size_t(batch)] = x.shape(batch);
+  const Array t = np::reshape(np::arange(x.shape(time), int32), tshape);
+  const Array len = np::reshape(cast_to(c.input(1), int32), bshape);
+  Array idx = np::broadcast_to(np::where(t < len, len - 1 - t, t), x.shape());
+  return {np::take_along_axis(x, cast_to(idx, int32), time)};
+}
+
+std::vector<Array> det(const NodeContext& c) { return {linalg::det(c.input(0))}; }
+
+// Hann, Hamming and Blackman windows: sums of cosines over n / N, N = size (periodic) or size - 1.
+template <int Kind>
+std::vector<Array> window(const NodeContext& c) {
+  const int64_t size = c.host_ints(0).at(0);
+  const DType dt = dtype_of(int32_t(c.attr_int("output_datatype", 1)), c.where());
+  const double n_den = c.attr_int("periodic", 1) ? double(size) : double(size - 1);
+  const Array a = np::arange(size, float64) * (2 * std::numbers::pi / n_den);
+  Array w;
+  if (Kind == 0) w = 0.5 - 0.5 * np::cos(a);
+  if (Kind == 1) w = 25.0 / 46.0 - (21.0 / 46.0) * np::cos(a);
+  if (Kind == 2) w = 0.42 - 0.5 * np::cos(a) + 0.08 * np::cos(2.0 * a);
+  return {cast_to(w, dt)};
+}
+
 }  // namespace
 
 std::vector<OpRule> composite_rules() {
@@ -152,6 +200,12 @@ std::vector<OpRule> composite_rules() {
        {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"}, conv_transpose},
       {"MeanVarianceNormalization", 9, kMax, {"axes"}, mean_variance_normalization},
       {"GatherND", 11, kMax, {"batch_dims"}, gather_nd},
+      {"Compress", 9, kMax, {"axis"}, compress, {1}},
+      {"ReverseSequence", 10, kMax, {"batch_axis", "time_axis"}, reverse_sequence},
+      {"Det", 11, kMax, {}, det},
+      {"HannWindow", 17, kMax, {"output_datatype", "periodic"}, window<0>, {0}},
+      {"HammingWindow", 17, kMax, {"output_datatype", "periodic"}, window<1>, {0}},
+      {"BlackmanWindow", 17, kMax, {"output_datatype", "periodic"}, window<2>, {0}},
   };
 }
 
