@@ -85,6 +85,7 @@ std::vector<OpRule> reduce_rules();       // onnx_ops_reduce.cpp
 std::vector<OpRule> composite_rules();    // onnx_ops_more.cpp
 std::vector<OpRule> resize_rules();       // onnx_ops_resize.cpp
 std::vector<OpRule> rnn_rules();          // onnx_ops_rnn.cpp
+std::vector<OpRule> scatter_rules();      // onnx_ops_scatter.cpp
 
 // The rule for `node` at `opset`, or an Error naming the node, op, opset and what is
 // supported (the op's opset range, or the attributes its rule reads).
