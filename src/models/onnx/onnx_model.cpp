@@ -25,6 +25,7 @@ struct ModelState {
   std::vector<std::string> input_names, output_names;
   std::vector<const OpRule*> rules;  // one per node, found at load
   std::vector<bool> static_inputs;   // per input: its values reach a rule's host input
+  std::map<std::string, int32_t> value_types;  // ONNX element types the file declares
   Fn jitted;  // (dynamic inputs, static inputs as trees of scalars) -> outputs
 };
 
@@ -96,7 +97,7 @@ std::vector<Array> evaluate(const ModelState& st, const std::vector<Array>& inpu
     const OnnxNode& n = g.nodes[i];
     std::vector<std::optional<Array>> args;
     for (const std::string& in : n.inputs) args.push_back(in.empty() ? std::nullopt : std::optional<Array>(env.at(in)));
-    const NodeContext ctx(n, st.opset, std::move(args), st.bytes);
+    const NodeContext ctx(n, st.opset, std::move(args), st.bytes, &st.value_types);
     std::vector<Array> outs;
     try {
       outs = st.rules[i]->rule(ctx);
@@ -187,6 +188,9 @@ Model Model::load(std::span<const uint8_t> bytes) {
     st->output_names.push_back(v.name);
   }
   for (const OnnxNode& n : g.nodes) st->rules.push_back(&find_rule(n, st->opset));
+  for (const auto* list : {&g.inputs, &g.outputs, &g.value_info})
+    for (const formats::OnnxValueInfo& v : *list) st->value_types[v.name] = v.type.elem_type;
+  for (const formats::OnnxTensor& t : g.initializers) st->value_types[t.name] = t.data_type;
   check_order(g, st->input_names, st->constants);
   std::weak_ptr<const ModelState> weak = st;  // the jitted Fn must not keep its owner alive
   st->static_inputs = find_static_inputs(g, st->rules, st->input_names);

@@ -114,6 +114,12 @@ std::vector<double> NodeContext::host_doubles(size_t i) const {
   return input(i).to_vector<double>();
 }
 
+int32_t NodeContext::declared_type(size_t i, int32_t fallback) const {
+  if (!value_types_ || i >= node_.inputs.size()) return fallback;
+  auto it = value_types_->find(node_.inputs[i]);
+  return it == value_types_->end() ? fallback : it->second;
+}
+
 const OnnxAttribute& NodeContext::attr(const std::string& name, OnnxAttributeType type) const {
   const OnnxAttribute* a = node_.find_attribute(name);
   if (!a) fail("no attribute '", name, "'");
@@ -159,7 +165,7 @@ Array cast_to(const Array& a, DType dtype) { return a.dtype() == dtype ? a : a.a
 const std::vector<OpRule>& default_domain_rules() {
   static const std::vector<OpRule> rules = [] {
     std::vector<OpRule> all;
-    for (auto family : {elementwise_rules, shape_rules, nn_rules, reduce_rules, composite_rules, resize_rules, rnn_rules, scatter_rules}) {
+    for (auto family : {elementwise_rules, shape_rules, nn_rules, reduce_rules, composite_rules, resize_rules, rnn_rules, scatter_rules, quantize_rules}) {
       std::vector<OpRule> f = family();
       all.insert(all.end(), f.begin(), f.end());
     }

@@ -2,6 +2,7 @@
 // attributes and input Arrays to output Arrays with kiln's library functions.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -24,8 +25,8 @@ Array tensor_to_array(std::span<const uint8_t> file, const formats::OnnxTensor& 
 class NodeContext {
  public:
   NodeContext(const formats::OnnxNode& node, int64_t opset, std::vector<std::optional<Array>> inputs,
-              std::span<const uint8_t> file)
-      : node_(node), opset_(opset), inputs_(std::move(inputs)), file_(file) {}
+              std::span<const uint8_t> file, const std::map<std::string, int32_t>* value_types = nullptr)
+      : node_(node), opset_(opset), inputs_(std::move(inputs)), file_(file), value_types_(value_types) {}
 
   const formats::OnnxNode& node() const { return node_; }
   int64_t opset() const { return opset_; }
@@ -38,6 +39,10 @@ class NodeContext {
   // depend on the graph's inputs under a trace (initializers, Constant and Shape do not).
   std::vector<int64_t> host_ints(size_t i) const;
   std::vector<double> host_doubles(size_t i) const;
+  // The ONNX element type the file declares for input i (initializer, graph input or
+  // value_info), or `fallback` when it declares none: kiln keeps 8/16-bit ints as int32, so
+  // quantization ops learn uint8 vs int8 here.
+  int32_t declared_type(size_t i, int32_t fallback) const;
 
   bool has_attr(const std::string& name) const { return node_.find_attribute(name) != nullptr; }
   int64_t attr_int(const std::string& name, int64_t fallback) const;
@@ -60,6 +65,7 @@ class NodeContext {
   int64_t opset_;
   std::vector<std::optional<Array>> inputs_;
   std::span<const uint8_t> file_;
+  const std::map<std::string, int32_t>* value_types_;
 };
 
 using OpRuleFn = std::vector<Array> (*)(const NodeContext& ctx);
@@ -86,6 +92,7 @@ std::vector<OpRule> composite_rules();    // onnx_ops_more.cpp
 std::vector<OpRule> resize_rules();       // onnx_ops_resize.cpp
 std::vector<OpRule> rnn_rules();          // onnx_ops_rnn.cpp
 std::vector<OpRule> scatter_rules();      // onnx_ops_scatter.cpp
+std::vector<OpRule> quantize_rules();     // onnx_ops_quantize.cpp
 
 // The rule for `node` at `opset`, or an Error naming the node, op, opset and what is
 // supported (the op's opset range, or the attributes its rule reads).
@@ -94,7 +101,9 @@ const OpRule& find_rule(const formats::OnnxNode& node, int64_t opset);
 // Helpers shared by the family files.
 int normalize_axis(const NodeContext& ctx, int64_t axis, int ndim);
 std::vector<int> normalize_axes(const NodeContext& ctx, const std::vector<int64_t>& axes, int ndim);
-// ONNX's multidirectional broadcasting after the rule has picked a common dtype.
 Array cast_to(const Array& a, DType dtype);
+// Conv's attributes (auto_pad, pads, strides, dilations, group, kernel_shape) applied to x
+// and w, no bias: shared by Conv, ConvInteger and QLinearConv.
+Array conv_with_attributes(const NodeContext& c, const Array& x, const Array& w);
 
 }  // namespace kiln::onnx

@@ -63,14 +63,22 @@ Window window_of(const NodeContext& c, const Array& x, std::vector<int64_t> kern
   return w;
 }
 
-std::vector<Array> conv(const NodeContext& c) {
-  const Array &x = c.input(0), &w = c.input(1);
+}  // namespace
+
+Array conv_with_attributes(const NodeContext& c, const Array& x, const Array& w) {
   if (x.ndim() < 3 || w.ndim() != x.ndim()) c.fail("input rank ", x.ndim(), " and weight rank ", w.ndim(), ", expected equal and >= 3");
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel) c.fail("kernel_shape differs from the weight's shape");
   const Window win = window_of(c, x, kernel);
-  Array y = lax::conv_general_dilated(x, cast_to(w, x.dtype()), win.strides, win.pads, {}, win.dilations, std::nullopt,
-                                      c.attr_int("group", 1));
+  return lax::conv_general_dilated(x, cast_to(w, x.dtype()), win.strides, win.pads, {}, win.dilations, std::nullopt,
+                                   c.attr_int("group", 1));
+}
+
+namespace {
+
+std::vector<Array> conv(const NodeContext& c) {
+  const Array& x = c.input(0);
+  Array y = conv_with_attributes(c, x, c.input(1));
   if (c.has_input(2)) {
     Shape bshape(size_t(x.ndim() - 1), 1);
     bshape[0] = c.input(2).shape(0);
