@@ -93,6 +93,7 @@ std::vector<OpRule> resize_rules();       // onnx_ops_resize.cpp
 std::vector<OpRule> rnn_rules();          // onnx_ops_rnn.cpp
 std::vector<OpRule> scatter_rules();      // onnx_ops_scatter.cpp
 std::vector<OpRule> quantize_rules();     // onnx_ops_quantize.cpp
+std::vector<OpRule> host_rules();         // onnx_ops_host.cpp
 
 // The rule for `node` at `opset`, or an Error naming the node, op, opset and what is
 // supported (the op's opset range, or the attributes its rule reads).

@@ -168,14 +168,25 @@ Array per_channel(const Array& p, int ndim) {
   return np::reshape(p, s);
 }
 
+// Inference normalizes by the running statistics; training_mode 1 (opset 14) by the batch's,
+// and also returns the running statistics updated with `momentum`.
 std::vector<Array> batch_norm(const NodeContext& c) {
-  if (c.attr_int("training_mode", 0)) c.fail("training_mode 1 is not supported (inference only)");
-  if (c.node().outputs.size() > 1) c.fail("the running mean/var outputs (training) are not supported");
   const Array& x = c.input(0);
   const double eps = c.attr_float("epsilon", 1e-5f);
   const int r = x.ndim();
-  Array inv = per_channel(c.input(1), r) / np::sqrt(per_channel(c.input(4), r) + eps);
-  return {(x - per_channel(c.input(3), r)) * inv + per_channel(c.input(2), r)};
+  auto normalize = [&](const Array& mean, const Array& var) {
+    Array inv = per_channel(c.input(1), r) / np::sqrt(per_channel(var, r) + eps);
+    return (x - per_channel(mean, r)) * inv + per_channel(c.input(2), r);
+  };
+  if (!c.attr_int("training_mode", 0)) {
+    if (c.node().outputs.size() > 1) c.fail("running mean/var outputs need training_mode 1");
+    return {normalize(c.input(3), c.input(4))};
+  }
+  std::vector<int> axes{0};
+  for (int i = 2; i < r; ++i) axes.push_back(i);
+  const Array mean = np::mean(x, Axes(axes)), var = np::var(x, Axes(axes));
+  const double m = c.attr_float("momentum", 0.9f);
+  return {normalize(mean, var), c.input(3) * m + mean * (1 - m), c.input(4) * m + var * (1 - m)};
 }
 
 std::vector<Array> instance_norm(const NodeContext& c) {
@@ -216,9 +227,12 @@ Array hardmax(const Array& x, int axis) {
   return nn::one_hot(np::argmax(x, axis), x.shape(axis), x.dtype(), axis);
 }
 
+// Inference (and training with ratio 0) is the identity with an all-true mask; random
+// dropping is not supported.
 std::vector<Array> dropout(const NodeContext& c) {
-  if (c.opset() >= 12 && c.has_input(2) && c.host_ints(2).at(0) != 0)
-    c.fail("training_mode true is not supported (inference only)");
+  const bool training = c.opset() >= 12 && c.has_input(2) && c.host_ints(2).at(0) != 0;
+  const double ratio = c.has_input(1) ? c.host_doubles(1).at(0) : 0.5;
+  if (training && ratio != 0) c.fail("training_mode true with ratio ", ratio, " is not supported (random masks)");
   const Array& x = c.input(0);
   return {x, np::ones(x.shape(), bool_)};
 }
@@ -263,7 +277,7 @@ std::vector<OpRule> nn_rules() {
       {"Softmax", 1, kMax, {"axis"}, softmax_like<softmax>},
       {"LogSoftmax", 1, kMax, {"axis"}, softmax_like<log_softmax>},
       {"Hardmax", 1, kMax, {"axis"}, softmax_like<hardmax>},
-      {"Dropout", 7, kMax, {"seed", "ratio"}, dropout, {2}},
+      {"Dropout", 7, kMax, {"seed", "ratio"}, dropout, {1, 2}},
       {"LRN", 1, kMax, {"alpha", "beta", "bias", "size"}, lrn},
       {"Einsum", 12, kMax, {"equation"}, einsum},
   };
