@@ -165,7 +165,8 @@ Array cast_to(const Array& a, DType dtype) { return a.dtype() == dtype ? a : a.a
 const std::vector<OpRule>& default_domain_rules() {
   static const std::vector<OpRule> rules = [] {
     std::vector<OpRule> all;
-    for (auto family : {elementwise_rules, shape_rules, nn_rules, reduce_rules, composite_rules, resize_rules, rnn_rules, scatter_rules, quantize_rules, host_rules}) {
+    for (auto family : {elementwise_rules, shape_rules, nn_rules, reduce_rules, composite_rules, resize_rules,
+                        rnn_rules, scatter_rules, quantize_rules, host_rules}) {
       std::vector<OpRule> f = family();
       all.insert(all.end(), f.begin(), f.end());
     }

@@ -55,7 +55,8 @@ Array div(const Array& a, const Array& b) {
 }
 Array pow(const Array& a, const Array& b) {
   // The result has the base's type (Pow(int, float) is an int tensor).
-  return same_type(np::power(is_float(a.dtype()) ? a : a.astype(float32), cast_to(b, is_float(a.dtype()) ? a.dtype() : float32)), a);
+  const DType dt = is_float(a.dtype()) ? a.dtype() : float32;
+  return same_type(np::power(cast_to(a, dt), cast_to(b, dt)), a);
 }
 Array equal(const Array& a, const Array& b) { return np::equal(a, b); }
 Array less(const Array& a, const Array& b) { return np::less(a, b); }

@@ -108,7 +108,8 @@ std::vector<Array> non_max_suppression(const NodeContext& c) {
       for (int64_t i : cand) {
         if (int64_t(kept.size()) >= max_out) break;
         const Box bi = box_at(bv, size_t(b * N + i), center);
-        if (std::none_of(kept.begin(), kept.end(), [&](int64_t j) { return iou(bi, box_at(bv, size_t(b * N + j), center)) > iou_th; })) {
+        auto overlaps = [&](int64_t j) { return iou(bi, box_at(bv, size_t(b * N + j), center)) > iou_th; };
+        if (std::none_of(kept.begin(), kept.end(), overlaps)) {
           kept.push_back(i);
           out.insert(out.end(), {int32_t(b), int32_t(k), int32_t(i)});
         }

@@ -61,7 +61,8 @@ std::vector<Array> conv_transpose(const NodeContext& c) {
     if (v.size() != count) c.fail(name, " has ", v.size(), " entries, expected ", count);
     return v;
   };
-  const std::vector<int64_t> strides = ints("strides", 1, n), dil = ints("dilations", 1, n), out_pad = ints("output_padding", 0, n);
+  const std::vector<int64_t> strides = ints("strides", 1, n), dil = ints("dilations", 1, n);
+  const std::vector<int64_t> out_pad = ints("output_padding", 0, n);
   std::vector<int64_t> pads = ints("pads", 0, 2 * size_t(n));
   const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
   if (c.has_attr("output_shape") || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
@@ -117,7 +118,8 @@ std::vector<Array> gather_nd(const NodeContext& c) {
   const Array &data = c.input(0), &idx = c.input(1);
   const int b = int(c.attr_int("batch_dims", 0));
   const int64_t k = idx.shape(-1);
-  if (b < 0 || b >= idx.ndim() || b + k > data.ndim()) c.fail("batch_dims ", b, " and index depth ", k, " do not fit data of rank ", data.ndim());
+  if (b < 0 || b >= idx.ndim() || b + k > data.ndim())
+    c.fail("batch_dims ", b, " and index depth ", k, " do not fit data of rank ", data.ndim());
   int64_t batch = 1, cells = 1;
   for (int i = 0; i < b; ++i) batch *= data.shape(i);
   for (int i = b; i < b + k; ++i) cells *= data.shape(i);

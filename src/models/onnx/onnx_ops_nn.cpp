@@ -66,7 +66,8 @@ Window window_of(const NodeContext& c, const Array& x, std::vector<int64_t> kern
 }  // namespace
 
 Array conv_with_attributes(const NodeContext& c, const Array& x, const Array& w) {
-  if (x.ndim() < 3 || w.ndim() != x.ndim()) c.fail("input rank ", x.ndim(), " and weight rank ", w.ndim(), ", expected equal and >= 3");
+  if (x.ndim() < 3 || w.ndim() != x.ndim())
+    c.fail("input rank ", x.ndim(), " and weight rank ", w.ndim(), ", expected equal and >= 3");
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel) c.fail("kernel_shape differs from the weight's shape");
   const Window win = window_of(c, x, kernel);

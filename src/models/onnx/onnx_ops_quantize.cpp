@@ -22,7 +22,8 @@ std::pair<double, double> range_of(const NodeContext& c, int32_t type) {
     case OnnxDataType::Int32: return {-2147483648.0, 2147483647.0};
     default: break;
   }
-  c.fail("quantized type ", formats::onnx_data_type_name(type), " is not supported (supported: UINT8, INT8, UINT16, INT16, INT32)");
+  c.fail("quantized type ", formats::onnx_data_type_name(type),
+         " is not supported (supported: UINT8, INT8, UINT16, INT16, INT32)");
 }
 
 // A scale or zero point: a scalar, or 1-D along `axis` of an input of rank `ndim`.
