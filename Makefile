@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-fixtures check-jax-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -138,6 +138,13 @@ JAX_GENERATORS := tools/gen_jax_fixtures.py tools/gen_random_fixtures.py tools/g
 check-jax-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-jax.txt
 	for g in $(JAX_GENERATORS); do python3 "$$g" --check || exit 1; done
+
+# tests/fixtures/onnx: models the `onnx` package writes and its reference evaluator's outputs
+# (tools/gen_onnx_fixtures.py, onnx and protobuf pinned); not part of `make test` (CI installs
+# no onnx).
+check-onnx-fixtures:
+	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-onnx.txt
+	python3 tools/gen_onnx_fixtures.py --check
 
 # Every stage, then the table of their times (printed even when one fails).
 TEST_STAGES := test-fixtures test-native test-debug test-wasm test-js

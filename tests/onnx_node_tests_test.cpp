@@ -125,7 +125,7 @@ class OnDevice {
 };
 
 // Every node test runs; the test fails on a crash (any exception but kiln::Error) and on a
-// test in tests/fixtures/onnx/node_tests_expected_pass.txt that no longer passes, so
+// test in tests/fixtures/onnx_node_tests/expected_pass.txt that no longer passes, so
 // coverage only grows. KILN_ONNX_NODE_TABLE=<file> writes the per-op table and
 // KILN_ONNX_NODE_PASS_LIST=<file> the list of passing tests (to update the expected list).
 TEST(OnnxNodeTests, ExpectedPassesStillPass) {
@@ -156,7 +156,7 @@ TEST(OnnxNodeTests, ExpectedPassesStillPass) {
     for (const Result& r : results)
       if (r.outcome == Outcome::Pass) out << r.test << "\n";
   }
-  const std::set<std::string> expected = read_lines(std::string(KILN_FIXTURE_DIR) + "/onnx/node_tests_expected_pass.txt");
+  const std::set<std::string> expected = read_lines(std::string(KILN_FIXTURE_DIR) + "/onnx_node_tests/expected_pass.txt");
   ASSERT_FALSE(expected.empty());
   int passed = 0;
   for (const Result& r : results) {
