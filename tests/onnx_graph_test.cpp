@@ -103,4 +103,22 @@ TEST(OnnxGraph, ChecksFeedsAgainstDeclaredTypes) {
             std::string::npos);
 }
 
+TEST(OnnxGraph, SymbolicDimensionsTakeAnySizeButOneAcrossInputs) {
+  const kiln::onnx::Model m = load("shared_dim.onnx");
+  for (int64_t n : {1, 4, 2}) {
+    const Array a = np::arange(n * 3, kiln::float32).reshape({n, 3}), b = np::ones({n, 3});
+    const auto out = m.run({{"a", a}, {"b", b}});
+    EXPECT_EQ(out.at("y").shape(), (kiln::Shape{n, 3}));
+    EXPECT_EQ(kiln_test::allclose_mismatch(out.at("y"), a + 1.0), "");
+  }
+  try {
+    m.run({{"a", np::zeros({2, 3})}, {"b", np::zeros({3, 3})}});
+    ADD_FAILURE() << "expected an error";
+  } catch (const kiln::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input 'b': has size 3 at axis 0 for dimension 'N', which another input set to 2"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace

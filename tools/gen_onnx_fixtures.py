@@ -234,6 +234,12 @@ def error_models():
         "bad_order.onnx": model([helper.make_node("Neg", ["t"], ["y"], name="late"),
                                  helper.make_node("Neg", ["x"], ["t"], name="early")]),
         "bad_opset.onnx": model([helper.make_node("Gelu", ["x"], ["y"], name="g")], opset=17),
+        # Not an error: two inputs sharing the symbolic dimension N, for the feed checks.
+        "shared_dim.onnx": helper.make_model(helper.make_graph(
+            [helper.make_node("Add", ["a", "b"], ["y"], name="add")], "shared_dim",
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 3]) for n in ("a", "b")],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])]),
+            opset_imports=[helper.make_opsetid("", 13)]).SerializeToString(),
     }
 
 
