@@ -12,15 +12,37 @@
 #include "backend/backend.h"
 #include "tests/onnx_test_util.h"
 
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+// Emscripten's getenv does not see Node's environment, so ask process.env directly.
+EM_JS(int, kiln_onnx_test_env, (const char* name, char* buf, int n), {
+  var v = typeof process != 'undefined' ? process.env[UTF8ToString(name)] : undefined;
+  if (v === undefined) return 0;
+  stringToUTF8(v, buf, n);
+  return 1;
+});
+#endif
+
 namespace {
 
 namespace fs = std::filesystem;
 
+// An environment variable, or "" when unset (under Node too).
+std::string env(const char* name) {
+#ifdef __EMSCRIPTEN__
+  char buf[4096];
+  return kiln_onnx_test_env(name, buf, sizeof buf) ? std::string(buf) : std::string();
+#else
+  const char* v = std::getenv(name);
+  return v ? v : "";
+#endif
+}
+
 // Where Debian's libonnx-testdata (installed by `make setup`) puts the node tests;
 // KILN_ONNX_NODE_TESTS overrides it.
 std::string node_test_dir() {
-  const char* env = std::getenv("KILN_ONNX_NODE_TESTS");
-  return env ? env : "/usr/share/libonnx-testdata/data/node";
+  const std::string dir = env("KILN_ONNX_NODE_TESTS");
+  return dir.empty() ? "/usr/share/libonnx-testdata/data/node" : dir;
 }
 
 enum class Outcome { Pass, Fail, Error, Unsupported };
@@ -115,8 +137,8 @@ void write_table(const std::string& path, const std::vector<Result>& results) {
 class OnDevice {
  public:
   OnDevice() : saved_(kiln::default_device()) {
-    const char* d = std::getenv("KILN_ONNX_NODE_DEVICE");
-    kiln::set_default_device(d ? d : "cpu");
+    const std::string d = env("KILN_ONNX_NODE_DEVICE");
+    kiln::set_default_device(d.empty() ? "cpu" : d);
   }
   ~OnDevice() { kiln::set_default_device(saved_); }
 
@@ -148,8 +170,8 @@ TEST(OnnxNodeTests, ExpectedPassesStillPass) {
     const std::vector<uint8_t> bytes = kiln_test::read_bytes((dirs[i] / "model.onnx").string());
     results[i].op = op_of(results[i].test, kiln::formats::parse_onnx_model(bytes), single_ops);
   }
-  if (const char* table = std::getenv("KILN_ONNX_NODE_TABLE")) write_table(table, results);
-  if (const char* list = std::getenv("KILN_ONNX_NODE_PASS_LIST")) {
+  if (const std::string table = env("KILN_ONNX_NODE_TABLE"); !table.empty()) write_table(table, results);
+  if (const std::string list = env("KILN_ONNX_NODE_PASS_LIST"); !list.empty()) {
     std::ofstream out(list);
     out << "# ONNX node tests that pass on the " << kiln::default_device()
         << " device (tests/onnx_node_tests_test.cpp); one a line.\n";
