@@ -102,6 +102,7 @@ const OpRule& find_rule(const formats::OnnxNode& node, int64_t opset);
 // Helpers shared by the family files.
 int normalize_axis(const NodeContext& ctx, int64_t axis, int ndim);
 std::vector<int> normalize_axes(const NodeContext& ctx, const std::vector<int64_t>& axes, int ndim);
+// a.astype(dtype), or a itself when it already has that dtype.
 Array cast_to(const Array& a, DType dtype);
 // Conv's attributes (auto_pad, pads, strides, dilations, group, kernel_shape) applied to x
 // and w, no bias: shared by Conv, ConvInteger and QLinearConv.

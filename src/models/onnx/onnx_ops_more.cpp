@@ -2,8 +2,11 @@
 // SoftmaxCrossEntropyLoss), ConvTranspose, MeanVarianceNormalization, GatherND, Compress,
 // ReverseSequence, Det and the window functions.
 #include <algorithm>
+#include <cmath>
 #include <numbers>
 
+#include "backend/backend.h"
+#include "library/array_args.h"
 #include "library/lax.h"
 #include "library/linalg.h"
 #include "library/nn.h"
@@ -184,12 +187,15 @@ std::vector<Array> window(const NodeContext& c) {
   const int64_t size = c.host_ints(0).at(0);
   const DType dt = dtype_of(int32_t(c.attr_int("output_datatype", 1)), c.where());
   const double n_den = c.attr_int("periodic", 1) ? double(size) : double(size - 1);
-  const Array a = np::arange(size, float64) * (2 * std::numbers::pi / n_den);
-  Array w;
-  if (Kind == 0) w = 0.5 - 0.5 * np::cos(a);
-  if (Kind == 1) w = 25.0 / 46.0 - (21.0 / 46.0) * np::cos(a);
-  if (Kind == 2) w = 0.42 - 0.5 * np::cos(a) + 0.08 * np::cos(2.0 * a);
-  return {cast_to(w, dt)};
+  // On the host in double, rounded once to the output dtype (no float64 on WebGPU).
+  std::vector<double> w(size_t(std::max<int64_t>(size, 0)));
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double a = double(i) * 2 * std::numbers::pi / n_den;
+    w[i] = Kind == 0 ? 0.5 - 0.5 * std::cos(a)
+           : Kind == 1 ? 25.0 / 46.0 - (21.0 / 46.0) * std::cos(a)
+                       : 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
+  }
+  return {np::detail::host_array(w, {int64_t(w.size())}, dt, default_device())};
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "backend/backend.h"
+#include "library/array_args.h"
 #include "library/lax.h"
 #include "library/numpy.h"
 #include "models/onnx/onnx_ops.h"
@@ -215,9 +217,11 @@ std::vector<Array> range(const NodeContext& c) {
   const double start = c.host_doubles(0).at(0), limit = c.host_doubles(1).at(0), delta = c.host_doubles(2).at(0);
   if (delta == 0) c.fail("delta is 0");
   const int64_t n = std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
-  const DType dt = c.input(0).dtype();
-  Array steps = np::arange(int64_t(n), float64);
-  return {cast_to(double(start) + steps * delta, dt)};
+  // Computed on the host in double and rounded once to the output dtype (no float64 on the
+  // device: WebGPU has none).
+  std::vector<double> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[size_t(i)] = start + double(i) * delta;
+  return {np::detail::host_array(values, {n}, c.input(0).dtype(), default_device())};
 }
 
 // DepthToSpace / SpaceToDepth: a reshape, a transpose and a reshape (NCHW).
