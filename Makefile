@@ -10,7 +10,7 @@ SHELL := /bin/bash
 # /usr/share/datasets/fashion-mnist. npm (for make data) is installed from Debian only when
 # no npm command exists: NodeSource's nodejs bundles its own and conflicts with Debian's.
 # chromium runs the JS suite headless (make test-js, driven by npm playwright-core).
-APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten dataset-fashion-mnist chromium
+APT_PACKAGES := cmake ninja-build g++ libgtest-dev emscripten dataset-fashion-mnist chromium libonnx-testdata
 
 # Debian's emcc needs its node modules (acorn) on NODE_PATH, or -O2 links fail.
 export NODE_PATH := /usr/share/nodejs
@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-fixtures check-jax-fixtures check-pte-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -155,6 +155,13 @@ check-pte-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-executorch.txt
 	python3 -m pip install -q --disable-pip-version-check --no-deps executorch==1.5.1
 	python3 tools/gen_pte_fixtures.py --check
+
+# tests/fixtures/onnx: models the `onnx` package writes and its reference evaluator's outputs
+# (tools/gen_onnx_fixtures.py, onnx and protobuf pinned); not part of `make test` (CI installs
+# no onnx).
+check-onnx-fixtures:
+	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-onnx.txt
+	python3 tools/gen_onnx_fixtures.py --check
 
 # Every stage, then the table of their times (printed even when one fails).
 TEST_STAGES := test-fixtures test-native test-debug test-wasm test-js test-package

@@ -17,7 +17,8 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 # The pure sources every target may call: file parsers (src/formats) and the other parsers
-# that need no Array. Targets link only these, so a build takes seconds, not the library's
+# that need no Array (and ir/alu_op.cpp: the formats read IEEE half through its
+# half_to_float). Targets link only these, so a build takes seconds, not the library's
 # minutes, and a parser that needs an Array does not belong in a fuzz target.
 PURE_SOURCES=(src/formats/*.cpp src/library/einsum_spec.cpp src/library/conv_layout.cpp
               src/ir/dtype.cpp src/ir/alu_op.cpp)

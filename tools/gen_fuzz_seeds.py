@@ -5,8 +5,8 @@
 Usage:  python3 tools/gen_fuzz_seeds.py            # (re)writes fuzz/corpus
         python3 tools/gen_fuzz_seeds.py --check    # exits 1 if a seed is stale
 Only the standard library is needed; inputs come from random.Random with fixed seeds and
-zlib's deflate at fixed levels; the gguf and safetensors seeds add a few committed fixtures
-that the real libraries wrote (tests/fixtures/{gguf,safetensors}; pte: ExecuTorch's own
+zlib's deflate at fixed levels; the gguf, safetensors and onnx seeds add a few committed fixtures
+that the real libraries wrote (tests/fixtures/{gguf,safetensors,onnx}; pte: ExecuTorch's own
 programs from tests/fixtures/pte). Seeds are small (a few KiB at most) so the fuzzer mutates
 them quickly: each is a valid input showing one feature of its format. Crash inputs the
 fuzzer finds are not generated: they go to fuzz/regressions/<target>/ by hand.
@@ -239,12 +239,25 @@ def pte_seeds():
             for name in ("relu", "linear", "layer_norm", "max_pool2d", "transpose_cat")}
 
 
+def onnx_seeds():
+    """Models and tensors the `onnx` package wrote (tools/gen_onnx_fixtures.py), plus the
+    reader's packed-dims case by hand."""
+    return {
+        "reader_all": fixture("onnx", "reader_all.onnx"),
+        "gemm": fixture("onnx", "gemm.onnx"),
+        "conv": fixture("onnx", "conv.onnx"),
+        "tensor": fixture("onnx", "gemm.in1_0.pb"),
+        "packed_dims_tensor": bytes([0x0a, 0x02, 0x02, 0x03, 0x10, 0x01, 0x4a, 0x18]) + bytes(24),
+    }
+
+
 def build():
     return {"idx": idx_seeds(), "gzip": gzip_seeds(), "inflate": inflate_seeds(),
             "einsum": einsum_seeds(), "conv_layout": conv_layout_seeds(),
             "raw_array": raw_array_seeds(), "gguf": gguf_seeds(),
             "safetensors": safetensors_seeds(), "ggml_blocks": ggml_blocks_seeds(),
-            "pte": pte_seeds()}
+            "pte": pte_seeds(),
+            "onnx": onnx_seeds()}
 
 
 def main():

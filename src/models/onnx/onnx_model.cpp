@@ -1,0 +1,247 @@
+// kiln::onnx::Model: load-time checks of an ONNX graph, its initializers as constants, and the
+// translation of its nodes, in order, into library calls (traced by jit, grad and vmap).
+#include "models/onnx/onnx_model.h"
+
+#include <algorithm>
+#include <set>
+
+#include "formats/onnx.h"
+#include "frontend/jit.h"
+#include "library/numpy.h"
+#include "models/onnx/onnx_ops.h"
+
+namespace kiln::onnx {
+
+using formats::OnnxGraph;
+using formats::OnnxNode;
+using formats::OnnxType;
+
+struct ModelState {
+  std::vector<uint8_t> bytes;  // the file: attribute tensors are decoded from it at trace time
+  formats::OnnxModel model;
+  int64_t opset = 0;
+  std::map<std::string, Array> constants;  // initializers
+  std::vector<ValueSpec> inputs, outputs;
+  std::vector<std::string> input_names, output_names;
+  std::vector<const OpRule*> rules;  // one per node, found at load
+  std::vector<bool> static_inputs;   // per input: its values reach a rule's host input
+  std::map<std::string, int32_t> value_types;  // ONNX element types the file declares
+  Fn jitted;  // (dynamic inputs, static inputs as trees of scalars) -> outputs
+};
+
+namespace {
+
+ValueSpec spec_of(const formats::OnnxValueInfo& v, const char* kind) {
+  const std::string what = std::string("graph ") + kind + " '" + v.name + "'";
+  if (v.type.kind != OnnxType::Kind::Tensor)
+    fail("onnx", what, ": only tensor inputs and outputs are supported (sequences, maps, optionals and sparse "
+         "tensors are not)");
+  ValueSpec s{v.name, dtype_of(v.type.elem_type, what), v.type.has_shape, {}, {}};
+  for (const formats::OnnxDim& d : v.type.shape) {
+    s.shape.push_back(d.has_value ? d.value : -1);
+    s.dim_params.push_back(d.has_value ? "" : d.param);
+  }
+  return s;
+}
+
+// Every value a node reads must be a graph input, an initializer or an earlier node's output.
+void check_order(const OnnxGraph& g, const std::vector<std::string>& inputs,
+                 const std::map<std::string, Array>& constants) {
+  std::set<std::string> defined(inputs.begin(), inputs.end());
+  for (const auto& [name, _] : constants) defined.insert(name);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const OnnxNode& n = g.nodes[i];
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && !defined.count(in))
+        fail("onnx", "node '", n.name, "' (", n.op_type, ", node ", i, "): input '", in,
+             "' is not defined by an earlier node, an initializer or a graph input (the graph must be "
+             "topologically sorted)");
+    for (const std::string& out : n.outputs) defined.insert(out);
+  }
+  for (const formats::OnnxValueInfo& o : g.outputs)
+    if (!defined.count(o.name)) fail("onnx", "graph output '", o.name, "' is produced by no node");
+}
+
+// Checks one feed against its declared type, binding dim_params to sizes.
+void check_feed(const ValueSpec& s, const Array& a, std::map<std::string, int64_t>& params) {
+  const std::string what = "onnx: input '" + s.name + "'";
+  if (a.dtype() != s.dtype)
+    fail(what, "has dtype ", dtype_name(a.dtype()), ", expected ", dtype_name(s.dtype));
+  if (!s.has_shape) return;
+  if (a.ndim() != int(s.shape.size()))
+    fail(what, "has rank ", a.ndim(), " (shape ", shape_str(a.shape()), "), expected ", s.shape.size());
+  for (size_t i = 0; i < s.shape.size(); ++i) {
+    const int64_t got = a.shape(int(i));
+    if (s.shape[i] >= 0 && got != s.shape[i])
+      fail(what, "has shape ", shape_str(a.shape()), ", expected size ", s.shape[i], " at axis ", i);
+    if (s.shape[i] < 0 && !s.dim_params[i].empty()) {
+      auto [it, fresh] = params.emplace(s.dim_params[i], got);
+      if (!fresh && it->second != got)
+        fail(what, "has size ", got, " at axis ", i, " for dimension '", s.dim_params[i], "', which another input set to ",
+             it->second);
+    }
+  }
+}
+
+std::vector<Array> evaluate(const ModelState& st, const std::vector<Array>& inputs) {
+  if (inputs.size() != st.inputs.size())
+    fail("onnx", "the graph takes ", st.inputs.size(), " inputs, got ", inputs.size());
+  std::map<std::string, int64_t> params;
+  std::map<std::string, Array> env = st.constants;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_feed(st.inputs[i], inputs[i], params);
+    env[st.input_names[i]] = inputs[i];
+  }
+  const OnnxGraph& g = st.model.graph;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const OnnxNode& n = g.nodes[i];
+    std::vector<std::optional<Array>> args;
+    for (const std::string& in : n.inputs) args.push_back(in.empty() ? std::nullopt : std::optional<Array>(env.at(in)));
+    const NodeContext ctx(n, st.opset, std::move(args), st.bytes, &st.value_types);
+    std::vector<Array> outs;
+    try {
+      outs = st.rules[i]->rule(ctx);
+    } catch (const Error& e) {
+      // A library error inside a rule is told with the node it happened in.
+      const std::string what = e.what();
+      if (what.rfind("onnx: node", 0) == 0) throw;
+      ctx.fail(what);
+    }
+    if (outs.size() < n.outputs.size()) ctx.fail("gives ", outs.size(), " outputs, the node names ", n.outputs.size());
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (!n.outputs[k].empty()) env[n.outputs[k]] = outs[k];
+  }
+  std::vector<Array> result;
+  for (const std::string& name : st.output_names) result.push_back(env.at(name));
+  return result;
+}
+
+// Which graph inputs a rule reads on the host, directly or through other nodes (Shape and
+// Size read only shapes, so the search stops there). Nodes are in topological order, so
+// one pass from the last node back finds every such value.
+std::vector<bool> find_static_inputs(const OnnxGraph& g, const std::vector<const OpRule*>& rules,
+                                     const std::vector<std::string>& inputs) {
+  std::set<std::string> needed;
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const OnnxNode& n = g.nodes[i];
+    for (int k : rules[i]->host_inputs)
+      if (size_t(k) < n.inputs.size()) needed.insert(n.inputs[size_t(k)]);
+    const bool reads_values = n.op_type != "Shape" && n.op_type != "Size";
+    if (reads_values && std::any_of(n.outputs.begin(), n.outputs.end(), [&](const std::string& o) { return needed.count(o); }))
+      needed.insert(n.inputs.begin(), n.inputs.end());
+  }
+  std::vector<bool> out;
+  for (const std::string& name : inputs) out.push_back(needed.count(name) > 0);
+  return out;
+}
+
+// A static input travels through jit as a tree of scalars (its dtype, shape and values), so
+// its values are part of the compiled program's signature and stay readable while tracing.
+Tree static_tree(const Array& a) {
+  Tree::List shape, values;
+  for (int64_t d : a.shape()) shape.push_back(double(d));
+  for (double v : a.to_vector<double>()) values.push_back(v);
+  return Tree::Dict{{"dtype", double(int(a.dtype()))}, {"shape", shape}, {"values", values}};
+}
+
+Array from_static_tree(const Tree& t) {
+  Shape shape;
+  for (const Tree& d : t["shape"].list()) shape.push_back(int64_t(d.scalar()));
+  std::vector<double> values;
+  for (const Tree& v : t["values"].list()) values.push_back(v.scalar());
+  const DType dtype = DType(int(t["dtype"].scalar()));
+  switch (dtype) {
+    case DType::Int32: return numpy::array(std::vector<int32_t>(values.begin(), values.end()), shape);
+    case DType::Uint32: return numpy::array(std::vector<uint32_t>(values.begin(), values.end()), shape);
+    case DType::Bool: return numpy::array(std::vector<bool>(values.begin(), values.end()), shape);
+    case DType::Float64: return numpy::array(values, shape);
+    default: return numpy::array(std::vector<float>(values.begin(), values.end()), shape).astype(dtype);
+  }
+}
+
+Tree evaluate_tree(const ModelState& st, const std::vector<Tree>& args) {
+  if (args.size() != 1 || !args[0].is_list()) fail("onnx", "the graph function takes one list of inputs");
+  std::vector<Array> ins;
+  for (const Tree& t : args[0].list()) ins.push_back(t.as_array());
+  Tree::List outs;
+  for (const Array& a : evaluate(st, ins)) outs.push_back(a);
+  return outs;
+}
+
+}  // namespace
+
+Model Model::load(std::span<const uint8_t> bytes) {
+  auto st = std::make_shared<ModelState>();
+  st->bytes.assign(bytes.begin(), bytes.end());
+  st->model = formats::parse_onnx_model(st->bytes);
+  st->opset = st->model.opset_version("");
+  if (st->opset == 0) fail("onnx", "the model imports no opset of the default domain (ai.onnx)");
+  const OnnxGraph& g = st->model.graph;
+  for (const formats::OnnxTensor& t : g.initializers) st->constants[t.name] = tensor_to_array(st->bytes, t);
+  for (const formats::OnnxValueInfo& v : g.inputs) {
+    if (st->constants.count(v.name)) continue;  // an initializer listed as an input (IR < 4): a default
+    st->inputs.push_back(spec_of(v, "input"));
+    st->input_names.push_back(v.name);
+  }
+  for (const formats::OnnxValueInfo& v : g.outputs) {
+    st->outputs.push_back(spec_of(v, "output"));
+    st->output_names.push_back(v.name);
+  }
+  for (const OnnxNode& n : g.nodes) st->rules.push_back(&find_rule(n, st->opset));
+  for (const auto* list : {&g.inputs, &g.outputs, &g.value_info})
+    for (const formats::OnnxValueInfo& v : *list) st->value_types[v.name] = v.type.elem_type;
+  for (const formats::OnnxTensor& t : g.initializers) st->value_types[t.name] = t.data_type;
+  check_order(g, st->input_names, st->constants);
+  std::weak_ptr<const ModelState> weak = st;  // the jitted Fn must not keep its owner alive
+  st->static_inputs = find_static_inputs(g, st->rules, st->input_names);
+  st->jitted = jit(
+      [weak](const std::vector<Tree>& args) {
+        auto s = weak.lock();
+        Tree::List all;
+        size_t dynamic = 0, fixed = 0;
+        for (bool is_static : s->static_inputs)
+          all.push_back(is_static ? Tree(from_static_tree(args.at(1)[fixed++])) : args.at(0)[dynamic++]);
+        return evaluate_tree(*s, {Tree(all)});
+      },
+      {1});
+  Model m;
+  m.state_ = st;
+  return m;
+}
+
+const std::vector<std::string>& Model::input_names() const { return state_->input_names; }
+const std::vector<std::string>& Model::output_names() const { return state_->output_names; }
+const std::vector<ValueSpec>& Model::inputs() const { return state_->inputs; }
+const std::vector<ValueSpec>& Model::outputs() const { return state_->outputs; }
+int64_t Model::opset() const { return state_->opset; }
+
+std::vector<Array> Model::call(const std::vector<Array>& inputs) const { return evaluate(*state_, inputs); }
+
+Fn Model::function() const {
+  auto st = state_;
+  return [st](const std::vector<Tree>& args) { return evaluate_tree(*st, args); };
+}
+
+std::map<std::string, Array> Model::run(const std::map<std::string, Array>& feeds) const {
+  Tree::List ins;
+  for (const std::string& name : state_->input_names) {
+    auto it = feeds.find(name);
+    if (it == feeds.end()) fail("onnx.run", "no feed for input '", name, "'");
+    ins.push_back(it->second);
+  }
+  for (const auto& [name, _] : feeds)
+    if (!std::count(state_->input_names.begin(), state_->input_names.end(), name))
+      fail("onnx.run", "feed '", name, "' is not an input of the graph");
+  // Checked eagerly first, so a bad feed names the input rather than a traced failure.
+  std::map<std::string, int64_t> params;
+  for (size_t i = 0; i < state_->inputs.size(); ++i) check_feed(state_->inputs[i], ins[i].array(), params);
+  Tree::List dynamic, fixed;
+  for (size_t i = 0; i < ins.size(); ++i)
+    (state_->static_inputs[i] ? fixed : dynamic).push_back(state_->static_inputs[i] ? static_tree(ins[i].array()) : ins[i]);
+  const Tree out = state_->jitted({Tree(dynamic), Tree(fixed)});
+  std::map<std::string, Array> result;
+  for (size_t i = 0; i < state_->output_names.size(); ++i) result[state_->output_names[i]] = out[i].array();
+  return result;
+}
+
+}  // namespace kiln::onnx

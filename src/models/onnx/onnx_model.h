@@ -1,0 +1,59 @@
+// kiln::onnx::Model: an ONNX graph translated into a kiln function of its inputs (every node
+// through the rule table of onnx_ops.h), run under jit or used as a pure function under grad.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "frontend/array.h"
+#include "frontend/transforms.h"
+
+namespace kiln::onnx {
+
+struct ModelState;  // onnx_model.cpp
+
+// The declared type of a graph input or output: kiln's dtype and the shape with symbolic
+// (dim_param) or unknown dimensions as -1 and their names in dim_params ("" when unnamed).
+struct ValueSpec {
+  std::string name;
+  DType dtype = float32;
+  bool has_shape = false;
+  Shape shape;
+  std::vector<std::string> dim_params;
+};
+
+class Model {
+ public:
+  Model() = default;
+  // Parses an ONNX ModelProto and checks, before anything runs, that every node has a
+  // rule for its op type and opset, with attributes the rule knows, and that every value
+  // a node reads is defined earlier; initializers become constant Arrays on the default
+  // device. Throws kiln::Error naming the node, op type, opset and what is supported.
+  static Model load(std::span<const uint8_t> bytes);
+
+  const std::vector<std::string>& input_names() const;
+  const std::vector<std::string>& output_names() const;
+  const std::vector<ValueSpec>& inputs() const;
+  const std::vector<ValueSpec>& outputs() const;
+  int64_t opset() const;  // of the default domain
+
+  // Runs the graph compiled by jit: one trace and compilation per new set of input shapes
+  // (a symbolic batch dimension recompiles per size and reuses kernels of sizes seen before).
+  // Feeds are checked against the declared types, and a dim_param must have one size
+  // across the inputs of one call.
+  std::map<std::string, Array> run(const std::map<std::string, Array>& feeds) const;
+
+  // The graph as a pure function: inputs in input_names() order, outputs in output_names()
+  // order. It calls only kiln library functions, so jit, grad, vjp and vmap trace it.
+  std::vector<Array> call(const std::vector<Array>& inputs) const;
+  // call() as a transformable Fn: a Tree::List of inputs to a Tree::List of outputs.
+  Fn function() const;
+
+ private:
+  std::shared_ptr<const ModelState> state_;
+};
+
+}  // namespace kiln::onnx
