@@ -1,0 +1,72 @@
+// kiln's `executorch` namespace: ExecuTorch `.pte` programs exported from PyTorch, run through
+// kiln's compiler (kiln::executorch in C++): each method is traced once per input signature
+// into one jit-fused function on the inputs' device.
+import { Array, UseAfterFreeError, describeValue, wrapResult } from "./array.js";
+import { check, core } from "./core.js";
+import { sourceBytes } from "./model_source.js";
+
+/** A loaded `.pte` program: its methods (usually just "forward") and how to run them. */
+export class Program {
+  #handle: any;
+  /** The program's method names, in the file's order. */
+  readonly methodNames: string[];
+
+  /** @ignore */
+  constructor(handle: any) {
+    this.#handle = handle;
+    this.methodNames = handle.methodNames();
+  }
+
+  #core(op: string): any {
+    if (!this.#handle) throw new ReferenceError(`${op}: the program was disposed`);
+    return this.#handle;
+  }
+
+  /**
+   * Runs `method` on `inputs`, one Array per method input in order (ExecuTorch's Long inputs
+   * are int32 Arrays). As a jitted function's call, it consumes the inputs (pass `x.ref` to
+   * keep one), and only when it succeeds: a wrong count, dtype or shape throws an Error naming
+   * the method and the argument, and consumes nothing. Resolves to the outputs.
+   */
+  async run(method: string, inputs: Array[]): Promise<Array[]> {
+    const h = this.#core("executorch.run");
+    if (typeof method !== "string") throw new Error(`executorch.run: method got ${describeValue(method)}, expected a string`);
+    if (!globalThis.Array.isArray(inputs))
+      throw new Error(`executorch.run: inputs got ${describeValue(inputs)}, expected an array of Arrays`);
+    const counts = new Map<Array, number>();
+    inputs.forEach((a, i) => {
+      if (!(a instanceof Array)) throw new Error(`executorch.run: input ${i} of '${method}' got ${describeValue(a)}, expected an Array`);
+      counts.set(a, (counts.get(a) ?? 0) + 1);
+    });
+    for (const [a, n] of counts) if (a.refCount < n) throw new UseAfterFreeError(a.toString());
+    const out = check(h.run(method, inputs.map((a) => a._h())));
+    for (const [a, n] of counts) for (let i = 0; i < n; i++) a.dispose();
+    return wrapResult(out);
+  }
+
+  /** How many times `method` was traced and compiled: once per distinct input signature. */
+  traces(method: string): number {
+    return this.#core("executorch.traces").traces(method);
+  }
+
+  /** Frees the program (its constants); a later call throws. */
+  dispose(): void {
+    this.#handle?.delete();
+    this.#handle = null;
+  }
+}
+
+/**
+ * Loads a `.pte` program from bytes (Uint8Array, ArrayBuffer, Blob/File), a file path
+ * (Node.js) or a URL (fetched). Operators kiln has no rule for, and delegate calls, are an
+ * Error at load that names them and lists the supported operators.
+ */
+export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string): Promise<Program> {
+  const bytes = await sourceBytes("executorch.load", source);
+  return new Program(check(core.executorchLoad(bytes)));
+}
+
+/** Every ExecuTorch operator kiln runs ("aten::add.out", ...), sorted. */
+export function supportedOperators(): string[] {
+  return core.executorchOperators();
+}

@@ -1,0 +1,33 @@
+// Model bytes from what users hold: bytes, a Blob/File, a file path (Node.js) or a URL; shared
+// by the loaders of model files (llm.load, executorch.load).
+import { describeValue } from "./array.js";
+
+/** The bytes of a model source: bytes as they are, a Blob/File read, a path or URL fetched. */
+export async function sourceBytes(op: string, source: unknown): Promise<Uint8Array> {
+  if (source instanceof Uint8Array) return source;
+  if (source instanceof ArrayBuffer) return new Uint8Array(source);
+  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  if (typeof Blob !== "undefined" && source instanceof Blob) return new Uint8Array(await source.arrayBuffer());
+  const isUrl = source instanceof URL;
+  if (typeof source !== "string" && !isUrl)
+    throw new Error(`${op}: got ${describeValue(source)}, expected a Uint8Array, ArrayBuffer, Blob, URL or file path`);
+  const text = String(source);
+  const proc = (globalThis as any).process;
+  const remote = /^(https?|blob|data):/i.test(text);
+  if (proc?.versions?.node && !remote) {
+    // A file path or file: URL in Node.js.
+    // @ts-ignore: node:fs without @types/node
+    const fs = await import("node:fs/promises");
+    // @ts-ignore: node:url without @types/node
+    const path = text.startsWith("file:") ? (await import("node:url")).fileURLToPath(text) : text;
+    try {
+      const b = await fs.readFile(path);
+      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    } catch (e: any) {
+      throw new Error(`${op}: cannot read '${path}': ${e?.message ?? e}`);
+    }
+  }
+  const r = await fetch(text);
+  if (!r.ok) throw new Error(`${op}: fetching '${text}' gave HTTP ${r.status}`);
+  return new Uint8Array(await r.arrayBuffer());
+}
