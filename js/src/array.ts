@@ -319,6 +319,26 @@ export function run(op: string, args: ArrayLike[], params: Record<string, any> =
   return wrapResult(r);
 }
 
+/**
+ * @ignore Calls `f` with the handles of `arrays` (each an Array, else a TypeError naming `what(i)`)
+ * and consumes them, as a jitted function's call does, only when it succeeds. Returns
+ * the core's result as Arrays.
+ */
+export function callConsuming(arrays: unknown[], what: (i: number) => string, f: (handles: Handle[]) => any): any {
+  const counts = new Map<Array, number>();
+  arrays.forEach((a, i) => {
+    if (!(a instanceof Array)) throw new TypeError(`${what(i)} got ${describeValue(a)}, expected an Array`);
+    counts.set(a, (counts.get(a) ?? 0) + 1);
+  });
+  for (const [a, n] of counts) {
+    a._h();
+    if (a.refCount < n) throw new UseAfterFreeError(a.toString());
+  }
+  const r = check(f((arrays as Array[]).map((a) => a._h())));
+  for (const [a, n] of counts) for (let i = 0; i < n; i++) a.dispose();
+  return wrapResult(r);
+}
+
 /** @ignore Handles from the core as Arrays (JS arrays of handles as JS arrays of Arrays). */
 export function wrapResult(r: any): any {
   if (globalThis.Array.isArray(r)) return r.map(wrapResult);

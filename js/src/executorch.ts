@@ -1,9 +1,14 @@
 // kiln's `executorch` namespace: ExecuTorch `.pte` programs exported from PyTorch, run through
 // kiln's compiler (kiln::executorch in C++): each method is traced once per input signature
 // into one jit-fused function on the inputs' device.
-import { Array, UseAfterFreeError, describeValue, wrapResult } from "./array.js";
+import { Array, callConsuming, describeValue, type Device } from "./array.js";
 import { check, core } from "./core.js";
-import { sourceBytes } from "./model_source.js";
+import { loadDevice, sourceBytes } from "./model_source.js";
+
+export interface LoadOptions {
+  /** Where the constants (weights) go; run inputs must be on it (default: the default device). */
+  device?: Device;
+}
 
 /** A loaded `.pte` program: its methods (usually just "forward") and how to run them. */
 export class Program {
@@ -33,15 +38,7 @@ export class Program {
     if (typeof method !== "string") throw new Error(`executorch.run: method got ${describeValue(method)}, expected a string`);
     if (!globalThis.Array.isArray(inputs))
       throw new Error(`executorch.run: inputs got ${describeValue(inputs)}, expected an array of Arrays`);
-    const counts = new Map<Array, number>();
-    inputs.forEach((a, i) => {
-      if (!(a instanceof Array)) throw new Error(`executorch.run: input ${i} of '${method}' got ${describeValue(a)}, expected an Array`);
-      counts.set(a, (counts.get(a) ?? 0) + 1);
-    });
-    for (const [a, n] of counts) if (a.refCount < n) throw new UseAfterFreeError(a.toString());
-    const out = check(h.run(method, inputs.map((a) => a._h())));
-    for (const [a, n] of counts) for (let i = 0; i < n; i++) a.dispose();
-    return wrapResult(out);
+    return callConsuming(inputs, (i) => `executorch.run: input ${i} of '${method}'`, (hs) => h.run(method, hs));
   }
 
   /** How many times `method` was traced and compiled: once per distinct input signature. */
@@ -61,9 +58,12 @@ export class Program {
  * (Node.js) or a URL (fetched). Operators kiln has no rule for, and delegate calls, are an
  * Error at load that names them and lists the supported operators.
  */
-export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string): Promise<Program> {
+export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<Program> {
+  if (options === null || typeof options !== "object")
+    throw new Error(`executorch.load: options got ${describeValue(options)}, expected an object`);
+  const device = await loadDevice("executorch.load", options.device);
   const bytes = await sourceBytes("executorch.load", source);
-  return new Program(check(core.executorchLoad(bytes)));
+  return new Program(check(core.executorchLoad(bytes, { device })));
 }
 
 /** Every ExecuTorch operator kiln runs ("aten::add.out", ...), sorted. */

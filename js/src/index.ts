@@ -9,11 +9,13 @@ import * as random from "./random.js";
 import * as tree from "./tree.js";
 import * as scipySpecial from "./scipy_special.js";
 import * as llm from "./llm.js";
+import * as executorch from "./executorch.js";
+import * as onnx from "./onnx.js";
 import { JsTreeDef, type JsTree } from "./tree.js";
 import { initWebGpu, webGpuRuntime, webGpuUnavailableReason } from "./webgpu/attach.js";
 import { readBytes } from "./array.js";
 
-export { Array, DType, type Device, numpy, lax, nn, random, tree, scipySpecial, llm, JsTreeDef, type JsTree };
+export { Array, DType, type Device, numpy, lax, nn, random, tree, scipySpecial, llm, executorch, onnx, JsTreeDef, type JsTree };
 export { memory, type MemoryInfo, type DeviceMemoryInfo, type WebGpuMemoryInfo } from "./memory.js";
 export { grad, valueAndGrad, vmap, jit, jvp, vjp, linearize, jacfwd, jacrev, jacrev as jacobian, hessian, makeJaxpr, ClosedJaxpr, Jaxpr, type OwnedFunction } from "./transforms.js";
 

@@ -7,7 +7,7 @@
 // to the event loop between tokens, so a page stays responsive and an AbortSignal is seen.
 import { readBytes, describeValue, type Device } from "./array.js";
 import { check, core, type Handle } from "./core.js";
-import { initWebGpu, webGpuUnavailableReason } from "./webgpu/attach.js";
+import { loadDevice, sourceBytes } from "./model_source.js";
 
 export interface LoadOptions {
   /** Device of the weights and the computation (default: the default device, `wasm`). */
@@ -309,49 +309,13 @@ export class Model {
   }
 }
 
-/** The bytes of a model source: bytes as they are, a Blob/File read, a path or URL fetched. */
-async function sourceBytes(source: unknown): Promise<Uint8Array> {
-  if (source instanceof Uint8Array) return source;
-  if (source instanceof ArrayBuffer) return new Uint8Array(source);
-  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
-  if (typeof Blob !== "undefined" && source instanceof Blob) return new Uint8Array(await source.arrayBuffer());
-  const isUrl = source instanceof URL;
-  if (typeof source !== "string" && !isUrl)
-    throw new Error(`llm.load: got ${describeValue(source)}, expected a Uint8Array, ArrayBuffer, Blob, URL or file path`);
-  const text = String(source);
-  const proc = (globalThis as any).process;
-  const remote = /^(https?|blob|data):/i.test(text);
-  if (proc?.versions?.node && !remote) {
-    // A file path or file: URL in Node.js.
-    // @ts-ignore: node:fs without @types/node
-    const fs = await import("node:fs/promises");
-    // @ts-ignore: node:url without @types/node
-    const path = text.startsWith("file:") ? (await import("node:url")).fileURLToPath(text) : text;
-    try {
-      const b = await fs.readFile(path);
-      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-    } catch (e: any) {
-      throw new Error(`llm.load: cannot read '${path}': ${e?.message ?? e}`);
-    }
-  }
-  const r = await fetch(text);
-  if (!r.ok) throw new Error(`llm.load: fetching '${text}' gave HTTP ${r.status}`);
-  return new Uint8Array(await r.arrayBuffer());
-}
-
 /**
  * Loads a GGUF model (SmolLM2's llama architecture; q4_0, q4_1, q8_0, f16, f32 weights):
  * from bytes (Uint8Array, ArrayBuffer, Blob/File), a file path (Node.js) or a URL (fetched).
  */
 export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<Model> {
   const o = optionsObject("llm.load", options, LOAD_KEYS);
-  const device: Device = o.device ?? core.defaultDevice();
-  if (device === "webgpu" && !(await initWebGpu()))
-    throw new Error(`llm.load: the webgpu device is not available${webGpuUnavailableReason() ? ` (${webGpuUnavailableReason()})` : ""}`);
-  if (typeof device !== "string" || !(core.devices() as string[]).includes(device)) {
-    const what = typeof device === "string" ? `'${device}'` : describeValue(device);
-    throw new Error(`llm.load: device ${what} is not available (have ${core.devices().join(", ")})`);
-  }
-  const bytes = await sourceBytes(source);
+  const device = await loadDevice("llm.load", o.device);
+  const bytes = await sourceBytes("llm.load", source);
   return new Model(check(core.llmLoad(bytes, { ...o, device })));
 }

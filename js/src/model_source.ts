@@ -1,6 +1,20 @@
-// Model bytes from what users hold: bytes, a Blob/File, a file path (Node.js) or a URL; shared
-// by the loaders of model files (llm.load, executorch.load).
-import { describeValue } from "./array.js";
+// What the loaders of model files (llm.load, executorch.load, onnx.load) share: the bytes from
+// what users hold (bytes, a Blob/File, a file path in Node.js, a URL) and the device option.
+import { describeValue, type Device } from "./array.js";
+import { core } from "./core.js";
+import { initWebGpu, webGpuUnavailableReason } from "./webgpu/attach.js";
+
+/** The device a model loads onto: `device`, else the default; an Error when it is not available. */
+export async function loadDevice(op: string, device: Device | undefined): Promise<Device> {
+  const d: Device = device ?? core.defaultDevice();
+  if (d === "webgpu" && !(await initWebGpu()))
+    throw new Error(`${op}: the webgpu device is not available${webGpuUnavailableReason() ? ` (${webGpuUnavailableReason()})` : ""}`);
+  if (typeof d !== "string" || !(core.devices() as string[]).includes(d)) {
+    const what = typeof d === "string" ? `'${d}'` : describeValue(d);
+    throw new Error(`${op}: device ${what} is not available (have ${core.devices().join(", ")})`);
+  }
+  return d;
+}
 
 /** The bytes of a model source: bytes as they are, a Blob/File read, a path or URL fetched. */
 export async function sourceBytes(op: string, source: unknown): Promise<Uint8Array> {

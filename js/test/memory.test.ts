@@ -135,8 +135,11 @@ describe("memory()", () => {
     expect(flat(memory())).toEqual(warm);
   });
 
+  // Six warm-up steps: the heap's size is a high-water mark, and since the core grew (the
+  // ONNX and ExecuTorch code) it settles at the fifth jitted step (20.2 -> 24.2 MB once, with
+  // 11.3 MB in use before and after: a transient peak, not a leak), then stays flat.
   test("200 jitted MNIST CNN steps on wasm leave every counter flat", async () => {
-    await expectFlat("wasm", true, 3, 200);
+    await expectFlat("wasm", true, 6, 200);
   });
 
   test("100 eager MNIST CNN steps on wasm leave every counter flat", async () => {

@@ -47,17 +47,8 @@ val from_bytes(const val& bytes, const val& shape, const std::string& dtype, con
     // The bytes must hold exactly the shape's elements: numpy::array reads prod(shape)
     // elements, so a larger shape (np.array(typed, {shape})) would read past the buffer.
     const formats::RawArray raw = formats::check_raw_array("array", buf.size(), s, dtype);
-    std::string saved = default_device();
-    set_default_device(device);
-    Array a;
-    try {
-      a = numpy::array(buf.data(), raw.shape, raw.dtype);
-    } catch (...) {
-      set_default_device(saved);
-      throw;
-    }
-    set_default_device(saved);
-    return from_array(a);
+    OnDevice on(device);
+    return from_array(numpy::array(buf.data(), raw.shape, raw.dtype));
   } catch (const std::exception& e) {
     return js_error(e.what());
   }
@@ -66,11 +57,9 @@ val from_bytes(const val& bytes, const val& shape, const std::string& dtype, con
 // A weakly typed scalar (a JS number), as jax-js's np.array(3): float32 unless dtype given.
 val weak_scalar(double v, const std::string& dtype, const std::string& device) {
   try {
-    std::string saved = default_device();
-    set_default_device(device);
+    OnDevice on(device);
     Array a = Array(v);
     if (!dtype.empty() && dtype != "float32") a = lax::convert_element_type(a, dtype_from_name(dtype));
-    set_default_device(saved);
     return from_array(a);
   } catch (const std::exception& e) {
     return js_error(e.what());

@@ -10,17 +10,17 @@ namespace {
 
 struct ExecutorchProgram {
   executorch::Program program;
+  // The device of its constants: arrays its rules create while running (masks, index
+  // ranges) are made there too, whatever the default device is by then.
+  std::string device;
 
-  val method_names() const {
-    val out = val::array();
-    for (const std::string& name : program.method_names()) out.call<void>("push", val(name));
-    return out;
-  }
+  val method_names() const { return strings_to_js(program.method_names()); }
 
   // The outputs' handles, or an Error (naming the method and the argument for bad inputs).
   val run(const val& method, const val& inputs) const {
     try {
       OpName op("executorch.run");
+      OnDevice on(device);
       return from_arrays(program.run(js_string(method, "the method name"), to_arrays(inputs)));
     } catch (const std::exception& e) {
       return js_error(e.what());
@@ -30,20 +30,18 @@ struct ExecutorchProgram {
   int traces(const std::string& method) const { return program.traces(method); }
 };
 
-val executorch_load(const val& bytes) {
+// options: { device }: where the constants go (default: the default device).
+val executorch_load(const val& bytes, const val& options) {
   try {
     OpName op("executorch.load");
-    return val(ExecutorchProgram{executorch::Program::load(bytes_of_js(bytes, "the program"))});
+    OnDevice on(get_str(options, "device", ""));
+    return val(ExecutorchProgram{executorch::Program::load(bytes_of_js(bytes, "the program")), current_device()});
   } catch (const std::exception& e) {
     return js_error(e.what());
   }
 }
 
-val executorch_operators() {
-  val out = val::array();
-  for (const std::string& name : executorch::supported_operators()) out.call<void>("push", val(name));
-  return out;
-}
+val executorch_operators() { return strings_to_js(executorch::supported_operators()); }
 
 }  // namespace
 }  // namespace kiln::js

@@ -5,6 +5,8 @@
 #include <climits>
 #include <cmath>
 
+#include "backend/backend.h"
+
 namespace kiln::js {
 
 bool is_set(const val& v) { return !v.isUndefined() && !v.isNull(); }
@@ -180,5 +182,26 @@ DType need_dtype(const val& p, const char* key) {
 }
 
 val js_error(const std::string& message) { return val::global("Error").new_(val(message)); }
+
+OnDevice::OnDevice(const std::string& device) : saved(default_device()) {
+  if (!device.empty()) set_default_device(device);
+}
+OnDevice::~OnDevice() { set_default_device(saved); }
+
+std::string current_device() { return default_device(); }
+
+val strings_to_js(const std::vector<std::string>& strings) {
+  val out = val::array();
+  for (const std::string& s : strings) out.call<void>("push", val(s));
+  return out;
+}
+
+std::vector<uint8_t> bytes_of_js(const val& bytes, const char* what) {
+  if (!bytes.instanceof(val::global("Uint8Array")))
+    fail(current_op(), what, " got ", js_describe(bytes), ", expected a Uint8Array");
+  std::vector<uint8_t> buf(static_cast<size_t>(bytes["length"].as<double>()));
+  val(emscripten::typed_memory_view(buf.size(), buf.data())).call<void>("set", bytes);
+  return buf;
+}
 
 }  // namespace kiln::js

@@ -3,6 +3,7 @@
 #pragma once
 #include <emscripten/val.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,5 +65,25 @@ DType need_dtype(const val& p, const char* key);  // the option must be given
 // A JS Error with kiln's message: entry points return it instead of throwing across the
 // JS boundary, so that C++ destructors always run (the wrapper rethrows it).
 val js_error(const std::string& message);
+
+// Makes `device` the default device while it lives, so the arrays created meanwhile (a new
+// array, a model's constants) are placed there; the previous default comes back after. An
+// empty name keeps the default.
+struct OnDevice {
+  explicit OnDevice(const std::string& device);
+  ~OnDevice();
+  OnDevice(const OnDevice&) = delete;
+  OnDevice& operator=(const OnDevice&) = delete;
+  std::string saved;
+};
+
+// The default device's name (what OnDevice sets).
+std::string current_device();
+
+// A JS array of strings (method, input and operator names).
+val strings_to_js(const std::vector<std::string>& strings);
+
+// The bytes of a Uint8Array (a model file), copied into the core's memory; `what` names it.
+std::vector<uint8_t> bytes_of_js(const val& bytes, const char* what);
 
 }  // namespace kiln::js

@@ -12,15 +12,6 @@ namespace {
 
 using emscripten::typed_memory_view;
 
-// The bytes of a Uint8Array, copied into the core's memory.
-std::vector<uint8_t> bytes_of_js(const val& bytes, const char* what) {
-  if (!bytes.instanceof(val::global("Uint8Array")))
-    fail(current_op(), what, " got ", js_describe(bytes), ", expected a Uint8Array");
-  std::vector<uint8_t> buf(static_cast<size_t>(bytes["length"].as<double>()));
-  val(typed_memory_view(buf.size(), buf.data())).call<void>("set", bytes);
-  return buf;
-}
-
 // Token ids from a JS array of integers (the wrapper turns typed arrays into arrays).
 std::vector<int32_t> ids_of_js(const val& ids) {
   const int n = js_length(ids, "ids");

@@ -24,7 +24,7 @@ const rawText = {
 const only = process.env.KILN_TEST_FILES?.split(",").filter(Boolean);
 // Node-only files: llm.test.ts reads a 98 MB model from data/models; in Chromium, generation
 // is tested through the chat page (test/browser/llm.mjs).
-const nodeOnly = new Set(["llm.test.ts"]);
+const nodeOnly = new Set(["llm.test.ts", "executorch.test.ts", "onnx.test.ts"]);
 const testFiles = readdirSync(join(here, ".."))
   .filter((f) => f.endsWith(".test.ts") && !nodeOnly.has(f) && (!only || only.includes(f)))
   .sort();

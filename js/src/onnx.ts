@@ -1,0 +1,80 @@
+// kiln's `onnx` namespace: ONNX models run through kiln's compiler (kiln::onnx in C++). A
+// session has onnxruntime-web's shape (inputNames, outputNames, run(feeds) resolving to the
+// outputs by name) so code can switch, and `call` is the graph as a pure function that
+// grad, vmap and jit trace like any kiln function (fine-tuning an imported model).
+import { Array, callConsuming, describeValue, type Device } from "./array.js";
+import { check, core } from "./core.js";
+import { loadDevice, sourceBytes } from "./model_source.js";
+
+export interface LoadOptions {
+  /** Where the constants (weights) go; run inputs must be on it (default: the default device). */
+  device?: Device;
+}
+
+export class InferenceSession {
+  #handle: any;
+  readonly inputNames: string[];
+  readonly outputNames: string[];
+
+  /** @ignore */
+  constructor(handle: any) {
+    this.#handle = handle;
+    this.inputNames = handle.inputNames();
+    this.outputNames = handle.outputNames();
+  }
+
+  /** Loads a model as `onnx.load` does (onnxruntime-web's spelling). */
+  static create(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<InferenceSession> {
+    return load(source, options);
+  }
+
+  #core(op: string): any {
+    if (!this.#handle) throw new ReferenceError(`${op}: the session was released`);
+    return this.#handle;
+  }
+
+  /**
+   * Runs the graph compiled by jit (one compilation per new set of input shapes) on `feeds`,
+   * an Array per input name; resolves to every output by name. As a jitted function's call it
+   * consumes the feeds (pass `x.ref` to keep one), only when it succeeds: a missing feed or a
+   * dtype or shape against the model's declared types throws an Error naming the input.
+   */
+  async run(feeds: Record<string, Array>): Promise<Record<string, Array>> {
+    const h = this.#core("onnx.run");
+    if (feeds === null || typeof feeds !== "object" || feeds instanceof Array)
+      throw new Error(`onnx.run: feeds got ${describeValue(feeds)}, expected an object of Arrays by input name`);
+    const names = Object.keys(feeds);
+    const outs: Array[] = callConsuming(names.map((n) => feeds[n]), (i) => `onnx.run: feed '${names[i]}'`, (hs) => h.run(names, hs));
+    return Object.fromEntries(this.outputNames.map((n, i) => [n, outs[i]]));
+  }
+
+  /**
+   * The graph as a pure function: inputs in `inputNames` order, outputs in `outputNames`
+   * order. It consumes its inputs like any kiln op and works on traced values, so
+   * `grad((w) => loss(session.call([x.ref, w])[0]))` differentiates through the model.
+   */
+  call(inputs: Array[]): Array[] {
+    const h = this.#core("onnx.call");
+    if (!globalThis.Array.isArray(inputs)) throw new Error(`onnx.call: inputs got ${describeValue(inputs)}, expected an array of Arrays`);
+    return callConsuming(inputs, (i) => `onnx.call: input ${i}`, (hs) => h.call(hs));
+  }
+
+  /** Frees the model (its initializers); a later call throws. */
+  release(): void {
+    this.#handle?.delete();
+    this.#handle = null;
+  }
+}
+
+/**
+ * Loads an ONNX model from bytes (Uint8Array, ArrayBuffer, Blob/File), a file path (Node.js)
+ * or a URL. Every node is checked first: an op, opset or attribute kiln has no rule for is an
+ * Error naming the node and what is supported.
+ */
+export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<InferenceSession> {
+  if (options === null || typeof options !== "object")
+    throw new Error(`onnx.load: options got ${describeValue(options)}, expected an object`);
+  const device = await loadDevice("onnx.load", options.device);
+  const bytes = await sourceBytes("onnx.load", source);
+  return new InferenceSession(check(core.onnxLoad(bytes, { device })));
+}
