@@ -1,12 +1,15 @@
 // Compares kiln's JS namespaces with @jax-js/jax's by their keys (the coverage figures in
-// docs/ARCHITECTURE.md). Usage: node js/scripts/coverage.mjs [path to an installed
-// @jax-js/jax package]; by default bench/wasm's copy (cd bench/wasm && npm ci).
+// docs/ARCHITECTURE.md and docs/COMPATIBILITY.md). Usage: node js/scripts/coverage.mjs
+// [--names] [path to an installed @jax-js/jax package]; by default js/'s pinned devDependency
+// (cd js && npm ci). --names lists every jax-js name with whether kiln has it.
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 const here = path.dirname(new URL(import.meta.url).pathname);
-const jaxDir = process.argv[2] ?? path.join(here, "../../bench/wasm/node_modules/@jax-js/jax");
+const args = process.argv.slice(2);
+const listNames = args.includes("--names");
+const jaxDir = args.find((a) => a !== "--names") ?? path.join(here, "../node_modules/@jax-js/jax");
 const pkg = createRequire(import.meta.url)(path.join(jaxDir, "package.json"));
 const jax = await import(pathToFileURL(path.join(jaxDir, "dist/index.js")).href);
 const kiln = await import(pathToFileURL(path.join(here, "../dist/index.js")).href);
@@ -30,4 +33,5 @@ for (const [name, get] of spaces) {
   const missing = want.filter((k) => !have.has(k));
   const count = want.length - missing.length;
   console.log(`${name}: ${count} of ${want.length}${missing.length ? ` (missing: ${missing.join(", ")})` : ""}`);
+  if (listNames) for (const k of want) console.log(`  ${name === "top level" ? "" : `${name}.`}${k}${have.has(k) ? "" : " (missing)"}`);
 }
