@@ -4,10 +4,11 @@ import * as jaxjs from "@jax-js/jax";
 import { beforeAll, beforeEach, describe, expect, test } from "vitest";
 import * as kiln from "../dist/index.js";
 import { apiCases } from "./differential/corpus_api.js";
+import { namespaceCases } from "./differential/corpus_namespaces.js";
 import { argumentCases, miscCases, numericCases, transformCases } from "./differential/corpus_issue.js";
 import { checkOnKiln, recordingLib, runProgram, type DiffCase, type Outcome } from "./differential/harness.js";
 
-const corpus: DiffCase[] = [...transformCases, ...argumentCases, ...numericCases, ...miscCases, ...apiCases];
+const corpus: DiffCase[] = [...transformCases, ...argumentCases, ...numericCases, ...miscCases, ...apiCases, ...namespaceCases];
 const oracle = new Map<string, Outcome>();
 const oracleRuns = (c: DiffCase) => (c.oracleNeeds ?? []).every((g) => g in globalThis);
 
