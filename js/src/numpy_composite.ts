@@ -1,6 +1,6 @@
 // The numpy functions of jax-js that kiln composes from core ops in TypeScript (no C++
 // primitive of their own). Each consumes its Array arguments once, with .ref for reuse.
-import { Array, DType, asArray, checkOperands, checkShape, describeValue, freeOnError, run, type ArrayLike, type Axis, type ReduceOpts, named } from "./array.js";
+import { Array, DType, asArray, checkOperands, checkShape, describeValue, freeOnError, run, type ArrayLike, type Axis, type Device, type ReduceOpts, named } from "./array.js";
 import { bitcastConvertType } from "./lax.js";
 import * as np from "./numpy_ops.js";
 
@@ -227,11 +227,17 @@ function logspace_(start: number, stop: number, num = 50, endpoint = true, base 
   const e = np.linspace(start, stop, num, endpoint, { dtype: DType.Float32 });
   return np.astype(np.power(base, e), dtype);
 }
-function geomspace_(start: number, stop: number, num = 50, endpoint = true, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
+function geomspace_(start: number, stop: number, num = 50, endpoint = true, { dtype = DType.Float32, device }: { dtype?: DType; device?: Device } = {}): Array {
   if (start === 0 || stop === 0 || Math.sign(start) !== Math.sign(stop)) throw new Error(`geomspace: got start ${start}, stop ${stop}, expected nonzero values of one sign`);
-  const sgn = Math.sign(start);
-  const e = np.linspace(Math.log10(Math.abs(start)), Math.log10(Math.abs(stop)), num, endpoint, { dtype: DType.Float64 });
-  return np.astype(np.multiply(np.power(10, e), sgn), dtype);
+  if (!Number.isInteger(num) || num < 0) throw new Error(`geomspace: got num ${num}, expected a non-negative integer`);
+  // In JS doubles (NumPy computes in float64), so that no device needs float64 and integer
+  // dtypes get 10, 100, ... rather than a float32 rounding below them; the ends are exact.
+  const [l0, l1] = [Math.log10(Math.abs(start)), Math.log10(Math.abs(stop))];
+  const step = (l1 - l0) / (endpoint ? Math.max(num - 1, 1) : num);
+  const values = globalThis.Array.from({ length: num }, (_, i) => Math.sign(start) * 10 ** (l0 + i * step));
+  if (num > 0) values[0] = start;
+  if (num > 1 && endpoint) values[num - 1] = stop;
+  return np.array(values, { dtype, device });
 }
 function diag_(v: ArrayLike, k = 0): Array {
   const x = asArray(v, "diag");

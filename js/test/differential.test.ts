@@ -6,7 +6,7 @@ import * as kiln from "../dist/index.js";
 import { apiCases } from "./differential/corpus_api.js";
 import { namespaceCases } from "./differential/corpus_namespaces.js";
 import { argumentCases, miscCases, numericCases, transformCases } from "./differential/corpus_issue.js";
-import { checkOnKiln, recordingLib, runProgram, type DiffCase, type Outcome } from "./differential/harness.js";
+import { checkOnKiln, checkOnKilnAsync, recordingLib, runProgram, type DiffCase, type Outcome } from "./differential/harness.js";
 
 const corpus: DiffCase[] = [...transformCases, ...argumentCases, ...numericCases, ...miscCases, ...apiCases, ...namespaceCases];
 const oracle = new Map<string, Outcome>();
@@ -36,7 +36,7 @@ beforeAll(async () => {
   await jaxjs.init("cpu");
   jaxjs.defaultDevice("cpu");
   for (const c of corpus) if (oracleRuns(c)) oracle.set(c.name, runProgram(jaxjs, c));
-});
+}, 120_000);
 
 for (const device of ["cpu", "wasm"] as const) {
   describe(`differential against @jax-js/jax on ${device}`, () => {
@@ -50,6 +50,22 @@ for (const device of ["cpu", "wasm"] as const) {
     });
   });
 }
+
+// The cases marked `webgpu` on kiln's webgpu device (Dawn on SwiftShader here: slow, so a
+// subset), read back asynchronously. Skipped without an adapter unless KILN_REQUIRE_WEBGPU=1.
+const webgpuCases = corpus.filter((c) => c.webgpu);
+const haveWebGpu = (await kiln.init("webgpu")).includes("webgpu");
+describe.skipIf(!haveWebGpu && !process.env.KILN_REQUIRE_WEBGPU)("differential against @jax-js/jax on webgpu", () => {
+  beforeEach(() => {
+    kiln.defaultDevice("webgpu");
+  });
+  test("an adapter is present", () => expect(haveWebGpu).toBe(true));
+  test.each(webgpuCases.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
+    if (!oracleRuns(c)) return;
+    const difference = await checkOnKilnAsync(kiln, c, oracle.get(c.name)!);
+    if (difference !== null) expect.fail(difference);
+  });
+});
 
 // KILN_DIFF_REPORT=1: one line per program and device with its difference (for triage),
 // then the exported names the corpus used (for docs/COMPATIBILITY.md).

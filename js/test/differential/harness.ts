@@ -77,6 +77,40 @@ function errorClassOf(e: unknown): string {
   return typeof e;
 }
 
+/** readBack for devices that read asynchronously (webgpu): every Array through jsAsync(). */
+async function readBackAsync(x: unknown, leaves: Leaf[]): Promise<string> {
+  if (isArray(x)) {
+    leaves.push({ kind: "array", shape: [...x.shape], dtype: String(x.dtype), values: await (x as any).jsAsync() });
+    return "A";
+  }
+  if (globalThis.Array.isArray(x)) {
+    const parts: string[] = [];
+    for (const v of x) parts.push(await readBackAsync(v, leaves));
+    return `[${parts.join(",")}]`;
+  }
+  if (typeof x === "object" && x !== null) {
+    const parts: string[] = [];
+    for (const [k, v] of Object.entries(x)) parts.push(`${k}:${await readBackAsync(v, leaves)}`);
+    return `{${parts.join(",")}}`;
+  }
+  leaves.push({ kind: "scalar", value: x });
+  return "s";
+}
+
+/** runProgram with asynchronous reads, then checkOnKiln's comparison (kiln's webgpu device). */
+export async function checkOnKilnAsync(lib: Lib, c: DiffCase, want: Outcome): Promise<string | null> {
+  const before = memory().numArrays;
+  let outcome: Outcome;
+  try {
+    const leaves: Leaf[] = [];
+    const structure = await readBackAsync(c.run(lib), leaves);
+    outcome = { kind: "value", leaves, structure };
+  } catch (e) {
+    outcome = { kind: "error", errorClass: errorClassOf(e), message: e instanceof Error ? e.message : String(e) };
+  }
+  return diffCase(c, outcome, memory().numArrays - before, want);
+}
+
 export function runProgram(lib: Lib, c: DiffCase): Outcome {
   try {
     const leaves: Leaf[] = [];
