@@ -406,12 +406,3 @@ TEST(Lax, ErrorsNameTheOpAndLeaveInputsUsable) {
   // Still usable in a valid convolution afterwards.
   EXPECT_EQ(lax::conv(x, w4, {1, 1}, std::string("VALID")).shape(), (Shape{2, 3, 3, 3}));
 }
-
-// lax.div: integers divide as C++ does (rounding toward zero), floats as np::divide.
-TEST(Lax, DivRoundsIntegersTowardZero) {
-  std::vector<int32_t> a{7, -7, 6, -6, 5, 0}, b{2, 2, -4, -4, 3, -3};
-  auto got = lax::div(np::array(a, {6}), np::array(b, {6})).to_vector<int32_t>();
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(got[i], a[i] / b[i]) << a[i] << " / " << b[i];
-  Array x = np::array(std::vector<float>{7, -7, 1}, {3}), y = np::array(std::vector<float>{2, 2, 3}, {3});
-  EXPECT_EQ(lax::div(x, y).to_vector<float>(), np::divide(x, y).to_vector<float>());
-}

@@ -208,8 +208,21 @@ export class Array {
   add(other: ArrayLike): this { return run("add", [this, other]) as this; }
   sub(other: ArrayLike): this { return run("subtract", [this, other]) as this; }
   mul(other: ArrayLike): this { return run("multiply", [this, other]) as this; }
-  /** jax-js's Array.div: lax.div, so integers divide rounding toward zero (np.divide gives floats). */
-  div(other: ArrayLike): this { return run("lax_div", [this, other]) as this; }
+  /**
+   * jax-js's Array.div: lax.div, so integer Arrays divide rounding toward zero (np.divide
+   * gives floats): floor division, plus one where the remainder is nonzero and its sign
+   * (the divisor's) differs from the dividend's; x / 0 is 0, as floor_divide's. Floats: np.divide.
+   */
+  div(other: ArrayLike): this {
+    if (this.dtype !== DType.Int32 && this.dtype !== DType.Uint32) return run("divide", [this, other]) as this;
+    const hold = () => (other instanceof Array ? other.ref : other);
+    const floor = run("floor_divide", [this.ref, hold()]);
+    const rem = run("mod", [this.ref, hold()]);
+    const signsDiffer = run("not_equal", [run("less", [rem.ref, 0]), run("less", [this, 0])]);
+    const fix = run("logical_and", [run("not_equal", [rem, 0]), signsDiffer]);
+    if (other instanceof Array) other.dispose();
+    return run("add", [floor, run("astype", [fix], { dtype: floor.dtype })]) as this;
+  }
   mod(other: ArrayLike): this { return run("mod", [this, other]) as this; }
   greater(other: ArrayLike): this { return run("greater", [this, other]) as this; }
   less(other: ArrayLike): this { return run("less", [this, other]) as this; }
@@ -326,7 +339,7 @@ function advancedIndex(x: Array, index: IndexTerm[]): Array {
 // and int32 + np.array(1.5) are int32, where JAX gives float32). Other ops (random, creation)
 // see numbers as weak float32 scalars.
 const WEAK_CASTING = new Set([
-  "add", "subtract", "multiply", "divide", "lax_div", "floor_divide", "mod", "power", "maximum", "minimum",
+  "add", "subtract", "multiply", "divide", "floor_divide", "mod", "power", "maximum", "minimum",
   "arctan2", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
   "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
   "left_shift", "right_shift", "where", "clip",
@@ -377,6 +390,13 @@ export function wrapResult(r: any): any {
   if (globalThis.Array.isArray(r)) return r.map(wrapResult);
   if (r === null || r === undefined) return r;
   return new Array(r);
+}
+
+/** @ignore Index terms for slice(): `term` along `axis`, everything along the other axes. */
+export function axisTerms(nd: number, axis: number, term: any): any[] {
+  const t: any[] = globalThis.Array.from({ length: nd }, () => []);
+  t[(axis + nd) % nd] = term;
+  return t;
 }
 
 /**

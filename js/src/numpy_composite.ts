@@ -1,14 +1,8 @@
 // The numpy functions of jax-js that kiln composes from core ops in TypeScript (no C++
 // primitive of their own). Each consumes its Array arguments once, with .ref for reuse.
-import { Array, DType, asArray, checkOperands, checkShape, describeValue, freeOnError, run, type ArrayLike, type Axis, type Device, type ReduceOpts, named } from "./array.js";
+import { Array, DType, asArray, axisTerms, checkOperands, checkShape, describeValue, freeOnError, run, type ArrayLike, type Axis, type Device, type ReduceOpts, named } from "./array.js";
 import { bitcastConvertType } from "./lax.js";
 import * as np from "./numpy_ops.js";
-
-const axisTerms = (nd: number, axis: number, term: any) => {
-  const t: any[] = globalThis.Array.from({ length: nd }, () => []);
-  t[(axis + nd) % nd] = term;
-  return t;
-};
 
 function hypot_(x1: ArrayLike, x2: ArrayLike): Array {
   return np.sqrt(np.add(np.square(x1), np.square(x2)));

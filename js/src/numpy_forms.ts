@@ -1,15 +1,9 @@
 // numpy functions composed in TypeScript whose jax-js argument forms go beyond the plain
 // case: diff/ediff1d with prepend/append and booleans, trapezoid with sample points, cross of
 // 2-vectors, indices with sparse (issue 22). Each consumes its Array arguments once.
-import { Array, DType, asArray, checkOperands, checkShape, type ArrayLike, named } from "./array.js";
+import { Array, DType, asArray, axisTerms, checkOperands, checkShape, type ArrayLike, named } from "./array.js";
 import { unstack } from "./numpy_composite.js";
 import * as np from "./numpy_ops.js";
-
-const axisTerms = (nd: number, axis: number, term: any) => {
-  const t: any[] = globalThis.Array.from({ length: nd }, () => []);
-  t[(axis + nd) % nd] = term;
-  return t;
-};
 
 /** `v` as an Array to attach to `x` along `axis`: a scalar is broadcast to size 1 there. */
 function attachable(v: ArrayLike, x: Array, axis: number): Array {

@@ -483,16 +483,6 @@ Array avg_pool(const Array& x, const std::vector<int64_t>& window,
   });
 }
 
-Array div(const Array& a, const Array& b) {
-  return with_name("div", [&]() -> Array {
-    auto args = numpy::detail::promote_broadcast("div", {a, b});
-    // Bool operands divide as int32, as the numpy functions' integer ops do.
-    if (args[0].dtype() == DType::Bool)
-      for (auto& x : args) x = cast(x, DType::Int32, false);
-    return bind(Prim::Div, {args[0], args[1]});
-  });
-}
-
 Array convert_element_type(const Array& x, DType dtype) {
   return with_name("convert_element_type", [&]() -> Array { return cast(x, dtype, false); });
 }

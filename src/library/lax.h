@@ -57,9 +57,6 @@ Array avg_pool(const Array& x, const std::vector<int64_t>& window, const std::ve
 Array convert_element_type(const Array& x, DType dtype);
 // Reinterprets the bits (same itemsize).
 Array bitcast_convert_type(const Array& x, DType dtype);
-// JAX's lax.div after NumPy promotion: integers round toward zero (C division), x / 0 is 0
-// for integers; floats divide exactly. jax-js's Array.div.
-Array div(const Array& a, const Array& b);
 
 // The k largest entries along `axis` and their int32 indices, largest first; equal values
 // by lower index first (stable, as jax.lax.top_k). NaN counts as the largest.

@@ -91,7 +91,6 @@ const std::map<std::string, Binary>& binary_ops() {
   static const std::map<std::string, Binary> t = {
       {"add", np::add}, {"subtract", np::subtract}, {"multiply", np::multiply},
       {"divide", np::divide}, {"floor_divide", np::floor_divide}, {"mod", np::mod},
-      {"lax_div", lax::div},
       {"power", np::power}, {"maximum", np::maximum}, {"minimum", np::minimum},
       {"arctan2", np::arctan2}, {"logaddexp", np::logaddexp}, {"equal", np::equal}, {"not_equal", np::not_equal},
       {"less", np::less}, {"less_equal", np::less_equal}, {"greater", np::greater},

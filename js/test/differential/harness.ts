@@ -56,18 +56,27 @@ function isArray(x: unknown): x is { shape: number[]; dtype: string; js(): unkno
   return typeof x === "object" && x !== null && "shape" in x && "dtype" in x && typeof (x as any).js === "function";
 }
 
-/** Flattens a result into leaves (reading back, i.e. consuming, each Array) and a structure string. */
-function readBack(x: unknown, leaves: Leaf[]): string {
+/** Flattens a result into its leaves (Arrays and plain values) and a structure string. */
+function flattenResult(x: unknown, leaves: unknown[]): string {
   if (isArray(x)) {
-    leaves.push({ kind: "array", shape: [...x.shape], dtype: String(x.dtype), values: x.js() });
+    leaves.push(x);
     return "A";
   }
-  if (globalThis.Array.isArray(x)) return `[${x.map((v) => readBack(v, leaves)).join(",")}]`;
+  if (globalThis.Array.isArray(x)) return `[${x.map((v) => flattenResult(v, leaves)).join(",")}]`;
   if (typeof x === "object" && x !== null) {
-    return `{${Object.entries(x).map(([k, v]) => `${k}:${readBack(v, leaves)}`).join(",")}}`;
+    return `{${Object.entries(x).map(([k, v]) => `${k}:${flattenResult(v, leaves)}`).join(",")}}`;
   }
-  leaves.push({ kind: "scalar", value: x });
+  leaves.push(x);
   return "s";
+}
+
+/** A leaf's shape and dtype (an Array's values are read after: reading consumes it). */
+function leafHeader(x: unknown): Leaf {
+  return isArray(x) ? { kind: "array", shape: [...x.shape], dtype: String(x.dtype), values: undefined } : { kind: "scalar", value: x };
+}
+
+function errorOutcome(e: unknown): Outcome {
+  return { kind: "error", errorClass: errorClassOf(e), message: e instanceof Error ? e.message : String(e) };
 }
 
 /** The error classes compared: the constructor's name, with kiln's own subclasses mapped to
@@ -77,47 +86,29 @@ function errorClassOf(e: unknown): string {
   return typeof e;
 }
 
-/** readBack for devices that read asynchronously (webgpu): every Array through jsAsync(). */
-async function readBackAsync(x: unknown, leaves: Leaf[]): Promise<string> {
-  if (isArray(x)) {
-    leaves.push({ kind: "array", shape: [...x.shape], dtype: String(x.dtype), values: await (x as any).jsAsync() });
-    return "A";
-  }
-  if (globalThis.Array.isArray(x)) {
-    const parts: string[] = [];
-    for (const v of x) parts.push(await readBackAsync(v, leaves));
-    return `[${parts.join(",")}]`;
-  }
-  if (typeof x === "object" && x !== null) {
-    const parts: string[] = [];
-    for (const [k, v] of Object.entries(x)) parts.push(`${k}:${await readBackAsync(v, leaves)}`);
-    return `{${parts.join(",")}}`;
-  }
-  leaves.push({ kind: "scalar", value: x });
-  return "s";
-}
-
 /** runProgram with asynchronous reads, then checkOnKiln's comparison (kiln's webgpu device). */
 export async function checkOnKilnAsync(lib: Lib, c: DiffCase, want: Outcome): Promise<string | null> {
   const before = memory().numArrays;
   let outcome: Outcome;
   try {
+    const raw: unknown[] = [];
+    const structure = flattenResult(c.run(lib), raw);
     const leaves: Leaf[] = [];
-    const structure = await readBackAsync(c.run(lib), leaves);
+    for (const x of raw) leaves.push(isArray(x) ? { ...leafHeader(x), values: await (x as any).jsAsync() } : leafHeader(x));
     outcome = { kind: "value", leaves, structure };
   } catch (e) {
-    outcome = { kind: "error", errorClass: errorClassOf(e), message: e instanceof Error ? e.message : String(e) };
+    outcome = errorOutcome(e);
   }
   return diffCase(c, outcome, memory().numArrays - before, want);
 }
 
 export function runProgram(lib: Lib, c: DiffCase): Outcome {
   try {
-    const leaves: Leaf[] = [];
-    const structure = readBack(c.run(lib), leaves);
-    return { kind: "value", leaves, structure };
+    const raw: unknown[] = [];
+    const structure = flattenResult(c.run(lib), raw);
+    return { kind: "value", leaves: raw.map((x) => (isArray(x) ? { ...leafHeader(x), values: x.js() } : leafHeader(x))), structure };
   } catch (e) {
-    return { kind: "error", errorClass: errorClassOf(e), message: e instanceof Error ? e.message : String(e) };
+    return errorOutcome(e);
   }
 }
 
