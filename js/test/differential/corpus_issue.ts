@@ -148,6 +148,21 @@ export const numericCases: DiffCase[] = [
   { name: "resultType of float16 and int32", run: ({ numpy: np }) => np.resultType(np.float16, np.int32) },
   { name: "Array.div of int32 arrays", run: ({ numpy: np }) => np.array([7, -7, 5], { dtype: np.int32 }).div(np.array([2, 2, -3], { dtype: np.int32 })) },
   { name: "Array.div of float32", run: ({ numpy: np }) => np.array([7, -7]).div(2) },
+  {
+    name: "grad of arctan2 where y is 0",
+    knownDifference: "kiln's derivative of arctan2(y, x) at y = 0 is JAX's, x / (x^2 + y^2); jax-js 0.1.25 gives NaN",
+    run: ({ numpy: np, grad }) => grad((y: any) => np.sum(np.arctan2(y, -0.4)))(np.array([0, 1])),
+  },
+  {
+    name: "grad of prod with a zero",
+    knownDifference: "kiln's derivative of prod where an element is 0 is JAX's (the product of the others); jax-js 0.1.25 gives NaN",
+    run: ({ numpy: np, grad }) => grad((x: any) => np.prod(x))(np.array([0, 2, 3])),
+  },
+  {
+    name: "floor after a float32 subtraction",
+    knownDifference: "kiln rounds each float32 operation as JAX does (0.35f - 1.35f is -1); jax-js 0.1.25's cpu device keeps intermediates as JS doubles inside a kernel (-1.0000000059...) so floor gives -2",
+    run: ({ numpy: np, jit }) => jit((x: any) => np.floor(np.subtract(x, 1.35)))(np.array([0.35])),
+  },
   { name: "sign of NaN", run: ({ numpy: np }) => np.sign(np.array([NaN, -2, 0, 3])) },
 ];
 
