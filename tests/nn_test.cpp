@@ -163,6 +163,12 @@ TEST(Nn, SoftmaxVmapMatchesLoop) {
   }
 }
 
+// JAX returns an empty result for an empty input (max would have no identity to start from).
+TEST(Nn, SoftmaxOfEmptyIsEmpty) {
+  EXPECT_EQ(nn::softmax(np::zeros({2, 0})).shape(), (Shape{2, 0}));
+  EXPECT_EQ(nn::log_softmax(np::zeros({0, 3}), 0).shape(), (Shape{0, 3}));
+}
+
 TEST(Nn, Errors) {
   Array q = np::zeros({2, 3, 4, 8}), k = np::zeros({2, 5, 3, 8});
   EXPECT_THROW(nn::dot_product_attention(q, k, k), kiln::Error);  // 3 kv heads do not divide 4

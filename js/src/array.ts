@@ -208,7 +208,21 @@ export class Array {
   add(other: ArrayLike): this { return run("add", [this, other]) as this; }
   sub(other: ArrayLike): this { return run("subtract", [this, other]) as this; }
   mul(other: ArrayLike): this { return run("multiply", [this, other]) as this; }
-  div(other: ArrayLike): this { return run("divide", [this, other]) as this; }
+  /**
+   * jax-js's Array.div: lax.div, so integer Arrays divide rounding toward zero (np.divide
+   * gives floats): floor division, plus one where the remainder is nonzero and its sign
+   * (the divisor's) differs from the dividend's; x / 0 is 0, as floor_divide's. Floats: np.divide.
+   */
+  div(other: ArrayLike): this {
+    if (this.dtype !== DType.Int32 && this.dtype !== DType.Uint32) return run("divide", [this, other]) as this;
+    const hold = () => (other instanceof Array ? other.ref : other);
+    const floor = run("floor_divide", [this.ref, hold()]);
+    const rem = run("mod", [this.ref, hold()]);
+    const signsDiffer = run("not_equal", [run("less", [rem.ref, 0]), run("less", [this, 0])]);
+    const fix = run("logical_and", [run("not_equal", [rem, 0]), signsDiffer]);
+    if (other instanceof Array) other.dispose();
+    return run("add", [floor, run("astype", [fix], { dtype: floor.dtype })]) as this;
+  }
   mod(other: ArrayLike): this { return run("mod", [this, other]) as this; }
   greater(other: ArrayLike): this { return run("greater", [this, other]) as this; }
   less(other: ArrayLike): this { return run("less", [this, other]) as this; }
@@ -235,16 +249,28 @@ export class Array {
   flatten(): this { return run("ravel", [this]) as this; }
   ravel(): this { return run("ravel", [this]) as this; }
   diagonal(offset = 0, axis1 = 0, axis2 = 1): this {
-    const letters = "abcdefghijklmnopqrstuvwxyz".slice(0, this.ndim).split("");
-    if (offset !== 0) throw new Error(`diagonal: got offset ${offset}, kiln supports offset 0 only`);
-    letters[axis2 < 0 ? axis2 + this.ndim : axis2] = letters[axis1 < 0 ? axis1 + this.ndim : axis1];
-    const rest = letters.filter((_, i) => i !== (axis1 < 0 ? axis1 + this.ndim : axis1) && i !== (axis2 < 0 ? axis2 + this.ndim : axis2));
-    return run("einsum", [this], { subscripts: `${letters.join("")}->${rest.join("")}${letters[axis1 < 0 ? axis1 + this.ndim : axis1]}` }) as this;
+    const nd = this.ndim;
+    const [a1, a2] = [axis1, axis2].map((ax) => (ax < 0 ? ax + nd : ax));
+    if (nd < 2 || a1 === a2 || ![a1, a2].every((ax) => ax >= 0 && ax < nd))
+      throw new Error(`diagonal: got axes ${axis1} and ${axis2} of an array of rank ${nd}, expected two distinct axes`);
+    // axis1 and axis2 last, the offset diagonal's square block cut out, then its diagonal.
+    const rest = [...globalThis.Array(nd).keys()].filter((i) => i !== a1 && i !== a2);
+    const [n, m] = [this.shape[a1], this.shape[a2]];
+    const moved = run("transpose", [this], { perm: [...rest, a1, a2] }) as Array;
+    const len = Math.max(0, offset >= 0 ? Math.min(n, m - offset) : Math.min(n + offset, m));
+    const [r0, c0] = offset >= 0 ? [0, offset] : [-offset, 0];
+    const whole = rest.map(() => ({}));
+    const block = run("index", [moved], { index: [...whole, { start: r0, stop: r0 + len }, { start: c0, stop: c0 + len }] });
+    const letters = "abcdefghijklmnopqrstuvwxyz".slice(0, rest.length);
+    return run("einsum", [block], { subscripts: `${letters}zz->${letters}z` }) as this;
   }
-  /** Basic indexing: numbers, [] (all), [start], [start, stop], null (new axis). */
-  slice(...index: (number | [] | [number] | Pair | null | Array)[]): this {
+  /**
+   * Indexing: numbers, [] (all), [start], [start, stop], null (new axis), and integer index
+   * Arrays with NumPy's advanced-indexing rules (numbers beside index Arrays count as ones).
+   */
+  slice(...index: IndexTerm[]): this {
     const arrays = index.filter((t): t is Array => t instanceof Array);
-    if (arrays.length > 1) throw new Error(`slice: got ${arrays.length} index arrays, kiln supports one`);
+    if (arrays.length > 1 || (arrays.length === 1 && index.some((t) => typeof t === "number"))) return advancedIndex(this, index) as this;
     if (arrays.length === 1) {
       // Advanced indexing by one integer array: basic indexing with `[]` in its place, then
       // a gather (take) along the axis that term maps to.
@@ -266,6 +292,46 @@ export class Array {
     for (let i = 0; i < n; i++) yield this.ref.slice(i);
     this.dispose();
   }
+}
+
+type IndexTerm = number | [] | [number] | Pair | null | Array;
+
+/**
+ * NumPy's advanced indexing with several index terms (index Arrays, and numbers beside them):
+ * basic indexing with `[]` for each of them, the advanced axes moved to the front and merged
+ * into one, one gather with the flat index (the terms broadcast together, negative ones
+ * wrapped); the gathered axes stay where the first advanced term was when the advanced terms
+ * are adjacent, else they come first.
+ */
+function advancedIndex(x: Array, index: IndexTerm[]): Array {
+  const advanced = index.map((t, i) => (t instanceof Array || typeof t === "number" ? i : -1)).filter((i) => i >= 0);
+  const adjacent = advanced[advanced.length - 1] - advanced[0] === advanced.length - 1;
+  // After basic indexing, index term i is axis i (a number became [], null a new axis).
+  const basic = x.slice(...(index.map((t, i) => (advanced.includes(i) ? [] : t)) as any));
+  const rest = [...globalThis.Array(basic.ndim).keys()].filter((i) => !advanced.includes(i));
+  const sizes = advanced.map((i) => basic.shape[i]);
+  const restShape = rest.map((i) => basic.shape[i]);
+  let stride = sizes.reduce((a, b) => a * b, 1);
+  const merged = run("reshape", [run("transpose", [basic], { perm: [...advanced, ...rest] })], { shape: [stride, ...restShape] });
+  let offset = 0;
+  let flat: Array | null = null;
+  advanced.forEach((p, k) => {
+    stride /= sizes[k];
+    const t = index[p] as Array | number;
+    if (typeof t === "number") {
+      offset += (t < 0 ? t + sizes[k] : t) * stride;
+      return;
+    }
+    const wrapped = run("where", [run("less", [t.ref, 0]), run("add", [t.ref, sizes[k]]), t]);
+    const term = run("multiply", [wrapped, stride]);
+    flat = flat === null ? term : run("add", [flat, term]);
+  });
+  const gathered: Array = run("take", [merged, run("add", [flat!, offset])], { axis: 0 });
+  const p0 = advanced[0];
+  if (!adjacent || p0 === 0) return gathered;
+  const bnd = gathered.ndim - restShape.length;
+  const range = (a: number, b: number) => globalThis.Array.from({ length: b - a }, (_, i) => a + i);
+  return run("transpose", [gathered], { perm: [...range(bnd, bnd + p0), ...range(0, bnd), ...range(bnd + p0, gathered.ndim)] });
 }
 
 // Ops whose operands jax-js promotes by its weak-type rule: a JS number, or a weakly typed
@@ -344,6 +410,13 @@ export function wrapResult(r: any): any {
   if (globalThis.Array.isArray(r)) return r.map(wrapResult);
   if (r === null || r === undefined) return r;
   return new Array(r);
+}
+
+/** @ignore Index terms for slice(): `term` along `axis`, everything along the other axes. */
+export function axisTerms(nd: number, axis: number, term: any): any[] {
+  const t: any[] = globalThis.Array.from({ length: nd }, () => []);
+  t[(axis + nd) % nd] = term;
+  return t;
 }
 
 /**

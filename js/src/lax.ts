@@ -1,6 +1,7 @@
 // kiln's `lax` namespace (jax-js names): convolutions, windowed reductions, erf and
 // stopGradient, each a call into the core's op table.
 import { Array, checkOperands, describeValue, run, type ArrayLike, type Pair, named } from "./array.js";
+import { vmap } from "./transforms.js";
 
 export * as linalg from "./lax_linalg.js";
 
@@ -52,16 +53,37 @@ function convTranspose_(
   }
   return run("conv_transpose", [lhs, rhs], { strides, padding, rhsDilation, transposeKernel });
 }
-/** reduceWindow with one of np.sum, np.max, np.min, np.prod as the computation. */
+/**
+ * The windows of the last windowDimensions.length axes (no padding), each reduced by
+ * `computation` (a function of one window, of shape windowDimensions, to a scalar): the
+ * windows are gathered into an array [...leading axes, ...window positions, ...window] and
+ * the computation is vmapped over all but the window axes, as jax-js does. np.sum, np.max,
+ * np.min and np.prod run as the core's reduce_window instead (one fused kernel).
+ */
 function reduceWindow_(operand: Array, computation: (x: Array) => Array, windowDimensions: number[], windowStrides?: number[]): Array {
   checkOperands("reduceWindow", operand);
-  const name = typeof computation === "function" ? ((computation as any).kilnReduce ?? computation.name) : undefined;
-  const op = { sum: "sum", max: "max", min: "min", prod: "prod" }[name as string];
-  if (op === undefined) {
-    const got = typeof computation === "function" ? `the function ${name || "(anonymous)"}` : describeValue(computation);
-    throw new Error(`reduceWindow: got computation ${got}, kiln supports np.sum, np.max, np.min and np.prod`);
+  if (typeof computation !== "function") throw new TypeError(`reduceWindow: got computation ${describeValue(computation)}, expected a function`);
+  const strides = windowStrides ?? windowDimensions.map(() => 1);
+  const nd = operand.ndim, k = windowDimensions.length;
+  if (k > nd || strides.length !== k) throw new Error(`reduceWindow: got ${k} window dimensions and ${strides.length} strides for an array of rank ${nd}`);
+  const op = { sum: "sum", max: "max", min: "min", prod: "prod" }[((computation as any).kilnReduce ?? computation.name) as string];
+  if (op !== undefined) return run("reduce_window", [operand], { op, window: windowDimensions, strides, padding: "VALID" });
+  const device = operand.device, shape = operand.shape;
+  let x = operand;
+  // From the last window axis to the first, so the axes not yet gathered keep their numbers.
+  for (let j = k - 1; j >= 0; j--) {
+    const axis = nd - k + j, w = windowDimensions[j];
+    const count = Math.max(0, Math.floor((shape[axis] - w) / strides[j]) + 1);
+    const starts = run("reshape", [run("arange", [], { start: 0, stop: count * strides[j], step: strides[j], dtype: "int32", device })], { shape: [count, 1] });
+    const offsets = run("arange", [], { start: 0, stop: w, step: 1, dtype: "int32", device });
+    x = run("take", [x, run("add", [starts, offsets])], { axis });
   }
-  return run("reduce_window", [operand], { op, window: windowDimensions, strides: windowStrides ?? windowDimensions.map(() => 1), padding: "VALID" });
+  // [...lead, o0, w0, o1, w1, ...] -> [...lead, o0, o1, ..., w0, w1, ...]
+  const lead = [...globalThis.Array(nd - k).keys()];
+  const perm = [...lead, ...windowDimensions.map((_, j) => nd - k + 2 * j), ...windowDimensions.map((_, j) => nd - k + 2 * j + 1)];
+  let f = computation;
+  for (let i = 0; i < nd; i++) f = vmap(f, 0);
+  return f(run("transpose", [x], { perm }));
 }
 export const erf = named("erf", (x: ArrayLike): Array => run("erf", [x]));
 export const erfc = named("erfc", (x: ArrayLike): Array => run("subtract", [1, run("erf", [x])]));

@@ -6,6 +6,7 @@
 export { Array, DType, type ArrayLike } from "./array.js";
 export * from "./numpy_ops.js";
 export * from "./numpy_composite.js";
+export * from "./numpy_forms.js";
 export * as linalg from "./numpy_linalg.js";
 export * as fft from "./numpy_fft.js";
 export * from "./numpy_signal.js";

@@ -1,14 +1,8 @@
 // The numpy functions of jax-js that kiln composes from core ops in TypeScript (no C++
 // primitive of their own). Each consumes its Array arguments once, with .ref for reuse.
-import { Array, DType, asArray, checkOperands, checkShape, describeValue, freeOnError, run, type ArrayLike, type Axis, type ReduceOpts, named } from "./array.js";
+import { Array, DType, asArray, axisTerms, checkOperands, checkShape, describeValue, freeOnError, run, type ArrayLike, type Axis, type Device, type ReduceOpts, named } from "./array.js";
 import { bitcastConvertType } from "./lax.js";
 import * as np from "./numpy_ops.js";
-
-const axisTerms = (nd: number, axis: number, term: any) => {
-  const t: any[] = globalThis.Array.from({ length: nd }, () => []);
-  t[(axis + nd) % nd] = term;
-  return t;
-};
 
 function hypot_(x1: ArrayLike, x2: ArrayLike): Array {
   return np.sqrt(np.add(np.square(x1), np.square(x2)));
@@ -112,16 +106,6 @@ function average_(a: ArrayLike, axis?: Axis, opts: { weights?: ArrayLike } & Red
   return np.divide(num, np.sum(w, axis, opts));
 }
 
-function diff_(a: ArrayLike, n = 1, axis = -1): Array {
-  let x = asArray(a, "diff");
-  for (let i = 0; i < n; i++) {
-    const nd = x.ndim;
-    const hi = x.ref.slice(...axisTerms(nd, axis, [1]));
-    const lo = x.slice(...axisTerms(nd, axis, [0, -1]));
-    x = np.subtract(hi, lo);
-  }
-  return x;
-}
 /** Ones on and below diagonal k of an n x m matrix. */
 function tri_(n: number, m?: number, k = 0, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
   for (const d of m === undefined ? [n] : [n, m])
@@ -205,6 +189,12 @@ function dstack_(xs: ArrayLike[]): Array {
   const up = (x: Array) => (x.ndim === 0 ? np.reshape(x, [1, 1, 1]) : x.ndim === 1 ? np.reshape(x, [1, -1, 1]) : x.ndim === 2 ? np.expandDims(x, 2) : x);
   return concatenateReshaped("dstack", xs, up, 2);
 }
+function hstack_(xs: ArrayLike[]): Array {
+  // 0-d arrays count as 1-d (NumPy's atleast_1d); 1-d ones join along axis 0, others along 1.
+  const first = xs?.[0];
+  const axis = first instanceof Array && first.ndim > 1 ? 1 : 0;
+  return concatenateReshaped("hstack", xs, (x) => (x.ndim === 0 ? np.reshape(x, [1]) : x), axis);
+}
 function unstack_(x: ArrayLike, axis = 0): Array[] {
   const a = asArray(x, "unstack");
   const n = a.shape[(axis + a.ndim) % a.ndim];
@@ -231,11 +221,17 @@ function logspace_(start: number, stop: number, num = 50, endpoint = true, base 
   const e = np.linspace(start, stop, num, endpoint, { dtype: DType.Float32 });
   return np.astype(np.power(base, e), dtype);
 }
-function geomspace_(start: number, stop: number, num = 50, endpoint = true, { dtype = DType.Float32 }: { dtype?: DType } = {}): Array {
+function geomspace_(start: number, stop: number, num = 50, endpoint = true, { dtype = DType.Float32, device }: { dtype?: DType; device?: Device } = {}): Array {
   if (start === 0 || stop === 0 || Math.sign(start) !== Math.sign(stop)) throw new Error(`geomspace: got start ${start}, stop ${stop}, expected nonzero values of one sign`);
-  const sgn = Math.sign(start);
-  const e = np.linspace(Math.log10(Math.abs(start)), Math.log10(Math.abs(stop)), num, endpoint, { dtype: DType.Float64 });
-  return np.astype(np.multiply(np.power(10, e), sgn), dtype);
+  if (!Number.isInteger(num) || num < 0) throw new Error(`geomspace: got num ${num}, expected a non-negative integer`);
+  // In JS doubles (NumPy computes in float64), so that no device needs float64 and integer
+  // dtypes get 10, 100, ... rather than a float32 rounding below them; the ends are exact.
+  const [l0, l1] = [Math.log10(Math.abs(start)), Math.log10(Math.abs(stop))];
+  const step = (l1 - l0) / (endpoint ? Math.max(num - 1, 1) : num);
+  const values = globalThis.Array.from({ length: num }, (_, i) => Math.sign(start) * 10 ** (l0 + i * step));
+  if (num > 0) values[0] = start;
+  if (num > 1 && endpoint) values[num - 1] = stop;
+  return np.array(values, { dtype, device });
 }
 function diag_(v: ArrayLike, k = 0): Array {
   const x = asArray(v, "diag");
@@ -312,10 +308,25 @@ function promoteTypes_(dtype1: DType, dtype2: DType): DType {
   z.dispose();
   return d;
 }
-function resultType_(...dtypes: DType[]): DType {
-  if (dtypes.length === 0) throw new TypeError("resultType: got no dtypes, expected at least one");
-  for (const d of dtypes) checkDType("resultType", d);
-  return dtypes.reduce((a, b) => promoteTypes(a, b));
+/**
+ * The dtype of an elementwise op on these operands (dtypes, Arrays, JS numbers), by the
+ * rule the ops themselves follow: each is a zero scalar (a number or weak Array a weak one)
+ * and the dtype is that of np.where over them all, so it can never disagree with the ops.
+ */
+function resultType_(...args: (ArrayLike | DType)[]): DType {
+  if (args.length === 0) throw new TypeError("resultType: got no arguments, expected at least one dtype, Array or number");
+  for (const a of args) if (typeof a === "string") checkDType("resultType", a);
+  checkOperands("resultType", ...args.filter((a) => typeof a !== "string"));
+  const zeros = args.map((a) => {
+    if (typeof a === "string") return np.zeros([], { dtype: a });
+    // A weak Array's zero stays weak: 0 times a reference to it.
+    if (a instanceof Array) return a.weakType ? np.multiply(a.ref, 0) : np.zeros([], { dtype: a.dtype });
+    return typeof a === "boolean" ? np.positive(false) : np.positive(0);
+  });
+  const r = zeros.slice(1).reduce((acc, z) => np.where(true, acc, z), zeros[0]);
+  const d = r.dtype;
+  r.dispose();
+  return d;
 }
 function diagflat_(v: ArrayLike, k = 0): Array {
   return diag(np.ravel(v), k);
@@ -325,7 +336,9 @@ function divmod_(x1: ArrayLike, x2: ArrayLike): [Array, Array] {
   return [np.floorDivide(a.ref, b.ref), np.remainder(a, b)];
 }
 function modf_(x: ArrayLike): [Array, Array] {
-  const a = asArray(x, "modf");
+  // Integers give float32 parts, as jax-js (and NumPy's float results).
+  let a = asArray(x, "modf");
+  if (!a.dtype.startsWith("float")) a = np.astype(a, DType.Float32);
   const whole = np.trunc(a.ref);
   return [np.subtract(a, whole.ref), whole];
 }
@@ -342,9 +355,6 @@ export const dsplit = named("dsplit", (a: ArrayLike, s: number | number[]): Arra
   checkOperands("dsplit", a);
   return np.split(a, s, 2);
 });
-function ediff1d_(ary: ArrayLike): Array {
-  return diff(np.ravel(ary), 1, 0);
-}
 export const nancumsum = named("nancumsum", (a: ArrayLike, axis?: number): Array => np.cumsum(nanTo(a, 0), axis));
 export const nancumprod = named("nancumprod", (a: ArrayLike, axis?: number): Array => np.cumprod(nanTo(a, 1), axis));
 function nanvar_(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array {
@@ -357,16 +367,6 @@ function nanvar_(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: nu
   return np.divide(dev, denom);
 }
 export const nanstd = named("nanstd", (a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array => np.sqrt(nanvar(a, axis, opts)));
-/** The trapezoidal rule along `axis`, with unit spacing or dx (x samples: not supported yet). */
-function trapezoid_(y: ArrayLike, x: ArrayLike | null = null, { dx = 1, axis = -1 }: { dx?: number; axis?: number } = {}): Array {
-  checkOperands("trapezoid", y);
-  if (x !== null) throw new Error("trapezoid: sample points x are not supported by kiln yet; pass dx");
-  const a = asArray(y, "trapezoid");
-  const nd = a.ndim;
-  const hi = a.ref.slice(...axisTerms(nd, axis, [1]));
-  const lo = a.slice(...axisTerms(nd, axis, [0, -1]));
-  return np.multiply(np.sum(np.add(hi, lo), axis), dx / 2);
-}
 function rot90_(m: ArrayLike, k = 1, axes: [number, number] = [0, 1]): Array {
   let x = asArray(m, "rot90");
   const kk = ((k % 4) + 4) % 4;
@@ -377,29 +377,12 @@ function rot90_(m: ArrayLike, k = 1, axes: [number, number] = [0, 1]): Array {
   x = np.swapaxes(x, a0, a1);
   return np.flip(x, a1);
 }
-/** Cross product of 3-vectors along `axis` (default the last). */
-function cross_(x1: ArrayLike, x2: ArrayLike, axis = -1): Array {
-  const a = unstack(x1, axis), b = unstack(x2, axis);
-  if (a.length !== 3 || b.length !== 3) throw new Error(`cross: got vectors of length ${a.length} and ${b.length}, expected 3`);
-  const c = (i: number, j: number) => np.subtract(np.multiply(a[i].ref, b[j].ref), np.multiply(a[j].ref, b[i].ref));
-  const out = [c(1, 2), c(2, 0), c(0, 1)];
-  for (const t of [...a, ...b]) t.dispose();
-  return np.stack(out, axis < 0 ? axis + out[0].ndim + 1 : axis);
-}
 function vander_(x: ArrayLike, { n: N, increasing = false }: { n?: number; increasing?: boolean } = {}): Array {
   const a = asArray(x, "vander");
   const n = N ?? a.shape[0];
   let p = np.arange(0, n, 1, { dtype: a.dtype });
   if (!increasing) p = np.flip(p, 0);
   return np.power(np.expandDims(a, 1), p);
-}
-function indices_(dimensions: number[], { dtype = DType.Int32 }: { dtype?: DType } = {}): Array {
-  checkShape("indices", dimensions, "dimensions");
-  const grids = dimensions.map((d, i) => {
-    const shape = dimensions.map((_, j) => (j === i ? d : 1));
-    return np.broadcastTo(np.reshape(np.arange(0, d, 1, { dtype }), shape), dimensions);
-  });
-  return np.stack(grids, 0);
 }
 export const floatPower = named("floatPower", (x1: ArrayLike, x2: ArrayLike): Array => {
   checkOperands("floatPower", x1, x2);
@@ -576,7 +559,6 @@ export const countNonzero = named("countNonzero", countNonzero_);
 export const nanmean = named("nanmean", nanmean_);
 export const nanToNum = named("nanToNum", nanToNum_);
 export const average = named("average", average_);
-export const diff = named("diff", diff_);
 export const tri = named("tri", tri_);
 export const tril = named("tril", tril_);
 export const triu = named("triu", triu_);
@@ -601,16 +583,13 @@ export const arrayEquiv = named("arrayEquiv", arrayEquiv_);
 export const isscalar = named("isscalar", isscalar_);
 export const promoteTypes = named("promoteTypes", promoteTypes_);
 export const resultType = named("resultType", resultType_);
+export const hstack = named("hstack", hstack_);
 export const diagflat = named("diagflat", diagflat_);
 export const divmod = named("divmod", divmod_);
 export const modf = named("modf", modf_);
-export const ediff1d = named("ediff1d", ediff1d_);
 export const nanvar = named("nanvar", nanvar_);
-export const trapezoid = named("trapezoid", trapezoid_);
 export const rot90 = named("rot90", rot90_);
-export const cross = named("cross", cross_);
 export const vander = named("vander", vander_);
-export const indices = named("indices", indices_);
 export const finfo = named("finfo", finfo_);
 export const iinfo = named("iinfo", iinfo_);
 export const isin = named("isin", isin_);

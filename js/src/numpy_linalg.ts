@@ -2,7 +2,7 @@
 // core (src/library/linalg_*.cpp); norms, powers and lstsq compose them as jax-js does.
 import { Array, asArray, run, type ArrayLike, named } from "./array.js";
 import { triangularSolve } from "./lax_linalg.js";
-import { cross as numpyCross } from "./numpy_composite.js";
+import { cross as numpyCross } from "./numpy_forms.js";
 import * as np from "./numpy_ops.js";
 
 export { matmul, matrixTranspose, outer, tensordot, diagonal } from "./numpy_ops.js";

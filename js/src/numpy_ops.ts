@@ -232,8 +232,14 @@ function cumsum_(a: ArrayLike, axis?: number): Array {
 function cumprod_(a: ArrayLike, axis?: number): Array {
   return run("cumprod", [a], { axis });
 }
-export const cumulativeSum = named("cumulativeSum", (x: ArrayLike, opts: { axis?: number } = {}) => cumsum(x, opts.axis));
-export const cumulativeProd = named("cumulativeProd", (x: ArrayLike, opts: { axis?: number } = {}) => cumprod(x, opts.axis));
+/** The array API's cumulative sums: `axis` may be left out only for 0-d and 1-d arrays (as JAX, jax-js). */
+function cumulativeAxis(op: string, x: ArrayLike, axis: number | undefined): number | undefined {
+  const nd = x instanceof Array ? x.ndim : 0;
+  if (axis === undefined && nd > 1) throw new Error(`${op}: got an array of rank ${nd} and no axis, expected an axis for arrays of rank above 1`);
+  return axis;
+}
+export const cumulativeSum = named("cumulativeSum", (x: ArrayLike, opts: { axis?: number } = {}) => cumsum(x, cumulativeAxis("cumulativeSum", x, opts.axis)));
+export const cumulativeProd = named("cumulativeProd", (x: ArrayLike, opts: { axis?: number } = {}) => cumprod(x, cumulativeAxis("cumulativeProd", x, opts.axis)));
 
 // ---- movement ----
 function reshape_(x: ArrayLike, shape: number[]): Array {
@@ -308,23 +314,43 @@ function concatenate_(xs: Array[], axis = 0): Array {
 function stack_(xs: ArrayLike[], axis = 0): Array {
   return run("stack", xs, { axis });
 }
-export const hstack = named("hstack", (xs: Array[]) => concatenate(xs, xs[0].ndim === 1 ? 0 : 1));
 function split_(a: ArrayLike, indicesOrSections: number | number[], axis = 0): Array[] {
   return typeof indicesOrSections === "number"
     ? run("split", [a], { sections: indicesOrSections, axis })
     : run("split", [a], { indices: indicesOrSections, axis });
 }
 function take_(a: ArrayLike, indices: ArrayLike, axis?: number | null): Array {
-  return run("take", [a, indices], { axis: axis ?? undefined });
+  return run("take", [a, integerIndices(indices)], { axis: axis ?? undefined });
+}
+/** Float index Arrays truncate to int32, as jax-js takes them (JAX refuses them). */
+function integerIndices(indices: ArrayLike): ArrayLike {
+  return indices instanceof Array && indices.dtype.startsWith("float") ? astype(indices, DType.Int32) : indices;
 }
 function takeAlongAxis_(a: ArrayLike, indices: ArrayLike, axis: number): Array {
-  return run("take_along_axis", [a, indices], { axis });
+  return run("take_along_axis", [a, integerIndices(indices)], { axis });
 }
 function tensordot_(x: ArrayLike, y: ArrayLike, axes: number | [number[], number[]] = 2): Array {
   return run("tensordot", [x, y], { axes });
 }
-function einsum_(subscripts: string, ...operands: ArrayLike[]): Array {
-  return run("einsum", operands, { subscripts });
+function einsum_(...args: (string | ArrayLike | number[])[]): Array {
+  if (typeof args[0] === "string") return run("einsum", args.slice(1) as ArrayLike[], { subscripts: args[0] });
+  // The sublist form: operand, its axis labels (integers), ..., and the output's labels last
+  // when the count is odd; labels become subscript letters.
+  const letter = (i: unknown) => {
+    if (!Number.isInteger(i) || (i as number) < 0 || (i as number) >= 52) throw new Error(`einsum: got axis label ${String(i)}, expected an integer in [0, 52)`);
+    return "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[i as number];
+  };
+  const labels = (l: unknown) => {
+    if (!globalThis.Array.isArray(l)) throw new TypeError(`einsum: got ${describeValue(l)} where a JS array of axis labels was expected`);
+    return l.map(letter).join("");
+  };
+  const operands: ArrayLike[] = [], terms: string[] = [];
+  for (let i = 0; i + 1 < args.length; i += 2) {
+    operands.push(args[i] as ArrayLike);
+    terms.push(labels(args[i + 1]));
+  }
+  const out = args.length % 2 === 1 ? `->${labels(args[args.length - 1])}` : "";
+  return run("einsum", operands, { subscripts: terms.join(",") + out });
 }
 function diagonal_(a: Array, offset = 0, axis1 = 0, axis2 = 1): Array {
   return a.diagonal(offset, axis1, axis2);

@@ -102,6 +102,8 @@ Array gelu(const Array& x_in, bool approximate) {
 Array softmax(const Array& x_in, Axes axis) {
   return with_name("softmax", [&]() -> Array {
     Array x = inexact(x_in);
+    // An empty input has an empty result (as JAX); max would have no identity to start from.
+    if (x.size() == 0) return x;
     Array unnormalized = np::exp(x - stop_gradient(np::max(x, axis, true)));
     return unnormalized / np::sum(unnormalized, axis, true);
   });
@@ -110,6 +112,7 @@ Array softmax(const Array& x_in, Axes axis) {
 Array log_softmax(const Array& x_in, Axes axis) {
   return with_name("log_softmax", [&]() -> Array {
     Array x = inexact(x_in);
+    if (x.size() == 0) return x;
     Array shifted = x - stop_gradient(np::max(x, axis, true));
     return shifted - np::log(np::sum(np::exp(shifted), axis, true));
   });

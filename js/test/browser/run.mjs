@@ -23,8 +23,10 @@ const rawText = {
 // comma-separated list of names such as memory.test.ts) narrows it while working on one file.
 const only = process.env.KILN_TEST_FILES?.split(",").filter(Boolean);
 // Node-only files: llm.test.ts reads a 98 MB model from data/models; in Chromium, generation
-// is tested through the chat page (test/browser/llm.mjs).
-const nodeOnly = new Set(["llm.test.ts", "executorch.test.ts", "onnx.test.ts"]);
+// is tested through the chat page (test/browser/llm.mjs); executorch.test.ts and onnx.test.ts
+// read their models from the repository's files. The differential files run
+// @jax-js/jax beside kiln and read their settings from process.env: Node only for now.
+const nodeOnly = new Set(["llm.test.ts", "differential.test.ts", "differential_random.test.ts", "executorch.test.ts", "onnx.test.ts"]);
 const testFiles = readdirSync(join(here, ".."))
   .filter((f) => f.endsWith(".test.ts") && !nodeOnly.has(f) && (!only || only.includes(f)))
   .sort();

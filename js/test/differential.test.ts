@@ -1,0 +1,85 @@
+// Runs the differential programs (test/differential/) against @jax-js/jax 0.1.25 and kiln
+// on cpu and wasm: same shapes, dtypes, values, error classes, and no leaked kiln arrays.
+import * as jaxjs from "@jax-js/jax";
+import { beforeAll, beforeEach, describe, expect, test } from "vitest";
+import * as kiln from "../dist/index.js";
+import { apiCases } from "./differential/corpus_api.js";
+import { namespaceCases } from "./differential/corpus_namespaces.js";
+import { argumentCases, miscCases, numericCases, transformCases } from "./differential/corpus_issue.js";
+import { checkOnKiln, checkOnKilnAsync, recordingLib, runProgram, type DiffCase, type Outcome } from "./differential/harness.js";
+
+const corpus: DiffCase[] = [...transformCases, ...argumentCases, ...numericCases, ...miscCases, ...apiCases, ...namespaceCases];
+const oracle = new Map<string, Outcome>();
+const oracleRuns = (c: DiffCase) => (c.oracleNeeds ?? []).every((g) => g in globalThis);
+
+// jax-js 0.1.25 calls iterator helpers (Node 22+) in einsum's parser; on older Node the
+// oracle gets the ones it uses (map, filter), so that it runs as on a current runtime.
+function provideIteratorHelpers() {
+  const iteratorProto = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+  const helpers: Record<string, (this: Iterator<unknown>, f: (v: unknown, i: number) => unknown) => Generator<unknown>> = {
+    *map(f) {
+      let i = 0;
+      for (let r = this.next(); !r.done; r = this.next()) yield f(r.value, i++);
+    },
+    *filter(f) {
+      let i = 0;
+      for (let r = this.next(); !r.done; r = this.next()) if (f(r.value, i++)) yield r.value;
+    },
+  };
+  for (const [name, value] of Object.entries(helpers))
+    if (typeof iteratorProto[name] !== "function") Object.defineProperty(iteratorProto, name, { configurable: true, writable: true, value });
+}
+
+beforeAll(async () => {
+  provideIteratorHelpers();
+  // jax-js's cpu device: its wasm device cannot instantiate in Node 20 (memory limits).
+  await jaxjs.init("cpu");
+  jaxjs.defaultDevice("cpu");
+  for (const c of corpus) if (oracleRuns(c)) oracle.set(c.name, runProgram(jaxjs, c));
+}, 120_000);
+
+for (const device of ["cpu", "wasm"] as const) {
+  describe(`differential against @jax-js/jax on ${device}`, () => {
+    beforeEach(() => {
+      kiln.defaultDevice(device);
+    });
+    test.each(corpus.map((c) => [c.name, c] as const))("%s", (_name, c) => {
+      if (!oracleRuns(c)) return;
+      const difference = checkOnKiln(kiln, c, oracle.get(c.name)!);
+      if (difference !== null) expect.fail(difference);
+    });
+  });
+}
+
+// The cases marked `webgpu` on kiln's webgpu device (Dawn on SwiftShader here: slow, so a
+// subset), read back asynchronously. Skipped without an adapter unless KILN_REQUIRE_WEBGPU=1.
+const webgpuCases = corpus.filter((c) => c.webgpu);
+const haveWebGpu = (await kiln.init("webgpu")).includes("webgpu");
+describe.skipIf(!haveWebGpu && !process.env.KILN_REQUIRE_WEBGPU)("differential against @jax-js/jax on webgpu", () => {
+  beforeEach(() => {
+    kiln.defaultDevice("webgpu");
+  });
+  test("an adapter is present", () => expect(haveWebGpu).toBe(true));
+  test.each(webgpuCases.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
+    if (!oracleRuns(c)) return;
+    const difference = await checkOnKilnAsync(kiln, c, oracle.get(c.name)!);
+    if (difference !== null) expect.fail(difference);
+  });
+});
+
+// KILN_DIFF_REPORT=1: one line per program and device with its difference (for triage),
+// then the exported names the corpus used (for docs/COMPATIBILITY.md).
+if (process.env.KILN_DIFF_REPORT) {
+  test("report", () => {
+    const used = new Set<string>();
+    for (const device of ["cpu", "wasm"] as const) {
+      kiln.defaultDevice(device);
+      for (const c of corpus) {
+        if (!oracleRuns(c)) continue;
+        const d = checkOnKiln(recordingLib(kiln, used), c, oracle.get(c.name)!);
+        if (d !== null) console.log(`DIFF ${device} | ${c.name} | ${d}`);
+      }
+    }
+    console.log(`USED ${[...used].sort().join(" ")}`);
+  });
+}

@@ -1,0 +1,43 @@
+// Randomized differential programs (test/differential/random_programs.ts) against
+// @jax-js/jax 0.1.25 on kiln's cpu and wasm devices. KILN_DIFF_PROGRAMS and KILN_DIFF_SEED
+// set how many and from which seed (tools/differential_long.sh runs 20 000).
+import * as jaxjs from "@jax-js/jax";
+import { beforeAll, describe, expect, test } from "vitest";
+import * as kiln from "../dist/index.js";
+import { checkOnKiln, runProgram, type DiffCase, type Outcome } from "./differential/harness.js";
+import { randomCase } from "./differential/random_programs.js";
+
+const count = Number(process.env.KILN_DIFF_PROGRAMS ?? 1000);
+const firstSeed = Number(process.env.KILN_DIFF_SEED ?? 1);
+const cases: DiffCase[] = Array.from({ length: count }, (_, i) => randomCase(firstSeed + i));
+const oracle: Outcome[] = [];
+// jax-js's cpu device runs about 1000 of these programs a second on a loaded 2-core machine.
+const timeoutMs = 60_000 + count * 20;
+
+beforeAll(async () => {
+  await jaxjs.init("cpu");
+  jaxjs.defaultDevice("cpu");
+  for (const c of cases) oracle.push(runProgram(jaxjs, c));
+}, timeoutMs);
+
+// One test per device (not per program): a thousand tests' setup would cost more than the
+// programs. Every difference is listed in the failure message.
+describe("randomized differential programs", () => {
+  // A generator that made mostly failing programs would compare little but error classes.
+  test("nearly all programs run on jax-js", () => {
+    const errors = oracle.filter((o) => o.kind === "error");
+    expect(errors.length, errors.slice(0, 5).map((e) => JSON.stringify(e)).join("\n")).toBeLessThan(count * 0.02);
+  });
+
+  for (const device of ["cpu", "wasm"] as const) {
+    test(`${count} programs from seed ${firstSeed} on ${device}`, () => {
+      kiln.defaultDevice(device);
+      const differences: string[] = [];
+      cases.forEach((c, i) => {
+        const d = checkOnKiln(kiln, c, oracle[i]);
+        if (d !== null) differences.push(`${c.name}: ${d}`);
+      });
+      expect(differences, differences.slice(0, 20).join("\n")).toEqual([]);
+    }, timeoutMs);
+  }
+});
