@@ -43,11 +43,11 @@ double Tree::scalar() const {
 }
 const Tree::List& Tree::list() const {
   if (!is_list()) throw Error("Tree: expected a list, got " + kind());
-  return *std::get<3>(v_);
+  return std::get<List>(v_);
 }
 const Tree::Dict& Tree::dict() const {
   if (!is_dict()) throw Error("Tree: expected a dict, got " + kind());
-  return *std::get<4>(v_);
+  return std::get<Dict>(v_);
 }
 const Tree& Tree::operator[](size_t i) const {
   const List& l = list();

@@ -3,7 +3,6 @@
 #pragma once
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,8 +27,8 @@ class Tree {
   Tree(double x) : v_(x) {}
   Tree(float x) : v_(double(x)) {}
   Tree(int x) : v_(double(x)) {}
-  Tree(List l) : v_(std::make_shared<const List>(std::move(l))) {}
-  Tree(Dict d) : v_(std::make_shared<const Dict>(std::move(d))) {}
+  Tree(List l) : v_(std::move(l)) {}
+  Tree(Dict d) : v_(std::move(d)) {}
 
   bool is_none() const { return v_.index() == 0; }
   bool is_array() const { return v_.index() == 1; }
@@ -51,9 +50,7 @@ class Tree {
   std::string kind() const;  // "None", "Array float32[2,3]", "scalar", "list of 2", "dict {a, b}"
 
  private:
-  // Lists and dicts are immutable once built, so copies share them: a jitted step called
-  // with a dict of a model's weights copies one pointer, not every key and leaf handle.
-  std::variant<std::monostate, Array, double, std::shared_ptr<const List>, std::shared_ptr<const Dict>> v_;
+  std::variant<std::monostate, Array, double, List, Dict> v_;
 };
 
 // The structure of a tree without its leaves.
