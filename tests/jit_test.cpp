@@ -314,6 +314,40 @@ TEST(JitCache, RecompilesOnlyOnSignatureChanges) {
   EXPECT_EQ(traces, 6);
 }
 
+// The signature spells the argument tree's structure (dict keys, nesting, None) and each
+// leaf's shape in its place.
+TEST(JitCache, TreeStructureIsPartOfTheSignature) {
+  int traces = 0;
+  Fn f = kiln::jit([&](const std::vector<Tree>& a) {
+    traces++;
+    Array total(0.0);
+    for (const Array& l : kiln::tree_leaves(a[0])) total = total + np::sum(l);
+    return Tree(total);
+  });
+  const Array x = rnd({2}, 1), y = rnd({3}, 2);
+  auto d = [](const char* k1, Tree v1, const char* k2, Tree v2) { return Tree(Tree::Dict{{k1, v1}, {k2, v2}}); };
+  const Tree weights = d("a", x, "b", y);
+  const double want = np::sum(x).item() + np::sum(y).item();
+  EXPECT_NEAR(f({weights}).as_array().item(), want, 1e-6);
+  EXPECT_EQ(traces, 1);
+  f({Tree(weights)});
+  f({d("a", rnd({2}, 3), "b", rnd({3}, 4))});  // new values, same signature
+  EXPECT_EQ(traces, 1);
+  f({d("a", x, "c", y)});  // a key
+  EXPECT_EQ(traces, 2);
+  f({d("a", y, "b", x)});  // the leaves' shapes in their places
+  EXPECT_EQ(traces, 3);
+  f({Tree(Tree::List{x, y})});  // a list of the same leaves
+  EXPECT_EQ(traces, 4);
+  f({d("a", Tree(Tree::List{x}), "b", y)});  // nesting
+  EXPECT_EQ(traces, 5);
+  f({Tree(Tree::List{x, y, Tree()})});  // None
+  EXPECT_EQ(traces, 6);
+  f({weights});
+  f({Tree(Tree::List{x, y})});
+  EXPECT_EQ(traces, 6);
+}
+
 TEST(JitCompose, AllOrders) {
   kiln::ArrayFn f = [](const Array& x) { return np::sum(np::sin(x) * x); };
   Array x = rnd({5}, 20);

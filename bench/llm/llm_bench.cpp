@@ -13,7 +13,9 @@
 // every kernel (prefill bucket and decode step) and is not counted by the driver.
 // --profile N: afterwards, decodes N more tokens under the kernel profiler and prints the
 // kernels by total time (one {"kernel"} line each, the largest first), to see where a decode
-// step's time goes.
+// step's time goes. "cpu_ms" on the run and profile lines is the process's CPU time over the same
+// span (all its threads): on a shared machine it changes less with other processes' load than
+// wall time does, so two builds' host-side costs can be compared there.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +27,18 @@
 
 #include "kiln/debug.h"
 #include "kiln/llm.h"
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+// Emscripten's clock() is wall time; Node's process.cpuUsage() is the process's CPU time.
+EM_JS(double, process_cpu_ms, (), {
+  var u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+});
+#else
+#include <ctime>
+double process_cpu_ms() { return 1000.0 * double(std::clock()) / CLOCKS_PER_SEC; }
+#endif
 
 namespace {
 
@@ -82,10 +96,12 @@ void profile_decode(kiln::llm::Model& model, const std::vector<int32_t>& prompt,
   kiln::llm::Generation g = model.start_ids(prompt, opt);
   g.next();
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = process_cpu_ms();
   kiln::start_trace();
   while (!g.done()) g.next();
   const std::vector<kiln::TraceEvent> events = kiln::stop_trace();
   const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu_ms = process_cpu_ms() - cpu0;
   struct Total { int count = 0; double ms = 0; };
   std::map<std::string, Total> by_name;
   double all = 0;
@@ -95,8 +111,8 @@ void profile_decode(kiln::llm::Model& model, const std::vector<int32_t>& prompt,
   }
   std::vector<std::pair<std::string, Total>> rows(by_name.begin(), by_name.end());
   std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.second.ms > y.second.ms; });
-  std::printf("{\"profile_tokens\": %d, \"kernels_ms\": %.2f, \"wall_ms\": %.2f, \"dispatches\": %zu}\n", tokens,
-              all, wall_ms, events.size());
+  std::printf("{\"profile_tokens\": %d, \"kernels_ms\": %.2f, \"wall_ms\": %.2f, \"cpu_ms\": %.2f, \"dispatches\": %zu}\n",
+              tokens, all, wall_ms, cpu_ms, events.size());
   for (const auto& [name, t] : rows)
     std::printf("{\"kernel\": \"%s\", \"count\": %d, \"total_ms\": %.3f, \"mean_ms\": %.4f, \"share\": %.3f}\n",
                 name.c_str(), t.count, t.ms, t.ms / t.count, t.ms / all);
@@ -122,11 +138,12 @@ int main(int argc, char** argv) {
     opt.ignore_eos = true;         // exactly `gen` tokens, whatever the (maybe random) model says
     for (int r = 0; r <= a.reps; ++r) {
       kiln::llm::GenerateStats st;
+      const double cpu0 = process_cpu_ms();
       model.generate_ids(prompt, opt, nullptr, &st);
       std::printf("{\"run\": %d, \"warmup\": %s, \"prompt_tokens\": %lld, \"generated\": %lld, "
-                  "\"prefill_ms\": %.2f, \"decode_ms\": %.2f, \"stop\": \"%s\"}\n",
+                  "\"prefill_ms\": %.2f, \"decode_ms\": %.2f, \"cpu_ms\": %.2f, \"stop\": \"%s\"}\n",
                   r, r == 0 ? "true" : "false", (long long)st.prompt_tokens, (long long)st.generated_tokens,
-                  st.prefill_ms, st.decode_ms, st.stop_reason.c_str());
+                  st.prefill_ms, st.decode_ms, process_cpu_ms() - cpu0, st.stop_reason.c_str());
       std::fflush(stdout);
     }
     if (a.profile > 0) profile_decode(model, prompt, a.profile);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <type_traits>
 
 #include "frontend/array_impl.h"
 #include "ir/alu_op.h"
@@ -95,11 +96,30 @@ std::future<std::vector<uint8_t>> Array::bytes_async() const {
   return fut;
 }
 
+namespace {
+// Whether `d`'s elements are stored exactly as a T.
+template <typename T>
+bool same_element_type(DType d) {
+  if constexpr (std::is_same_v<T, float>) return d == DType::Float32;
+  else if constexpr (std::is_same_v<T, double>) return d == DType::Float64;
+  else if constexpr (std::is_same_v<T, int32_t>) return d == DType::Int32;
+  else if constexpr (std::is_same_v<T, uint32_t>) return d == DType::Uint32;
+  else return false;
+}
+}  // namespace
 
 template <typename T>
 std::vector<T> Array::to_vector() const {
   std::vector<uint8_t> b = bytes();
   std::vector<T> out(static_cast<size_t>(size()));
+  // Elements already of type T (a float32 array read as floats: an LLM step's logits) are
+  // copied whole; converting each through read_element's double cost a call per element.
+  if constexpr (!std::is_same_v<T, bool>) {
+    if (same_element_type<T>(dtype())) {
+      if (!out.empty()) std::memcpy(out.data(), b.data(), out.size() * sizeof(T));
+      return out;
+    }
+  }
   for (size_t i = 0; i < out.size(); i++) out[i] = static_cast<T>(read_element(b.data(), dtype(), int64_t(i)));
   return out;
 }

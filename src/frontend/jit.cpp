@@ -17,10 +17,9 @@ using namespace frontend;
 
 namespace {
 
-bool any_traced(const std::vector<Tree>& args) {
-  for (auto& a : args)
-    for (auto& l : tree_leaves(a))
-      if (tracer_of(l)) return true;
+bool any_traced(const std::vector<Array>& leaves) {
+  for (auto& l : leaves)
+    if (tracer_of(l)) return true;
   return false;
 }
 
@@ -39,6 +38,34 @@ void static_key(const char* op, size_t argnum, const Tree& t, std::ostringstream
   } else {
     fail(op, "static argument ", argnum, " holds ", t.kind(),
          ", expected a hashable value (a scalar, None, or a list/dict of them)");
+  }
+}
+
+// Appends the signature of a dynamic argument to `key` and its leaves to `leaves`: the tree's
+// structure in TreeDef::str()'s notation with each leaf's dtype, weak flag and shape in place
+// of its "*". Appending to one string keeps this cheap; it runs on every call, and a model's
+// weight dict has hundreds of leaves.
+void dynamic_key(const Tree& t, std::vector<Array>& leaves, std::string& key) {
+  if (t.is_none()) {
+    key += "None";
+  } else if (t.is_leaf()) {
+    Array a = t.as_array();
+    if (!a.valid()) throw Error("pytree: got an empty Array handle as a leaf, expected an array");
+    key += '*';
+    key += std::to_string(int(a.dtype()));
+    if (a.weak_type()) key += 'w';
+    key += '[';
+    for (int64_t d : a.shape()) key += std::to_string(d) + ',';
+    key += ']';
+    leaves.push_back(std::move(a));
+  } else if (t.is_list()) {
+    key += '[';
+    for (auto& c : t.list()) dynamic_key(c, leaves, key), key += ", ";
+    key += ']';
+  } else {
+    key += '{';
+    for (auto& [k, c] : t.dict()) key += k, key += ": ", dynamic_key(c, leaves, key), key += ", ";
+    key += '}';
   }
 }
 
@@ -117,30 +144,28 @@ struct JitState {
 Tree call_jitted(JitState& s, const std::vector<Tree>& args) {
   const char* op = "jit";
   std::vector<bool> is_static = static_mask(op, s.static_argnums, args.size());
-  std::ostringstream key;
-  key.precision(17);
+  std::string key;
   std::vector<Array> leaves;
   for (size_t i = 0; i < args.size(); i++) {
     if (is_static[i]) {
-      key << "S";
-      static_key(op, i, args[i], key);
+      std::ostringstream text;
+      text.precision(17);
+      static_key(op, i, args[i], text);
+      key += 'S' + text.str();
       continue;
     }
-    auto [l, def] = tree_flatten(args[i]);
-    key << "D" << def.str();
-    leaves.insert(leaves.end(), l.begin(), l.end());
+    key += 'D';
+    dynamic_key(args[i], leaves, key);
   }
-  std::string device = leaves.empty() ? default_device() : leaves[0].device();
-  for (auto& l : leaves) {
+  const std::string device = leaves.empty() ? default_device() : leaves[0].device();
+  for (auto& l : leaves)
     if (l.device() != device)
       fail(op, "got arguments on devices ", device, " and ", l.device(), ", expected one device");
-    key << "|" << int(l.dtype()) << (l.weak_type() ? "w" : "") << shape_str(l.shape());
-  }
-  key << "#" << device;
+  key += '#' + device;
   std::shared_ptr<const Entry> c;
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    auto it = s.cache.find(key.str());
+    auto it = s.cache.find(key);
     if (it != s.cache.end()) c = it->second;
   }
   if (!c) {
@@ -155,9 +180,10 @@ Tree call_jitted(JitState& s, const std::vector<Tree>& args) {
     e->out_def = t.out_def;
     e->custom_rules = t.saw_custom_rule;
     std::lock_guard<std::mutex> lock(s.mu);
-    c = s.cache.emplace(key.str(), e).first->second;
+    c = s.cache.emplace(key, e).first->second;
   }
-  if (c->custom_rules && any_traced(args)) return s.f(args);
+  // The dynamic arguments' leaves (static arguments are hashable values, never arrays).
+  if (c->custom_rules && any_traced(leaves)) return s.f(args);
   return tree_unflatten(c->out_def, bind_call(c->call, leaves));
 }
 
