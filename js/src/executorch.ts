@@ -3,7 +3,7 @@
 // into one jit-fused function on the inputs' device.
 import { Array, callConsuming, describeValue, type Device } from "./array.js";
 import { check, core } from "./core.js";
-import { loadDevice, sourceBytes } from "./model_source.js";
+import { loadModelInput } from "./model_source.js";
 
 export interface LoadOptions {
   /** Where the constants (weights) go; run inputs must be on it (default: the default device). */
@@ -59,10 +59,7 @@ export class Program {
  * Error at load that names them and lists the supported operators.
  */
 export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<Program> {
-  if (options === null || typeof options !== "object")
-    throw new Error(`executorch.load: options got ${describeValue(options)}, expected an object`);
-  const device = await loadDevice("executorch.load", options.device);
-  const bytes = await sourceBytes("executorch.load", source);
+  const { bytes, device } = await loadModelInput("executorch.load", source, options);
   return new Program(check(core.executorchLoad(bytes, { device })));
 }
 

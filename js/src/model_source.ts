@@ -45,3 +45,11 @@ export async function sourceBytes(op: string, source: unknown): Promise<Uint8Arr
   if (!r.ok) throw new Error(`${op}: fetching '${text}' gave HTTP ${r.status}`);
   return new Uint8Array(await r.arrayBuffer());
 }
+
+/** A model file's load: the options object checked, its device, and the bytes of `source`. */
+export async function loadModelInput(op: string, source: unknown, options: unknown): Promise<{ bytes: Uint8Array; device: Device }> {
+  if (options === null || typeof options !== "object")
+    throw new Error(`${op}: options got ${describeValue(options)}, expected an object`);
+  const device = await loadDevice(op, (options as { device?: Device }).device);
+  return { bytes: await sourceBytes(op, source), device };
+}

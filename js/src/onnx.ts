@@ -4,7 +4,7 @@
 // grad, vmap and jit trace like any kiln function (fine-tuning an imported model).
 import { Array, callConsuming, describeValue, type Device } from "./array.js";
 import { check, core } from "./core.js";
-import { loadDevice, sourceBytes } from "./model_source.js";
+import { loadModelInput } from "./model_source.js";
 
 export interface LoadOptions {
   /** Where the constants (weights) go; run inputs must be on it (default: the default device). */
@@ -72,9 +72,6 @@ export class InferenceSession {
  * Error naming the node and what is supported.
  */
 export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<InferenceSession> {
-  if (options === null || typeof options !== "object")
-    throw new Error(`onnx.load: options got ${describeValue(options)}, expected an object`);
-  const device = await loadDevice("onnx.load", options.device);
-  const bytes = await sourceBytes("onnx.load", source);
+  const { bytes, device } = await loadModelInput("onnx.load", source, options);
   return new InferenceSession(check(core.onnxLoad(bytes, { device })));
 }
