@@ -291,22 +291,13 @@ const std::map<std::string, OpFn>& other_ops() {
   return t;
 }
 
-// Keeps the default device switched for the duration of one creation op.
-struct DeviceScope {
-  std::string saved;
-  explicit DeviceScope(const std::string& d) : saved(default_device()) {
-    if (!d.empty()) set_default_device(d);
-  }
-  ~DeviceScope() { set_default_device(saved); }
-};
-
 }  // namespace
 
 val call_op(const std::string& name, const val& args, const val& params) {
   try {
     OpName op_name(name);
     if (params.typeOf().as<std::string>() != "object" || params.isNull()) fail(name, "got options ", js_describe(params), ", expected an object");
-    DeviceScope scope(get_str(params, "device", ""));
+    OnDevice scope(get_str(params, "device", ""));  // for the duration of one creation op
     Args x = to_arrays(args);
     if (auto it = unary_ops().find(name); it != unary_ops().end()) {
       need(name, x, 1);
