@@ -1,5 +1,17 @@
 // kiln's `nn` namespace (jax-js names and options): activations, softmax family,
 // standardize, oneHot and attention; the rest of jax.nn arrives with issue 7's JS part.
+/**
+ * Neural-network functions (jax.nn): activations, the softmax family, standardize, oneHot and
+ * dot-product attention. Each consumes its Array arguments and is differentiable.
+ *
+ * @example
+ * ```ts
+ * import { numpy as np, nn } from "kiln";
+ * const h = nn.relu(np.matmul(x, w));
+ * const p = nn.softmax(h, -1);
+ * ```
+ * @module
+ */
 import { Array, asArray, run, type ArrayLike, type Axis, type ReduceOpts, named } from "./array.js";
 
 /** Rectified linear unit, `max(x, 0)`, elementwise. */

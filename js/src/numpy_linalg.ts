@@ -1,5 +1,10 @@
 // kiln's `numpy.linalg` namespace (jax-js's names): factorizations and solvers call the
 // core (src/library/linalg_*.cpp); norms, powers and lstsq compose them as jax-js does.
+/**
+ * Linear algebra (jax.numpy.linalg): determinants, inverses, solvers, factorizations and norms,
+ * batched over leading axes. Functions consume their Array arguments.
+ * @module
+ */
 import { Array, asArray, run, type ArrayLike, named } from "./array.js";
 import { triangularSolve } from "./lax_linalg.js";
 import { cross as numpyCross } from "./numpy_forms.js";
