@@ -177,6 +177,8 @@ def classify(lines: list[str], scope_is_class: bool) -> tuple[str, str] | None:
     pre_init = re.split(r"(?<![=!<>])=(?!=)|\{", head, maxsplit=1)[0]
     for fm in FUNC_NAME.finditer(pre_init):
         name = fm.group(1).replace(" ", "")
+        if balance(pre_init[: fm.start()], "<", ">") > 0:
+            continue  # inside a template argument: std::function<Tree(const Tree&)> f;
         if name in KEYWORDS or name in ("alignas", "noexcept", "explicit", "const"):
             continue
         return ("method" if scope_is_class else "function", name)
@@ -225,10 +227,11 @@ def parse_header(rel: str, root: str = ROOT) -> Header:
         if stripped.startswith("//"):
             block = []
             while i < len(raw) and raw[i].strip().startswith("//"):
-                block.append(raw[i].strip()[2:].strip())
+                text = raw[i].strip()[2:]
+                block.append((text[1:] if text.startswith(" ") else text).rstrip())
                 i += 1
-            while block and HEADING.match(block[0]):
-                section = HEADING.match(block[0]).group(1)
+            while block and HEADING.match(block[0].strip()):
+                section = HEADING.match(block[0].strip()).group(1)
                 block = block[1:]
             if not seen_code and not hdr.intro:
                 hdr.intro = " ".join(block)
@@ -298,11 +301,11 @@ def parse_header(rel: str, root: str = ROOT) -> Header:
         else:
             body_scope = None
         # Documentation: the comment above (or the group's), a trailing comment overrides.
-        own = " ".join(comment)
+        own = "\n".join(comment)
         last = start + len(stmt_lines) - 1
         trail = next((t for (ln, t) in trailings if ln in (start, last)), "")
         if own:
-            doc = own + (" " + trail if trail else "")
+            doc = own + ("\n" + trail if trail else "")
         else:
             doc = trail or group_doc
         if own:
@@ -330,8 +333,33 @@ def undocumented(headers: list[Header]) -> list[Decl]:
     return [d for h in headers for d in h.decls if d.checked and not d.doc]
 
 
-def md_escape(s: str) -> str:
-    return s.replace("<", "&lt;").replace(">", "&gt;")
+def doc_blocks(doc: str) -> list[tuple[str, str]]:
+    """A doc comment as ("text", paragraph) and ("code", lines) blocks: comment lines indented
+    by two spaces or more are code (examples), kept line for line; the others are prose."""
+    blocks: list[tuple[str, str]] = []
+    for line in doc.split("\n"):
+        kind = "code" if line.startswith("  ") else "text"
+        body = line[2:] if kind == "code" else line.strip()
+        if blocks and blocks[-1][0] == kind:
+            blocks[-1] = (kind, blocks[-1][1] + ("\n" if kind == "code" else " ") + body)
+        else:
+            blocks.append((kind, body))
+    return [(k, b) for k, b in blocks if b.strip()]
+
+
+def md_doc(doc: str) -> list[str]:
+    out = []
+    for kind, body in doc_blocks(doc):
+        if kind == "code":
+            out += ["```cpp", body, "```", ""]
+        else:
+            out += [body.replace("<", "&lt;").replace(">", "&gt;"), ""]
+    return out
+
+
+def html_doc(doc: str) -> str:
+    e = html.escape
+    return "".join(f"<pre><code>{e(b)}</code></pre>" if k == "code" else f"<p>{e(b)}</p>" for k, b in doc_blocks(doc))
 
 
 def write_markdown(headers: list[Header], out: str) -> None:
@@ -352,8 +380,7 @@ def write_markdown(headers: list[Header], out: str) -> None:
                 if section:
                     lines += [f"## {section}", ""]
             lines += [f"### `{d.name}` ({d.kind})", "", "```cpp", d.text, "```", ""]
-            if d.doc:
-                lines += [md_escape(d.doc), ""]
+            lines += md_doc(d.doc)
         with open(os.path.join(out, page), "w", encoding="utf-8") as fh:
             fh.write("\n".join(lines).rstrip() + "\n")
     with open(os.path.join(out, "index.md"), "w", encoding="utf-8") as fh:
@@ -377,7 +404,7 @@ def write_html(headers: list[Header], out: str) -> None:
             if d.section != section and d.section:
                 section = d.section
                 parts.append(f"<h3>— {e(section)} —</h3>")
-            parts.append(f"<pre id='{e(d.name)}'><code>{e(d.text)}</code></pre><p>{e(d.doc)}</p>")
+            parts.append(f"<pre id='{e(d.name)}'><code>{e(d.text)}</code></pre>{html_doc(d.doc)}")
     parts.append("</body></html>")
     with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as fh:
         fh.write("\n".join(parts) + "\n")
