@@ -103,7 +103,7 @@ export function liveArrayCount(): number {
  * Arrays are lazy (operations build expressions that run as fused kernels when read) and
  * reference counted: every function and method *consumes* its Array arguments (one reference
  * each), so pass `x.ref` to keep using `x`, and call `dispose()` on an Array you no longer need.
- * Using an Array after its count reached zero throws a {@link UseAfterFreeError}.
+ * Using an Array after its count reached zero throws a `UseAfterFreeError` (a ReferenceError).
  *
  * @example
  * ```ts
