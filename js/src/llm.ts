@@ -339,7 +339,8 @@ export class Model {
  * @example
  * ```ts
  * const model = await llm.load(new URL("./smollm2.gguf", import.meta.url));
- * const text = (await Array.fromAsync(model.generate("Once upon a time", { maxTokens: 16 }))).join("");
+ * let text = "";
+ * for await (const piece of model.generate("Once upon a time", { maxTokens: 16 })) text += piece;
  * ```
  */
 export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<Model> {

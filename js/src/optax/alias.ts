@@ -24,6 +24,7 @@ export type AdamOptions = { b1?: number; b2?: number; eps?: number; epsRoot?: nu
  * @param learningRate - a number or a {@link Schedule} of the step count.
  * @example
  * ```ts
+ * import { tree } from "kiln";
  * import * as optax from "kiln/optax";
  * const opt = optax.adam(1e-3);
  * let state = opt.init(tree.ref(params));
