@@ -141,7 +141,7 @@ docs: setup
 # names what lacks one. Their allowlists (tools/api_docs_allowlist.txt, js/docs-allowlist.txt)
 # hold what is not documented yet and may only shrink.
 test-docs: setup
-	$(call timed,python3 tools/api_docs.py --check,doc coverage of the C++ headers)
+	$(call timed,python3 tools/test_api_docs.py && python3 tools/api_docs.py --check,doc coverage of the C++ headers (and the reader's tests))
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error && node scripts/check-docs.mjs,doc coverage of the npm package (typedoc))
 
 # The NumPy (and standard-library zlib, PyPI gguf and safetensors) fixture generators must

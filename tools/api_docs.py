@@ -32,6 +32,7 @@ import html
 import os
 import re
 import sys
+import textwrap
 from dataclasses import dataclass, field
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -145,7 +146,9 @@ def elide_bodies(code: str) -> str:
         if depth == 0:
             out.append(c)
     text = "".join(out).rstrip()
-    text = re.sub(r";\s*;$", ";", text)
+    # A constructor's member initializers are part of its body, not of its interface.
+    text = re.sub(r"(\)\s*(?:const\s*)?(?:noexcept\s*)?)\s*(?<!:):(?!:)\s*[A-Za-z_].*$", r"\1", text, flags=re.S)
+    text = re.sub(r"\s*;\s*;?$", ";", text.rstrip())
     return text if text.endswith(";") else text + ";"
 
 
@@ -313,7 +316,7 @@ def parse_header(rel: str, root: str = ROOT) -> Header:
         comment = []
         if info and not hidden():
             kind, name = info
-            text = "\n".join(l for l in stmt_lines if l.strip())
+            text = textwrap.dedent("\n".join(l for l in stmt_lines if l.strip()))
             text = elide_bodies(text) if (kind in ("function", "method") and "{" in text) else text.strip()
             if kind in ("class", "struct", "union", "enum"):
                 text = re.sub(r"\s*\{.*", "", text, flags=re.S).strip()
