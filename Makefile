@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -144,6 +144,25 @@ test-docs: setup
 	$(call timed,python3 tools/test_api_docs.py && python3 tools/api_docs.py --check,doc coverage of the C++ headers (and the reader's tests))
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error && node scripts/check-docs.mjs,doc coverage of the npm package (typedoc))
 
+# The site (issue 26): site/ (Markdown pages, demo pages) built by site/build.mjs into
+# build/site with the API references, the package build (js/dist) and the demos' data and
+# models, so that folder is the whole static site (`make serve-site` serves it with COOP/COEP).
+# test-site checks it (site/check.mjs): every `js` snippet of the pages runs in Node and prints
+# what its `output` box says; headless Chromium, without a GPU and with WebGPU on SwiftShader,
+# loads every page (no console error, no failed or outside request), runs the REPL on the
+# snippets again, MNIST a few steps and the chat a few tokens; screenshots in build/site-check.
+# It uses js/dist as test-js leaves it (site: builds it first).
+SITE_BUILD := cd js && npx typedoc && cd .. && python3 tools/api_docs.py && node site/build.mjs
+site: data models js-build
+	$(SITE_BUILD)
+
+serve-site: site
+	node site/serve.mjs
+
+test-site: setup data models
+	$(call timed,$(SITE_BUILD),site build: API references + pages into build/site)
+	$(call timed,node site/check.mjs,site check: snippets in node; every page in headless chromium (wasm and webgpu on SwiftShader); demos run; screenshots in build/site-check)
+
 # The NumPy (and standard-library zlib, PyPI gguf and safetensors) fixture generators must
 # reproduce the committed fixtures, with numpy, gguf and safetensors pinned in
 # tools/requirements.txt: every token the same, floats within a few ulp (NumPy's
@@ -179,7 +198,7 @@ check-onnx-fixtures:
 	python3 tools/gen_onnx_fixtures.py --check
 
 # Every stage, then the table of their times (printed even when one fails).
-TEST_STAGES := test-fixtures test-docs test-native test-debug test-wasm test-js test-package
+TEST_STAGES := test-fixtures test-docs test-native test-debug test-wasm test-js test-site test-package
 test: setup
 	@mkdir -p $(dir $(STAGE_LOG)); : > $(STAGE_LOG); status=0; start=$$(date +%s); \
 	for t in $(TEST_STAGES); do $(MAKE) --no-print-directory $$t || { status=$$?; break; }; done; \
