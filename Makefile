@@ -161,7 +161,7 @@ serve-site: site
 
 test-site: setup data models
 	$(call timed,$(SITE_BUILD),site build: API references + pages into build/site)
-	$(call timed,node site/check.mjs,site check: snippets in node; every page in headless chromium (wasm and webgpu on SwiftShader); demos run; screenshots in build/site-check)
+	$(call timed,node site/evaluate.test.mjs && node site/check.mjs,site check: the REPL evaluator's tests; snippets in node; every page in headless chromium (wasm and webgpu on SwiftShader); demos run; screenshots in build/site-check)
 
 # The NumPy (and standard-library zlib, PyPI gguf and safetensors) fixture generators must
 # reproduce the committed fixtures, with numpy, gguf and safetensors pinned in

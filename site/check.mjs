@@ -53,9 +53,10 @@ console.log(`[site] ${docSnippets.length} snippets of the pages ran in Node (${d
 const server = await startServer();
 const origin = `http://127.0.0.1:${server.address().port}`;
 
+const MNIST_STEPS = 5;
 // The query each demo page is loaded with under the check: a short run (wasm, webgpu).
 const queries = {
-  "demos/mnist/index.html": () => "?steps=5&test=200&eval=5&epochs=1",
+  "demos/mnist/index.html": () => `?steps=${MNIST_STEPS}&test=200&eval=${MNIST_STEPS}&epochs=1`,
   "demos/chat/index.html": (run) =>
     run.webgpu ? "" : `?${new URLSearchParams({ autoload: "1", system: "Answer in one word.", prompt: "Capital of France?", maxTokens: "3", bucket: "8" })}`,
 };
@@ -91,7 +92,6 @@ const demos = {
       if (r.error || r.device !== "webgpu") fail(`MNIST demo (webgpu): ${JSON.stringify(r)}`);
       return `started on ${r.device}: ${JSON.stringify(r.status)}`;
     }
-    const steps = 5;
     await tab.waitForFunction(() => window.mnist?.done || window.mnist?.error, null, { timeout: 120_000, polling: 500 });
     const r = await tab.evaluate(() => {
       const c = document.getElementById("chart");
@@ -100,8 +100,9 @@ const demos = {
       for (let i = 0; i < px.length; i += 4) if (px[i] < 200 || px[i + 1] < 200 || px[i + 2] < 200) inked++;
       return { ...window.mnist, inked, text: document.getElementById("accuracy").textContent, isolated: crossOriginIsolated };
     });
-    const device = run.webgpu ? "webgpu" : "wasm";
-    if (r.error || r.steps !== steps || r.draws !== steps || r.inked < 500 || !r.text.includes("%") || r.device !== device || !r.isolated || !r.losses.every(Number.isFinite))
+    // Chance is 10%; 5 steps of seed 0 reach 54.5% on 200 test images (measured 2026-12-05).
+    const accuracy = r.accuracies.at(-1)?.accuracy ?? 0;
+    if (r.error || r.steps !== MNIST_STEPS || r.draws !== MNIST_STEPS || r.inked < 500 || !r.text.includes("%") || r.device !== "wasm" || !r.isolated || !r.losses.every(Number.isFinite) || accuracy < 0.25)
       fail(`MNIST demo (${run.name}): ${JSON.stringify({ error: r.error, steps: r.steps, draws: r.draws, inked: r.inked, text: r.text, device: r.device, isolated: r.isolated })}`);
     return `${r.steps} steps on ${r.device}, losses ${r.losses.map((l) => l.toFixed(3)).join(" ")}, accuracy ${r.text}`;
   },
