@@ -85,7 +85,8 @@ function build() {
 
   const include = (path) => readFileSync(join(repo, path), "utf8");
   for (const page of sitePages().filter((p) => !p.startsWith("demos/"))) {
-    const { title, body } = toHtml(readFileSync(join(here, "pages", page.replace(/\.html$/, ".md")), "utf8"), include);
+    const repl = `${"../".repeat(page.split("/").length - 1)}demos/repl/index.html`;
+    const { title, body } = toHtml(readFileSync(join(here, "pages", page.replace(/\.html$/, ".md")), "utf8"), include, repl);
     mkdirSync(dirname(join(out, page)), { recursive: true });
     writeFileSync(join(out, page), layout(page, title, body));
   }

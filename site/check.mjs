@@ -79,7 +79,17 @@ const demos = {
     const shown = await tab.textContent("#error");
     if (!bad.error || !shown.includes(bad.error) || !/shape|broadcast/i.test(bad.error)) fail(`REPL error display: ${JSON.stringify(bad)}, shown ${JSON.stringify(shown)}`);
     for (const s of docSnippets) judge(s, await tab.evaluate((code) => window.repl.run(code), s.code), "REPL page");
-    await tab.evaluate(() => window.repl.run(document.getElementById("code").value)); // the screenshot shows the example
+    // A guide's "Open in the REPL" link fills the textarea with its snippet.
+    const link = await tab.evaluate(async () => {
+      const html = await (await fetch("guides/ownership.html")).text();
+      return new DOMParser().parseFromString(html, "text/html").querySelector("p.try a").getAttribute("href");
+    });
+    const want = docSnippets.find((s) => s.where.includes("ownership.md")).code;
+    await tab.goto(new URL(link, `${origin}/guides/ownership.html`).href);
+    await tab.waitForFunction((w) => document.getElementById("code").value === w, want, { timeout: 10_000 }).catch(() => {});
+    const filled = await tab.inputValue("#code");
+    if (filled !== want) fail(`REPL link: the textarea got ${JSON.stringify(filled.slice(0, 80))}`);
+    await tab.evaluate(() => window.repl.run(document.getElementById("code").value)); // the screenshot shows the linked snippet, run
     return `example and ${docSnippets.length} guide snippets ran; a bad snippet shows ${JSON.stringify(bad.error.slice(0, 80))}`;
   },
   "demos/mnist/index.html": async (tab, run) => {

@@ -51,8 +51,9 @@ export function snippets(md) {
   return out;
 }
 
-// Markdown to HTML; `include(path)` returns the text of an `include` fence's file.
-export function toHtml(md, include) {
+// Markdown to HTML; `include(path)` returns the text of an `include` fence's file; each js
+// fence gets a link that opens it in the REPL page at `repl` (the code in the URL's hash).
+export function toHtml(md, include, repl) {
   const html = [];
   let para = [];
   let list = null; // "ul" or "ol"
@@ -76,6 +77,7 @@ export function toHtml(md, include) {
         lang = `${{ cpp: "cpp", html: "html" }[path.split(".").pop()] ?? "cmake"}" data-file="${escapeHtml(path)}`;
       }
       html.push(`<pre class="code" data-lang="${lang}"><code>${escapeHtml(code)}</code></pre>`);
+      if (lang === "js" && repl) html.push(`<p class="try"><a href="${repl}#${encodeURIComponent(code)}">Open in the REPL</a></p>`);
       continue;
     }
     const t = b.text;

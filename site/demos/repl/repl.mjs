@@ -25,6 +25,10 @@ async function run(code) {
   }
 }
 
+// A guide's "Open in the REPL" link carries its snippet in the hash.
+const fromHash = () => location.hash.length > 1 && ($("code").value = decodeURIComponent(location.hash.slice(1)));
+fromHash();
+window.addEventListener("hashchange", fromHash);
 const devices = await kiln.init();
 $("device").textContent = `devices: ${devices.join(", ")}; default ${kiln.defaultDevice()}`;
 $("run").disabled = false;
