@@ -15,7 +15,7 @@ const repo = resolve(here, "..");
 const out = resolve(repo, process.argv[2] ?? "build/site");
 
 // The top bar of every page: [href from the site root, label].
-export const NAV = [
+const NAV = [
   ["index.html", "kiln"],
   ["getting-started.html", "Getting started"],
   ["guides/index.html", "Guides"],

@@ -4,7 +4,7 @@
 // 2. Headless Chromium, without a GPU and then with WebGPU on SwiftShader, loads every page
 //    (the Markdown pages, the demos, the two API reference index pages) from the site's own
 //    server; any console error, uncaught exception, failed request or request to another
-//    origin fails the check. The REPL runs its own example, shows an error for a bad snippet,
+//    origin fails the check; links within the site must resolve. The REPL runs its own example, shows an error for a bad snippet,
 //    and runs every guide snippet again; MNIST trains a few
 //    steps and draws its chart; the chat page answers with a few tokens of SmolLM2 (wasm run
 //    only: on SwiftShader a token takes seconds more). A screenshot of each page goes to
@@ -159,7 +159,15 @@ async function browserRun(run) {
       const start = Date.now();
       const { tab, close: closeTab } = await open(page);
       await tab.goto(`${origin}/${page}${queries[page]?.(run) ?? ""}`, { waitUntil: "load" });
-      const note = demos[page] ? await demos[page](tab, run) : `"${await tab.title()}"`;
+      let note = demos[page] ? await demos[page](tab, run) : `"${await tab.title()}"`;
+      // Our pages' links within the site must resolve (once, in the first run).
+      if (run === runs[0] && !page.startsWith("api/") && !demos[page]) {
+        const urls = await tab.evaluate(() => [...new Set([...document.links].filter((a) => a.origin === location.origin).map((a) => a.href.split("#")[0]))]);
+        const bad = await Promise.all(urls.map(async (u) => ((await fetch(u, { method: "HEAD" })).ok ? null : u)));
+        const broken = { count: urls.length, bad: bad.filter(Boolean) };
+        if (broken.bad.length) fail(`${page} (${run.name}): broken links: ${broken.bad.join(", ")}`);
+        note += `, ${broken.count - broken.bad.length} of ${broken.count} links within the site resolve`;
+      }
       // Whole pages for ours; the first screen of the (long) API references and of the demos.
       const whole = !demos[page] && !page.startsWith("api/");
       await tab.screenshot({ path: join(shots, run.name, `${page.replace(/\//g, "_").replace(/\.html$/, "")}.png`), fullPage: whole });

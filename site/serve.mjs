@@ -30,6 +30,7 @@ export function startServer(root = resolve(here, "../build/site"), port = 0, hos
       return res.writeHead(404).end();
     }
     res.writeHead(200, { ...headers, "Content-Type": types[extname(file)] ?? "application/octet-stream", "Content-Length": size });
+    if (req.method === "HEAD") return res.end();
     createReadStream(file).pipe(res);
   });
   return new Promise((ok) => server.listen(port, host, () => ok(server)));
