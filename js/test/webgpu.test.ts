@@ -260,6 +260,18 @@ if (!gpu && requireGpu) {
       for (const k of Object.keys(shapes)) g2[k].dispose();
     });
 
+    test("jit packs outputs into kernels that bind no more storage buffers than the device allows", async () => {
+      // Four outputs of one size, each reading four buffers (as a decoder's rotated keys per
+      // layer): packed into one kernel they would bind 16 inputs, over the per-stage limit
+      // (8 by default, 12 on SwiftShader), and SmolLM2's decode step failed so on webgpu.
+      const f = (xs: np.Array[]) => [0, 1, 2, 3].map((i) =>
+        np.add(np.multiply(xs[4 * i], xs[4 * i + 1]), np.multiply(xs[4 * i + 2], xs[4 * i + 3])));
+      const inputs = (device: string) => Array.from({ length: 16 }, (_, i) => make(values(64, 60 + i, "float"), "float32", [64], device));
+      const got = jit(f)(inputs("webgpu")) as np.Array[];
+      const want = f(inputs("cpu"));
+      for (let i = 0; i < 4; i++) await expectClose(got[i], want[i], 1e-6, 1e-6, `output ${i}`);
+    });
+
     test("grad of a scalar function on webgpu equals cpu", async () => {
       const f = (x: np.Array) => np.sum(np.multiply(np.tanh(x.ref), np.exp(x)));
       const xs = values(64, 40, "float").map((v) => v * 0.5);

@@ -3,6 +3,7 @@
 // independent reductions (or outputs) of one size are packed into one kernel.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "frontend/jit_program.h"
 #include "frontend/lowering_rules.h"
@@ -96,20 +97,34 @@ class KernelEmitter {
   // reduction into one kernel) and turns each into a view of its output.
   void materialize(std::vector<ValPtr> vs, bool pack) {
     std::vector<std::vector<ValPtr>> groups;
+    std::vector<std::set<int>> group_inputs;  // slots each group's kernel reads
     std::map<std::string, size_t> by_key;
+    const size_t max_inputs = max_fused_inputs(p_.device);
     for (auto& v : vs) {
       if (is_view(*v) && v->st.is_contiguous()) continue;
       bool dup = false;
       for (auto& g : groups)
         for (auto& w : g) dup = dup || w == v;
       if (dup) continue;
+      std::set<int> reads(v->srcs.begin(), v->srcs.end());  // the epilogue's, then the body's
+      if (v->red) reads.insert(v->red->srcs.begin(), v->red->srcs.end());
       std::string key = group_key(*v);
       auto it = by_key.find(key);
-      if (!pack || it == by_key.end() || groups[it->second].size() >= kMaxPackedValues) {
+      bool fits = pack && it != by_key.end() && groups[it->second].size() < kMaxPackedValues;
+      if (fits) {
+        // A packed kernel binds every buffer its values read: keep it within the device's
+        // limit (WebGPU's storage buffers per stage: 8 by default, 12 on SwiftShader).
+        std::set<int> merged = group_inputs[it->second];
+        merged.insert(reads.begin(), reads.end());
+        fits = merged.size() <= max_inputs;
+      }
+      if (!fits) {
         by_key[key] = groups.size();
         groups.push_back({v});
+        group_inputs.emplace_back(reads.begin(), reads.end());
       } else {
         groups[it->second].push_back(v);
+        group_inputs[it->second].insert(reads.begin(), reads.end());
       }
     }
     for (auto& g : groups) emit_group(g);
