@@ -21,6 +21,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 from fixture_check import check_file  # noqa: E402
+from gen_jax_fixtures import fmt  # noqa: E402  (the same line format)
 
 jax.config.update("jax_enable_x64", True)
 
@@ -192,14 +193,6 @@ CASES = [
     ("cond_vmap", case_cond_vmap),
     ("map", case_map),
 ]
-
-
-def fmt(name, kind, a):
-    a = np.asarray(a)
-    dt = {"float32": "float32", "float64": "float64", "int32": "int32"}[str(a.dtype)]
-    vals = " ".join(repr(float(v)) if a.dtype.kind == "f" else str(int(v)) for v in a.reshape(-1))
-    dims = " ".join(str(d) for d in a.shape)
-    return f"{kind} {name} {dt}{(' ' + dims) if dims else ''} : {vals}"
 
 
 def generate():

@@ -4,17 +4,10 @@
 import { describe, expect, test } from "vitest";
 import { defaultDevice, grad, hessian, init, jit, jvp, lax, numpy as np, vmap } from "../dist/index.js";
 import text from "../../tests/fixtures/control_flow_jax.txt?raw";
-import { parseFixtures, type Case, type FixArray } from "./fixtures.js";
+import { namedExpects, parseFixtures, type Case, type FixArray } from "./fixtures.js";
 
 const cases = parseFixtures(text, true).filter((c) => c.id.endsWith("float32"));
-function named(c: Case): Record<string, FixArray> {
-  const block = text.slice(text.indexOf(`case ${c.id} `));
-  const lines = block.slice(0, block.indexOf("\nend")).split("\n");
-  const out: Record<string, FixArray> = {};
-  let i = 0;
-  for (const l of lines) if (l.startsWith("expect ")) out[l.split(" ")[1]] = c.expects[i++];
-  return out;
-}
+const named = (c: Case) => namedExpects(c, text);
 const arr = (a: FixArray) => np.array(a.values, { shape: a.shape, dtype: a.dtype as np.DType });
 const ins = (c: Case) => Object.fromEntries(c.inputs.map((i) => [i.name!, arr(i.arr)])) as Record<string, np.Array>;
 
