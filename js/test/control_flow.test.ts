@@ -77,6 +77,11 @@ const RUN: Record<string, (c: Case) => Record<string, np.Array>> = {
     const [, t] = jvp((w_: np.Array) => rnn(w_, u.ref, h0.ref, xs.ref), [w], [dw]);
     return { h, ys, h_rev: hr, ys_rev: ysr, g_w: g[0], g_u: g[1], g_h0: g[2], g_xs: g[3], jvp_h: t[0], jvp_ys: t[1] };
   },
+  scan_vmap: (c) => {
+    const { w, u, h0, xs } = ins(c);
+    const [h, ys] = vmap(rnn, [null, null, 0, 0])(w.ref, u.ref, h0.ref, xs.ref);
+    return { h, ys, g_w: vmap(grad(rnnLoss), [null, null, 0, 0])(w, u, h0, xs) };
+  },
   scan_hessian: (c) => {
     const { v, w, xs } = ins(c);
     const f = (v_: np.Array) => {
@@ -187,13 +192,13 @@ for (const device of ["cpu", "wasm"] as const) {
 // the device), so they run there; while loops and cond read a scalar back and refuse.
 const haveGpu = (await init("webgpu")).includes("webgpu");
 describe.runIf(haveGpu)("control flow on webgpu", () => {
-  test("map (a scan) under jit and grad matches the fixtures", async () => {
+  test.each(["scan_rnn", "scan_vmap", "scan_hessian", "map"])("%s (scans under jit, grad, jvp, vmap) matches the fixtures", async (op) => {
     defaultDevice("webgpu");
     try {
-      const c = cases.find((x) => x.op === "map")!;
-      const out = RUN.map(c);
+      const c = cases.find((x) => x.op === op)!;
+      const out = RUN[op](c);
       for (const [k, w] of Object.entries(named(c))) {
-        expect(out[k].shape).toEqual(w.shape);
+        expect(out[k].shape, k).toEqual(w.shape);
         const got = await out[k].data();
         const scale = Math.max(...w.values.map(Math.abs));
         got.forEach((g: number, i: number) => expect(Math.abs(g - w.values[i]), `${k}[${i}]`).toBeLessThanOrEqual(1e-5 * (Math.abs(w.values[i]) + scale)));
