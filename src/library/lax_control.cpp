@@ -9,7 +9,6 @@
 
 namespace kiln::lax {
 
-using frontend::ArraysFn;
 
 namespace {
 
@@ -125,6 +124,18 @@ Tree cond(const Array& pred, const BranchFn& true_fn, const BranchFn& false_fn, 
 Tree map(const std::function<Tree(const Tree&)>& f, const Tree& xs) {
   auto step = [&f](const Tree&, const Tree& x) { return std::pair<Tree, Tree>{Tree(), f(x)}; };
   return scan(step, Tree(), xs).second;
+}
+
+std::vector<Array> scan_flat(const ArraysFn& body, const std::vector<Array>& init, const std::vector<Array>& xs,
+                             int64_t length, bool reverse, int unroll) {
+  return frontend::scan_flat(body, init, xs, length, reverse, unroll);
+}
+std::vector<Array> while_flat(const ArraysFn& cond, const ArraysFn& body, const std::vector<Array>& init) {
+  return frontend::while_flat(cond, body, init);
+}
+std::vector<Array> switch_flat(const Array& index, const std::vector<ArraysFn>& branches,
+                               const std::vector<Array>& operands) {
+  return frontend::cond_flat(int_scalar(index, "switch"), branches, operands);
 }
 
 }  // namespace kiln::lax

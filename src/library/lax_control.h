@@ -37,4 +37,13 @@ Tree switch_(const Array& index, const std::vector<BranchFn>& branches, const st
 // f over the leading axis of xs (a scan without a carry).
 Tree map(const std::function<Tree(const Tree&)>& f, const Tree& xs);
 
+// Flat forms over leaf lists, for callers that flatten their own trees (the JS API):
+// body(carry..., x...) -> (carry..., y...); cond(carry...) -> {bool[]}; branches(operands...).
+using ArraysFn = std::function<std::vector<Array>(const std::vector<Array>&)>;
+std::vector<Array> scan_flat(const ArraysFn& body, const std::vector<Array>& init, const std::vector<Array>& xs,
+                             int64_t length, bool reverse = false, int unroll = 1);
+std::vector<Array> while_flat(const ArraysFn& cond, const ArraysFn& body, const std::vector<Array>& init);
+std::vector<Array> switch_flat(const Array& index, const std::vector<ArraysFn>& branches,
+                               const std::vector<Array>& operands);
+
 }  // namespace kiln::lax

@@ -5,7 +5,6 @@
 #include "backend/backend.h"
 #include "backend/wasm/wasm_backend.h"
 #include "formats/raw_array.h"
-#include "frontend/control.h"
 #include "js_values.h"
 #include "op_table.h"
 
@@ -227,7 +226,7 @@ val wasm_threads(int n) {
 }
 
 // ---- control flow (js/src/lax_control.ts) ------------------------------------------------
-// Flat forms of frontend/control.h: JS flattens the pytrees and passes leaf lists; each JS
+// The flat forms of kiln::lax control flow (library/lax_control.h): JS flattens the pytrees and passes leaf lists; each JS
 // body takes one leaf list per argument and returns leaf lists.
 
 std::vector<Array> leaves_of(const Tree& t) {
@@ -237,7 +236,7 @@ std::vector<Array> leaves_of(const Tree& t) {
 }
 
 // The body as the core calls it: `lists` leaf lists of the given sizes in, leaf lists out.
-frontend::ArraysFn flat_body(val jsfn, const std::vector<size_t>& sizes) {
+lax::ArraysFn flat_body(val jsfn, const std::vector<size_t>& sizes) {
   Fn f = from_js(std::move(jsfn));
   return [f, sizes](const std::vector<Array>& in) {
     std::vector<Tree> args;
@@ -262,7 +261,7 @@ val scan_js(val body, const val& init, const val& xs, double length, bool revers
   try {
     OpName op("scan");
     std::vector<Array> c = to_arrays(init), x = to_arrays(xs);
-    return from_arrays(frontend::scan_flat(flat_body(body, {c.size(), x.size()}), c, x, int64_t(length), reverse, unroll));
+    return from_arrays(lax::scan_flat(flat_body(body, {c.size(), x.size()}), c, x, int64_t(length), reverse, unroll));
   } catch (const std::exception& e) {
     return js_error(e.what());
   }
@@ -273,7 +272,7 @@ val while_js(val cond, val body, const val& init) {
   try {
     OpName op("whileLoop");
     std::vector<Array> c = to_arrays(init);
-    return from_arrays(frontend::while_flat(flat_body(cond, {c.size()}), flat_body(body, {c.size()}), c));
+    return from_arrays(lax::while_flat(flat_body(cond, {c.size()}), flat_body(body, {c.size()}), c));
   } catch (const std::exception& e) {
     return js_error(e.what());
   }
@@ -284,9 +283,9 @@ val switch_js(const val& index, const val& branches, const val& operands) {
   try {
     OpName op("switch");
     std::vector<Array> ops = to_arrays(operands);
-    std::vector<frontend::ArraysFn> fs;
+    std::vector<lax::ArraysFn> fs;
     for (int i = 0; i < js_length(branches, "branches"); i++) fs.push_back(flat_body(branches[i], {ops.size()}));
-    return from_arrays(frontend::cond_flat(to_array(index), fs, ops));
+    return from_arrays(lax::switch_flat(to_array(index), fs, ops));
   } catch (const std::exception& e) {
     return js_error(e.what());
   }
