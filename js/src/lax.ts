@@ -10,6 +10,7 @@ import { Array, checkOperands, describeValue, run, type ArrayLike, type Pair, na
 import { vmap } from "./transforms.js";
 
 export * as linalg from "./lax_linalg.js";
+export { scan, whileLoop, foriLoop, cond, switch_ as switch, map } from "./lax_control.js";
 
 /** The k largest values along `axis` and their int32 indices; equal values by lower index first. */
 function topK_(x: ArrayLike, k: number, axis = -1): [Array, Array] {

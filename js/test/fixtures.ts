@@ -129,3 +129,13 @@ function compareData(raw: ArrayLike<number>, want: FixArray, tol: [number, numbe
   }
   return null;
 }
+
+/** A named fixture's `expect` arrays by name (parseFixtures(text, true) keeps them in order). */
+export function namedExpects(c: Case, text: string): Record<string, FixArray> {
+  const block = text.slice(text.indexOf(`case ${c.id} `));
+  const lines = block.slice(0, block.indexOf("\nend")).split("\n");
+  const out: Record<string, FixArray> = {};
+  let i = 0;
+  for (const l of lines) if (l.startsWith("expect ")) out[l.split(" ")[1]] = c.expects[i++];
+  return out;
+}

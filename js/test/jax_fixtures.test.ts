@@ -4,18 +4,11 @@ import { beforeEach, describe, expect, test } from "vitest";
 import { defaultDevice, grad, hessian, jit, lax, nn, numpy as np, random, tree, valueAndGrad, vmap } from "../dist/index.js";
 import transformsText from "../../tests/fixtures/transforms_jax.txt?raw";
 import randomText from "../../tests/fixtures/random.txt?raw";
-import { compare, parseFixtures, ulps, type Case, type FixArray } from "./fixtures.js";
+import { compare, namedExpects, parseFixtures, ulps, type Case, type FixArray } from "./fixtures.js";
 
 const cases = parseFixtures(transformsText, true).filter((c) => c.params === undefined || true);
 // The generator writes outputs as named `expect` lines; re-read the names for lookup.
-function named(c: Case, text: string): Record<string, FixArray> {
-  const block = text.slice(text.indexOf(`case ${c.id} `));
-  const lines = block.slice(0, block.indexOf("\nend")).split("\n");
-  const out: Record<string, FixArray> = {};
-  let i = 0;
-  for (const l of lines) if (l.startsWith("expect ")) out[l.split(" ")[1]] = c.expects[i++];
-  return out;
-}
+const named = namedExpects;
 const arr = (a: FixArray) => np.array(a.values, { shape: a.shape, dtype: a.dtype as np.DType });
 const ins = (c: Case) => Object.fromEntries(c.inputs.map((i) => [i.name!, arr(i.arr)]));
 

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "frontend/call.h"
+#include "frontend/control.h"
 #include "frontend/jit_program.h"
 #include "frontend/jvp.h"
 #include "frontend/linearize.h"
@@ -230,8 +231,27 @@ std::shared_ptr<const CallSplit> call_partial_eval(const CallJaxpr& c, const std
     res.push_back(a.var);
   };
   for (const Eqn& e : j.eqns) {
-    bool k = !e.custom;
-    for (auto& a : e.in) k = k && is_known(a);
+    bool k = !e.custom, some = false;
+    for (auto& a : e.in) {
+      k = k && is_known(a);
+      some = some || is_known(a);
+    }
+    if (e.control && !k && some) {
+      // A loop or branch with known and unknown inputs splits in two (control.h).
+      std::vector<bool> ink;
+      for (auto& a : e.in) ink.push_back(is_known(a));
+      ControlEqnSplit s = split_control_eqn(e, ink, kj, uj);
+      kv.resize(kj.vars.size(), 1);
+      is_res.resize(kj.vars.size(), 0);
+      copied.resize(kj.vars.size(), 0);
+      producer.resize(kj.vars.size(), -1);
+      for (int o : s.known.out) kv[size_t(o)] = 1;
+      for (int o : s.unknown.out) kv[size_t(o)] = 0;
+      kj.eqns.push_back(s.known);
+      for (auto& a : s.unknown.in) need(a);
+      uj.eqns.push_back(s.unknown);
+      continue;
+    }
     for (int o : e.out) kv[size_t(o)] = k;
     if (k) {
       kj.eqns.push_back(e);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "frontend/call.h"
+#include "frontend/control.h"
 
 namespace kiln::frontend {
 
@@ -48,7 +49,7 @@ std::string Jaxpr::str() const {
     os << "    ";
     for (size_t i = 0; i < e.out.size(); i++)
       os << (i ? " " : "") << var_name(e.out[i]) << ":" << vars[size_t(e.out[i])].str();
-    os << " = " << (e.custom ? "custom_vjp_lin" : e.call ? e.call->name.c_str() : prim_name(e.prim));
+    os << " = " << (e.custom ? "custom_vjp_lin" : e.call ? e.call->name : e.control ? e.control->name() : std::string(prim_name(e.prim)));
     for (auto& a : e.in) os << " " << atom_str(*this, a);
     os << "\n";
   }
@@ -73,8 +74,8 @@ std::vector<Array> eval_jaxpr(const Jaxpr& j, const std::vector<Array>& args) {
           "linearization is only transposable), expected reverse mode (vjp, grad, jacrev)");
     std::vector<Array> in;
     for (auto& a : e.in) in.push_back(read(a));
-    if (e.call) {
-      std::vector<Array> outs = bind_call(e.call, in);
+    if (e.call || e.control) {
+      std::vector<Array> outs = e.call ? bind_call(e.call, in) : bind_control(e.control, in);
       for (size_t i = 0; i < e.out.size(); i++) env[size_t(e.out[i])] = outs[i];
       continue;
     }

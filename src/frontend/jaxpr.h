@@ -21,6 +21,7 @@ struct Atom {
 // One equation: outs = prim(in...). A custom_vjp's linear map is an equation with
 // `custom` set: its outputs are opaque and only its transpose (custom->bwd) is known.
 // A call (call.h) is an equation with `call` set: outs = call's jaxpr applied to in.
+// A control flow op (control.h) is an equation with `control` set.
 struct Eqn {
   Prim prim = Prim::Neg;
   Params params;
@@ -29,6 +30,7 @@ struct Eqn {
   std::shared_ptr<const CustomVjp> custom;
   std::vector<Array> residuals;  // custom only: bwd's first argument
   std::shared_ptr<const CallJaxpr> call;
+  std::shared_ptr<const ControlOp> control;  // scan, while or cond (control.h)
 };
 
 struct Jaxpr {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "frontend/call.h"
+#include "frontend/control.h"
 #include "frontend/jit_program.h"
 
 namespace kiln::frontend {
@@ -140,7 +141,7 @@ Jaxpr simplify_jaxpr(const Jaxpr& j) {
   for (const Eqn& e0 : j.eqns) {
     Eqn e = e0;
     for (auto& a : e.in) a = read(a);
-    if (e.custom || e.call || e.out.size() != 1) {
+    if (e.custom || e.call || e.control || e.out.size() != 1) {
       out.eqns.push_back(e);
       continue;
     }
@@ -245,7 +246,8 @@ std::string jaxpr_text(const Jaxpr& j) {
     }
     os << " = "
        << (e.custom ? "custom_vjp_lin"
-           : e.call ? "pjit[name=" + e.call->name + "]"
+           : e.call    ? "pjit[name=" + e.call->name + "]"
+           : e.control ? e.control->name() + "[" + std::to_string(e.control->bodies.size()) + " bodies]"
                     : std::string(prim_name(e.prim)) + params_text(e.prim, e.params));
     for (auto& a : e.in) os << " " << atom(a);
     os << "\n";

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "frontend/control.h"
 #include "frontend/jit_program.h"
 #include "frontend/lowering_rules.h"
 
@@ -196,7 +197,8 @@ class KernelEmitter {
 void plan_frees(Program& p) {
   std::vector<int> last(p.slots.size(), -1);
   for (size_t i = 0; i < p.steps.size(); i++) {
-    last[size_t(p.steps[i].out)] = std::max(last[size_t(p.steps[i].out)], int(i));
+    if (p.steps[i].out >= 0) last[size_t(p.steps[i].out)] = std::max(last[size_t(p.steps[i].out)], int(i));
+    for (int s : p.steps[i].outs) last[size_t(s)] = std::max(last[size_t(s)], int(i));
     for (int s : p.steps[i].ins) last[size_t(s)] = int(i);
   }
   for (size_t s = 0; s < p.slots.size(); s++)
@@ -438,7 +440,36 @@ class Fuser {
     return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), nullptr});
   }
 
+  // A loop or branch: its operands are computed into buffers, and its results are
+  // buffers that later kernels read.
+  void control(const Eqn& e) {
+    std::vector<ValPtr> in;
+    for (auto& a : e.in) {
+      ValPtr v = read(a);
+      materialize_pending(v);
+      in.push_back(v);
+    }
+    emit_.materialize(in, false);
+    ProgramStep step;
+    step.control = e.control;
+    for (auto& v : in) step.ins.push_back(v->srcs[0]);
+    for (int o : e.out) {
+      const Aval& av = j_.vars[size_t(o)];
+      Slot s;
+      s.kind = SlotKind::Temp;
+      s.bytes = std::max<int64_t>(av.size(), 1) * itemsize(av.dtype);
+      int slot = emit_.add_slot(std::move(s));
+      step.outs.push_back(slot);
+      env_[size_t(o)] = std::make_shared<Val>(
+          Val{av, AluExp::load(av.dtype, 0, gidx_var(av.size())), {slot}, ShapeTracker::contiguous(av.shape), nullptr});
+    }
+    p_.steps.push_back(std::move(step));
+    for (auto& a : e.in)
+      if (a.is_var()) remaining_[size_t(a.var)]--;
+  }
+
   void eqn(const Eqn& e) {
+    if (e.control) return control(e);
     if (e.call) throw Error("internal: jit got a call equation (calls are inlined while tracing for jit)");
     if (e.custom || e.out.size() != 1)
       throw Error("jit: cannot compile a custom_vjp linearization equation, expected primitives only");

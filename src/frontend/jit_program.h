@@ -26,6 +26,11 @@ struct ProgramStep {
   std::vector<int> ins;  // slots in Load-arg order
   int out = -1;
   std::vector<int> free_after;  // Temp slots whose last use is this step
+  // A control flow step (scan, while, cond; no kernel, out = -1): runs the op on the
+  // buffers of `ins` (each one value, row-major from offset 0) with its bodies' own
+  // compiled programs (control_run.cpp) and binds its results to the slots `outs`.
+  std::shared_ptr<const ControlOp> control;
+  std::vector<int> outs;
 };
 
 // An output: an expression over slots seen through a view (usually a plain load, or a

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "frontend/control.h"
 #include "frontend/jit_program.h"
 #include "backend/dispatch.h"
 #include "ir/debug.h"
@@ -68,6 +69,16 @@ BufferPool& pool() {
   return *p;
 }
 
+// Runs a loop or branch on the buffers of its operand slots (control_run.cpp: the bodies'
+// own compiled programs, in a C++ loop) and binds each result's buffer to its slot.
+void run_control_step(const Program& p, const ProgramStep& st, std::vector<BufferRef>& bufs) {
+  std::vector<Aval> avals = st.control->in_avals();
+  std::vector<Array> args;
+  for (size_t i = 0; i < st.ins.size(); i++) args.push_back(Array(make_from_buffer(avals[i], p.device, bufs[size_t(st.ins[i])])));
+  std::vector<Array> r = run_control(*st.control, args);
+  for (size_t i = 0; i < r.size(); i++) bufs[size_t(st.outs[i])] = r[i].impl()->buffer();
+}
+
 }  // namespace
 
 PooledBuffers pooled_buffers(const Backend& be) { return pool().counts(be); }
@@ -89,6 +100,11 @@ std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& a
   KernelRecorder* rec = KernelRecorder::current();
   std::vector<int64_t> handles;
   for (const ProgramStep& st : p.steps) {
+    if (st.control) {
+      run_control_step(p, st, bufs);
+      for (int s : st.free_after) pool().give(std::move(bufs[size_t(s)]));
+      continue;
+    }
     BufferRef& out = bufs[size_t(st.out)];
     const int64_t bytes = p.slots[size_t(st.out)].bytes;
     if (!out) out = escapes[size_t(st.out)] ? be.allocate(bytes) : pool().take(be, bytes);

@@ -3,6 +3,7 @@
 #include "frontend/jvp.h"
 
 #include "frontend/call.h"
+#include "frontend/control.h"
 #include "frontend/rule_ops.h"
 
 namespace kiln::frontend {
@@ -118,6 +119,10 @@ std::vector<Array> JvpTrace::process_call(const CallRef& c, const std::vector<Ar
   for (size_t i = 0, k = n; i < n; i++)
     outs.push_back(make(r[i], is_float(r[i].dtype()) ? r[k++] : Array()));
   return outs;
+}
+
+std::vector<Array> JvpTrace::process_control(const ControlRef& op, const std::vector<Array>& args) {
+  return control_jvp(*this, op, args);
 }
 
 std::pair<std::vector<Array>, std::vector<Array>> jvp_flat(const ArraysFn& f,

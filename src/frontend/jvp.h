@@ -33,6 +33,8 @@ class JvpTrace : public Trace {
                                         const std::vector<Array>& args) override;
   std::vector<Array> process_call(const std::shared_ptr<const CallJaxpr>& c,
                                   const std::vector<Array>& args) override;
+  std::vector<Array> process_control(const std::shared_ptr<const ControlOp>& op,
+                                     const std::vector<Array>& args) override;
   Array make(Array primal, Array tangent);
 };
 

@@ -3,6 +3,7 @@
 #include "frontend/linearize.h"
 
 #include "frontend/call.h"
+#include "frontend/control.h"
 #include "frontend/jvp.h"
 #include "frontend/rule_ops.h"
 
@@ -127,6 +128,10 @@ std::vector<Array> JaxprTrace::process_call(const CallRef& c, const std::vector<
   return outs;
 }
 
+std::vector<Array> JaxprTrace::process_control(const ControlRef& op, const std::vector<Array>& args) {
+  return partial_eval_calls ? control_partial_eval(*this, op, args) : control_record(*this, op, args);
+}
+
 Linearized linearize_flat(const ArraysFn& f, const std::vector<Array>& primals) {
   auto trace = std::make_shared<JaxprTrace>(/*partial_eval_calls=*/true);
   std::vector<Array> outs, touts;
@@ -204,7 +209,8 @@ std::vector<Array> transpose_jaxpr(const Jaxpr& j, const std::vector<Array>& cts
         args.push_back(a.is_var() ? Array() : j.consts[size_t(a.cst)]);
         avals.push_back(j.aval(a));
       }
-      in_ct = transpose_rule(e.prim)(outs_ct[0], args, avals, e.params);
+      in_ct = e.control ? control_transpose(*e.control, args, avals, outs_ct)
+                        : transpose_rule(e.prim)(outs_ct[0], args, avals, e.params);
     }
     for (size_t i = 0; i < e.in.size() && i < in_ct.size(); i++) accumulate(e.in[i], in_ct[i]);
   }

@@ -35,6 +35,8 @@ class JaxprTrace : public Trace {
   Array process(Prim p, const std::vector<Array>& args, const Params& params) override;
   std::vector<Array> process_call(const std::shared_ptr<const CallJaxpr>& c,
                                   const std::vector<Array>& args) override;
+  std::vector<Array> process_control(const std::shared_ptr<const ControlOp>& op,
+                                     const std::vector<Array>& args) override;
   // Traced through like the base class, but noted: a call built from this jaxpr would lose
   // the custom rule, so jit inlines such functions under transformations instead.
   std::vector<Array> process_custom_jvp(const CustomJvp& c, const std::vector<Array>& args) override;
@@ -47,9 +49,7 @@ class JaxprTrace : public Trace {
   std::shared_ptr<Jaxpr> jaxpr;
   const bool partial_eval_calls;
   bool saw_custom_rule = false;
-
- private:
-  Array tracer_for(int var, const std::string& device);
+  Array tracer_for(int var, const std::string& device);  // a tracer of a variable of jaxpr
 };
 
 struct Linearized {

@@ -71,6 +71,10 @@ std::vector<Array> Trace::process_call(const CallRef& c, const std::vector<Array
   return eval_jaxpr(*c->jaxpr, args);
 }
 
+std::vector<Array> Trace::process_control(const std::shared_ptr<const ControlOp>&, const std::vector<Array>&) {
+  throw Error("internal: this transformation has no rule for control flow (scan, while_loop, cond)");
+}
+
 std::vector<Array> Trace::process_custom_lin(const CustomVjp&, const std::vector<Array>&,
                                              const std::vector<Array>&, const std::vector<Aval>&) {
   throw Error(

@@ -13,6 +13,7 @@ namespace kiln::frontend {
 
 class Trace;
 struct CallJaxpr;  // call.h
+struct ControlOp;  // control.h
 
 // What a traced Array carries besides its aval: the trace that owns it. Subclasses hold
 // the transformation's per-value state (primal and tangent, value and batch axis, ...).
@@ -57,6 +58,10 @@ class Trace : public std::enable_shared_from_this<Trace> {
   // through bind); jvp, vmap and linearize map it to a derived call instead.
   virtual std::vector<Array> process_call(const std::shared_ptr<const CallJaxpr>& c,
                                           const std::vector<Array>& args);
+  // The control flow primitives (control.h: scan, while, cond); jvp, vmap and jaxpr
+  // recording apply the rules of control_rules.cpp. The default throws.
+  virtual std::vector<Array> process_control(const std::shared_ptr<const ControlOp>& op,
+                                             const std::vector<Array>& args);
   // Records the linear map of a custom_vjp function applied to `tangents` (tracers of this
   // trace) whose transpose is bwd(residuals, cts). Only linearize's trace can; others throw.
   virtual std::vector<Array> process_custom_lin(const CustomVjp& c,

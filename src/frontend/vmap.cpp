@@ -3,6 +3,7 @@
 #include "frontend/vmap.h"
 
 #include "frontend/call.h"
+#include "frontend/control.h"
 #include "frontend/rule_ops.h"
 
 namespace kiln::frontend {
@@ -159,6 +160,10 @@ std::vector<Array> BatchTrace::process_call(const CallRef& c, const std::vector<
   std::vector<Array> outs;
   for (auto& o : r) outs.push_back(make(o, 0));
   return outs;
+}
+
+std::vector<Array> BatchTrace::process_control(const ControlRef& op, const std::vector<Array>& args) {
+  return control_vmap(*this, op, args);
 }
 
 std::pair<std::vector<Array>, std::vector<BatchDim>> vmap_flat(const ArraysFn& f,

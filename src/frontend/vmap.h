@@ -38,6 +38,8 @@ class BatchTrace : public Trace {
                                         const std::vector<Array>& args) override;
   std::vector<Array> process_call(const std::shared_ptr<const CallJaxpr>& c,
                                   const std::vector<Array>& args) override;
+  std::vector<Array> process_control(const std::shared_ptr<const ControlOp>& op,
+                                     const std::vector<Array>& args) override;
   Array make(Array val, BatchDim dim);
   const int64_t size;
 };

@@ -225,6 +225,72 @@ val wasm_threads(int n) {
   }
 }
 
+// ---- control flow (js/src/lax_control.ts) ------------------------------------------------
+// The flat forms of kiln::lax control flow (library/lax_control.h): JS flattens the pytrees and passes leaf lists; each JS
+// body takes one leaf list per argument and returns leaf lists.
+
+std::vector<Array> leaves_of(const Tree& t) {
+  std::vector<Array> r;
+  for (auto& x : t.list()) r.push_back(x.as_array());
+  return r;
+}
+
+// The body as the core calls it: `lists` leaf lists of the given sizes in, leaf lists out.
+lax::ArraysFn flat_body(val jsfn, const std::vector<size_t>& sizes) {
+  Fn f = from_js(std::move(jsfn));
+  return [f, sizes](const std::vector<Array>& in) {
+    std::vector<Tree> args;
+    size_t k = 0;
+    for (size_t n : sizes) {
+      Tree::List l;
+      for (size_t i = 0; i < n; i++) l.push_back(in[k++]);
+      args.push_back(Tree(std::move(l)));
+    }
+    Tree r = f(args);
+    std::vector<Array> out;
+    for (auto& part : r.list()) {
+      std::vector<Array> p = leaves_of(part);
+      out.insert(out.end(), p.begin(), p.end());
+    }
+    return out;
+  };
+}
+
+// [carry..., ys...] or an Error; body: [carry leaves, x leaves] -> [carry leaves, y leaves].
+val scan_js(val body, const val& init, const val& xs, double length, bool reverse, int unroll) {
+  try {
+    OpName op("scan");
+    std::vector<Array> c = to_arrays(init), x = to_arrays(xs);
+    return from_arrays(lax::scan_flat(flat_body(body, {c.size(), x.size()}), c, x, int64_t(length), reverse, unroll));
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+// cond: [carry leaves] -> [[pred]]; body: [carry leaves] -> [carry leaves].
+val while_js(val cond, val body, const val& init) {
+  try {
+    OpName op("whileLoop");
+    std::vector<Array> c = to_arrays(init);
+    return from_arrays(lax::while_flat(flat_body(cond, {c.size()}), flat_body(body, {c.size()}), c));
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+// branches[clamp(index)]: [operand leaves] -> [out leaves].
+val switch_js(const val& index, const val& branches, const val& operands) {
+  try {
+    OpName op("switch");
+    std::vector<Array> ops = to_arrays(operands);
+    std::vector<lax::ArraysFn> fs;
+    for (int i = 0; i < js_length(branches, "branches"); i++) fs.push_back(flat_body(branches[i], {ops.size()}));
+    return from_arrays(lax::switch_flat(to_array(index), fs, ops));
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
 }  // namespace
 }  // namespace kiln::js
 
@@ -247,6 +313,9 @@ EMSCRIPTEN_BINDINGS(kiln) {
   function("defaultDevice", &get_device);
   function("transform", &transform);
   function("jvp", &jvp_js);
+  function("scan", &scan_js);
+  function("whileLoop", &while_js);
+  function("switchBranches", &switch_js);
   function("vjp", &vjp_js);
   function("linearize", &linearize_js);
   function("makeJaxpr", &make_jaxpr_js);
