@@ -50,35 +50,16 @@ function fromCore(def: JsTreeDef, hs: any[]): any {
 }
 
 /**
- * f as the core sees it: called with one list of leaf handles per argument, it rebuilds the
- * trees as Arrays, calls f and returns its output leaves (one handle for scalarOut, a pair
- * [out, aux] with hasAux). It never throws into the core: it keeps the error and returns it.
+ * A JS callback for the core: `body` returns [what the core gets, the Arrays to dispose
+ * once the core holds them (`done`)]. It never throws into the core: it keeps the error
+ * and returns it.
  */
-function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: { hasAux?: boolean; scalarOut?: boolean; op: string }) {
+function coreCallback(body: (cargs: any[][]) => [any, Array[]]) {
   let pending: Array[] = [];
   const jsfn: any = (cargs: any[][]) => {
     try {
-      const args = cargs.map((ls, i) => fromCore(defs[i], ls));
-      let out = f(...args);
-      let aux: any;
-      if (opts.hasAux) {
-        if (!globalThis.Array.isArray(out) || out.length !== 2) throw new Error(`${opts.op}: with hasAux the function must return [out, aux]`);
-        [out, aux] = out;
-      }
-      const [ol, od] = flatten(out);
-      state.outDef = od;
-      pending = ol.filter((x): x is Array => x instanceof Array);
-      let result: any = ol.map((x) => leafToCore(x, opts.op));
-      if (opts.scalarOut) {
-        if (ol.length !== 1 || !(ol[0] instanceof Array)) throw new Error(`${opts.op}: the function must return one scalar Array, got ${od.toString()}`);
-        result = result[0];
-      }
-      if (opts.hasAux) {
-        const [al, ad] = flatten(aux);
-        state.auxDef = ad;
-        pending.push(...al.filter((x): x is Array => x instanceof Array));
-        result = [result, al.map((x) => leafToCore(x, opts.op))];
-      }
+      const [result, returned] = body(cargs);
+      pending = returned;
       return result;
     } catch (e) {
       setPendingError(e);
@@ -90,6 +71,38 @@ function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: 
     pending = [];
   };
   return jsfn;
+}
+
+/**
+ * f as the core sees it: called with one list of leaf handles per argument, it rebuilds the
+ * trees as Arrays, calls f and returns its output leaves (one handle for scalarOut, a pair
+ * [out, aux] with hasAux). It never throws into the core: it keeps the error and returns it.
+ */
+function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: { hasAux?: boolean; scalarOut?: boolean; op: string }) {
+  return coreCallback((cargs) => {
+    const args = cargs.map((ls, i) => fromCore(defs[i], ls));
+    let out = f(...args);
+    let aux: any;
+    if (opts.hasAux) {
+      if (!globalThis.Array.isArray(out) || out.length !== 2) throw new Error(`${opts.op}: with hasAux the function must return [out, aux]`);
+      [out, aux] = out;
+    }
+    const [ol, od] = flatten(out);
+    state.outDef = od;
+    const pending = ol.filter((x): x is Array => x instanceof Array);
+    let result: any = ol.map((x) => leafToCore(x, opts.op));
+    if (opts.scalarOut) {
+      if (ol.length !== 1 || !(ol[0] instanceof Array)) throw new Error(`${opts.op}: the function must return one scalar Array, got ${od.toString()}`);
+      result = result[0];
+    }
+    if (opts.hasAux) {
+      const [al, ad] = flatten(aux);
+      state.auxDef = ad;
+      pending.push(...al.filter((x): x is Array => x instanceof Array));
+      result = [result, al.map((x) => leafToCore(x, opts.op))];
+    }
+    return [result, pending];
+  });
 }
 
 function callFunc(func: Func, leaves: any[][], op: string): any {
@@ -339,22 +352,11 @@ export function makeJaxpr(f: (...args: any[]) => any) {
  * disposed once the core holds them (`done`). Errors are kept, never thrown into the core.
  */
 function ruleFn(body: (cargs: any[][]) => (any[] | null)[], op: string) {
-  let pending: Array[] = [];
-  const jsfn: any = (cargs: any[][]) => {
-    try {
-      const lists = body(cargs);
-      pending = lists.flatMap((l) => l ?? []).filter((x): x is Array => x instanceof Array);
-      return lists.map((l) => (l === null ? null : l.map((x) => leafToCore(x, op))));
-    } catch (e) {
-      setPendingError(e);
-      return e instanceof Error ? e : new Error(String(e));
-    }
-  };
-  jsfn.done = () => {
-    for (const a of pending) if (a._alive) a.dispose();
-    pending = [];
-  };
-  return jsfn;
+  return coreCallback((cargs) => {
+    const lists = body(cargs);
+    const returned = lists.flatMap((l) => l ?? []).filter((x): x is Array => x instanceof Array);
+    return [lists.map((l) => (l === null ? null : l.map((x) => leafToCore(x, op)))), returned];
+  });
 }
 
 function leavesOf(t: any, def: JsTreeDef | undefined, op: string, what: string): any[] {

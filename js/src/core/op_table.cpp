@@ -41,6 +41,15 @@ lax::Padding get_padding(const val& p, const char* key) {
   return get_pairs(p, key);
 }
 
+// An index term {start, stop, step} (each optional) as a Slice.
+Slice slice_term(const val& t) {
+  Slice s;
+  if (is_set(t["start"])) s.start = js_int64(t["start"], "slice start");
+  if (is_set(t["stop"])) s.stop = js_int64(t["stop"], "slice stop");
+  if (is_set(t["step"])) s.step = js_int64(t["step"], "slice step");
+  return s;
+}
+
 // x.at(...).method(u): operands [x, the index Arrays..., u]; terms {i} | {start, stop, step}
 // | {ellipsis} | {array: k} (the k-th index Array); method, mode and fillValue in p.
 Array indexed_update(const Args& x, const val& p) {
@@ -51,13 +60,7 @@ Array indexed_update(const Args& x, const val& p) {
     if (is_set(t["array"])) idx.emplace_back(x.at(size_t(1 + js_int(t["array"], "index array"))));
     else if (is_set(t["i"])) idx.emplace_back(js_int64(t["i"], "index"));
     else if (is_set(t["ellipsis"])) idx.emplace_back(ellipsis);
-    else {
-      Slice s;
-      if (is_set(t["start"])) s.start = js_int64(t["start"], "slice start");
-      if (is_set(t["stop"])) s.stop = js_int64(t["stop"], "slice stop");
-      if (is_set(t["step"])) s.step = js_int64(t["step"], "slice step");
-      idx.emplace_back(s);
-    }
+    else idx.emplace_back(slice_term(t));
   }
   auto ref = np::at(x.at(0), idx);
   const std::string m = get_str(p, "method", "get"), mode = get_str(p, "mode", "");
@@ -86,13 +89,7 @@ std::vector<Index> get_index(const val& p) {
     if (is_set(t["i"])) out.push_back(js_int64(t["i"], "index"));
     else if (is_set(t["newaxis"])) out.push_back(newaxis);
     else if (is_set(t["ellipsis"])) out.push_back(ellipsis);
-    else {
-      Slice s;
-      if (is_set(t["start"])) s.start = js_int64(t["start"], "slice start");
-      if (is_set(t["stop"])) s.stop = js_int64(t["stop"], "slice stop");
-      if (is_set(t["step"])) s.step = js_int64(t["step"], "slice step");
-      out.push_back(s);
-    }
+    else out.push_back(slice_term(t));
   }
   return out;
 }
@@ -281,6 +278,10 @@ const std::map<std::string, OpFn>& other_ops() {
       {"solve", [](const Args& x, const val&) { need("solve", x, 2); return from_array(linalg::solve(x[0], x[1])); }},
       {"inv", [](const Args& x, const val&) { return from_array(linalg::inv(x.at(0))); }},
       {"det", [](const Args& x, const val&) { return from_array(linalg::det(x.at(0))); }},
+      {"qr", [](const Args& x, const val& p) {
+         auto [q, r] = linalg::qr(x.at(0), get_str(p, "mode", "reduced"));
+         return from_arrays({q, r});
+       }},
       {"slogdet", [](const Args& x, const val&) {
          auto [sign, logdet] = linalg::slogdet(x.at(0));
          return from_arrays({sign, logdet});
