@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -129,6 +129,40 @@ test-package: setup data
 	$(call timed,cmake --preset native && cmake --build --preset native --target kiln kiln_shared && rm -rf build/pkg/native build/pkg/app-native && cmake --install build/native --prefix build/pkg/native && cmake -S tests/package -B build/pkg/app-native -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$(CURDIR)/build/pkg/native && cmake --build build/pkg/app-native && ./build/pkg/app-native/demo && ./build/pkg/app-native/mnist $(PKG_MNIST_ARGS) --device cpu && g++ -O1 examples/demo.cpp $$(PKG_CONFIG_PATH=build/pkg/native/lib/pkgconfig pkg-config --cflags --libs kiln) -o build/pkg/demo-pc && LD_LIBRARY_PATH=build/pkg/native/lib ./build/pkg/demo-pc,C++ package: native install + find_package + pkg-config)
 	$(call timed,cmake --preset wasm && cmake --build --preset wasm --target kiln kiln_mt && rm -rf build/pkg/wasm build/pkg/app-wasm && cmake --install build/wasm --prefix build/pkg/wasm && cmake -S tests/package -B build/pkg/app-wasm -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=/usr/share/emscripten/cmake/Modules/Platform/Emscripten.cmake -DCMAKE_CXX_FLAGS=-std=c++20 -Dkiln_DIR=$(CURDIR)/build/pkg/wasm/lib/cmake/kiln && cmake --build build/pkg/app-wasm && node build/pkg/app-wasm/demo.js && KILN_NUM_THREADS=2 node build/pkg/app-wasm/mnist.js $(PKG_MNIST_ARGS) --device wasm,C++ package: em++ install + find_package)
 
+# The API references (issue 26): the npm package's from js/src by typedoc (pinned in
+# js/package.json; options in js/typedoc.json) into build/site/api/js, the C++ headers' by
+# tools/api_docs.py into build/site/api/cpp (Markdown per header and one HTML page).
+docs: setup
+	cd js && npm ci --no-audit --no-fund --loglevel=error && npx typedoc
+	python3 tools/api_docs.py
+
+# Doc coverage: every public C++ declaration (tools/api_docs.py --check) and every export of
+# the npm package (js/scripts/check-docs.mjs, through typedoc) has a doc comment; each check
+# names what lacks one. Their allowlists (tools/api_docs_allowlist.txt, js/docs-allowlist.txt)
+# hold what is not documented yet and may only shrink.
+test-docs: setup
+	$(call timed,python3 tools/test_api_docs.py && python3 tools/api_docs.py --check,doc coverage of the C++ headers (and the reader's tests))
+	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error && node scripts/check-docs.mjs,doc coverage of the npm package (typedoc))
+
+# The site (issue 26): site/ (Markdown pages, demo pages) built by site/build.mjs into
+# build/site with the API references, the package build (js/dist) and the demos' data and
+# models, so that folder is the whole static site (`make serve-site` serves it with COOP/COEP).
+# test-site checks it (site/check.mjs): every `js` snippet of the pages runs in Node and prints
+# what its `output` box says; headless Chromium, without a GPU and with WebGPU on SwiftShader,
+# loads every page (no console error, no failed or outside request), runs the REPL on the
+# snippets again, MNIST a few steps and the chat a few tokens; screenshots in build/site-check.
+# It uses js/dist as test-js leaves it (site: builds it first).
+SITE_BUILD := cd js && npx typedoc && cd .. && python3 tools/api_docs.py && node site/build.mjs
+site: data models js-build
+	$(SITE_BUILD)
+
+serve-site: site
+	node site/serve.mjs
+
+test-site: setup data models
+	$(call timed,$(SITE_BUILD),site build: API references + pages into build/site)
+	$(call timed,node site/evaluate.test.mjs && node site/check.mjs,site check: the REPL evaluator's tests; snippets in node; every page in headless chromium (wasm and webgpu on SwiftShader); demos run; screenshots in build/site-check)
+
 # The NumPy (and standard-library zlib, PyPI gguf and safetensors) fixture generators must
 # reproduce the committed fixtures, with numpy, gguf and safetensors pinned in
 # tools/requirements.txt: every token the same, floats within a few ulp (NumPy's
@@ -165,7 +199,7 @@ check-onnx-fixtures:
 	python3 tools/gen_onnx_fixtures.py --check
 
 # Every stage, then the table of their times (printed even when one fails).
-TEST_STAGES := test-fixtures test-native test-debug test-wasm test-js test-package
+TEST_STAGES := test-fixtures test-docs test-native test-debug test-wasm test-js test-site test-package
 test: setup
 	@mkdir -p $(dir $(STAGE_LOG)); : > $(STAGE_LOG); status=0; start=$$(date +%s); \
 	for t in $(TEST_STAGES); do $(MAKE) --no-print-directory $$t || { status=$$?; break; }; done; \

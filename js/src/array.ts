@@ -13,11 +13,21 @@ export enum DType {
   Float64 = "float64",
 }
 
+/**
+ * A device name: `cpu` (the reference interpreter), `wasm` (Wasm SIMD kernels, the default), `webgpu` (WGSL kernels, after `await init("webgpu")`); `webgl` is jax-js's name, which kiln does not have.
+ */
 export type Device = "cpu" | "wasm" | "webgpu" | "webgl";
+/**
+ * The TypedArray that reads return: Float32Array (float32, and float16 widened), Int32Array, Uint32Array, Float64Array, or Uint8Array-backed bools.
+ */
 export type DataArray = Float32Array | Int32Array | Uint32Array | Float64Array | Uint16Array;
+/** What array arguments accept: an Array, or a JS number or boolean (a weakly typed scalar). */
 export type ArrayLike = Array | number | boolean;
+/** An axis, a list of axes, or null (all axes); negative axes count from the end. */
 export type Axis = number | number[] | null;
+/** Options of reductions: `keepdims` keeps the reduced axes with size 1. */
 export type ReduceOpts = { keepdims?: boolean };
+/** A [before, after] or [start, stop] pair of numbers. */
 export type Pair = [number, number];
 
 /** Thrown on any use of an Array whose reference count has reached zero (as jax-js). */
@@ -87,6 +97,22 @@ export function liveArrayCount(): number {
   return liveArrays;
 }
 
+/**
+ * An n-dimensional array on a device: a handle to kiln's C++ array, with jax-js's ownership rules.
+ *
+ * Arrays are lazy (operations build expressions that run as fused kernels when read) and
+ * reference counted: every function and method *consumes* its Array arguments (one reference
+ * each), so pass `x.ref` to keep using `x`, and call `dispose()` on an Array you no longer need.
+ * Using an Array after its count reached zero throws a `UseAfterFreeError` (a ReferenceError).
+ *
+ * @example
+ * ```ts
+ * import { numpy as np } from "kiln";
+ * const x = np.array([1, 2, 3]);
+ * const y = x.ref.mul(2).add(x);   // x.ref keeps x alive for the second use
+ * console.log(await y.data());     // Float32Array [3, 6, 9]
+ * ```
+ */
 export class Array {
   #handle: Handle | null;
   #rc = 1;
@@ -109,24 +135,33 @@ export class Array {
     return this.#handle !== null;
   }
 
+  /** The size of each axis (does not consume the array). */
   get shape(): number[] {
     return this._h().shape();
   }
+  /** The element type. */
   get dtype(): DType {
     return this._h().dtype() as DType;
   }
+  /**
+   * Whether the array is weakly typed (made from a JS number), so that it takes the dtype of the array it meets.
+   */
   get weakType(): boolean {
     return this._h().weak();
   }
+  /** The device holding the array. */
   get device(): Device {
     return this._h().device() as Device;
   }
+  /** The number of axes. */
   get ndim(): number {
     return this.shape.length;
   }
+  /** The number of elements. */
   get size(): number {
     return this.shape.reduce((a, b) => a * b, 1);
   }
+  /** A short description, `Array:float32[2,3]` (no values; does not consume the array). */
   toString(): string {
     return `Array:${this.dtype}[${this.shape.join(",")}]`;
   }
@@ -137,6 +172,7 @@ export class Array {
     this.#rc++;
     return this;
   }
+  /** The current reference count (1 for a new array). */
   get refCount(): number {
     return this.#rc;
   }
@@ -152,6 +188,11 @@ export class Array {
   }
 
   // ---- readback: each consumes one reference, as in jax-js ----
+  /**
+   * Reads the values synchronously into a TypedArray (C order) and consumes one reference.
+   *
+   * @throws Error on the webgpu device, which has no synchronous reads: use {@link Array.data}.
+   */
   dataSync(): DataArray {
     const h = this._h();
     if (h.device() === "webgpu")
@@ -163,6 +204,14 @@ export class Array {
     this.dispose();
     return out;
   }
+  /**
+   * Reads the values into a TypedArray (C order) without blocking the caller; consumes one reference.
+   *
+   * @example
+   * ```ts
+   * const values = await np.arange(4).data(); // Int32Array [0, 1, 2, 3]
+   * ```
+   */
   async data(): Promise<DataArray> {
     const h = this._h();
     const dtype = h.dtype();
@@ -170,18 +219,29 @@ export class Array {
     this.dispose();
     return typedFromBytes(await read, dtype);
   }
+  /**
+   * The values as nested JS arrays (numbers or booleans), read synchronously; consumes one reference.
+   *
+   * @throws Error on the webgpu device (use {@link Array.jsAsync}).
+   */
   js(): any {
     const h = this._h();
     const shape = h.shape();
     const dtype = h.dtype();
     return nest(this.dataSync(), shape, dtype);
   }
+  /** The values as nested JS arrays, read without blocking; consumes one reference. */
   async jsAsync(): Promise<any> {
     const h = this._h();
     const shape = h.shape();
     const dtype = h.dtype();
     return nest(await this.data(), shape, dtype);
   }
+  /**
+   * The value of a one-element array as a number, read synchronously; consumes one reference.
+   *
+   * @throws Error when the array has more than one element, or on the webgpu device.
+   */
   item(): number {
     if (this.size !== 1) throw new Error(`item: got an array of shape [${this.shape}], expected one element`);
     const v = this.dataSync()[0];
@@ -198,15 +258,20 @@ export class Array {
     if (h.device() === "webgpu") await webGpuRuntime()?.idle();
     return this;
   }
+  /** A 0-d array converts to its number (read synchronously, consuming nothing); others throw an Error. */
   [Symbol.toPrimitive](): any {
     if (this.ndim === 0) return this.ref.item();
     throw new Error(`Cannot convert non-scalar array to primitive: ${this.toString()}`);
   }
 
   // ---- methods (each consumes `this` and its array arguments) ----
+  /** `-this`, elementwise. */
   neg(): this { return run("negative", [this]) as this; }
+  /** `this + other`, elementwise with broadcasting. Consumes `this` and `other`. */
   add(other: ArrayLike): this { return run("add", [this, other]) as this; }
+  /** `this - other`, elementwise with broadcasting. Consumes `this` and `other`. */
   sub(other: ArrayLike): this { return run("subtract", [this, other]) as this; }
+  /** `this * other`, elementwise with broadcasting. Consumes `this` and `other`. */
   mul(other: ArrayLike): this { return run("multiply", [this, other]) as this; }
   /**
    * jax-js's Array.div: lax.div, so integer Arrays divide rounding toward zero (np.divide
@@ -223,31 +288,64 @@ export class Array {
     if (other instanceof Array) other.dispose();
     return run("add", [floor, run("astype", [fix], { dtype: floor.dtype })]) as this;
   }
+  /**
+   * `this mod other` with the sign of the divisor (NumPy's remainder). Consumes `this` and `other`.
+   */
   mod(other: ArrayLike): this { return run("mod", [this, other]) as this; }
+  /** `this > other`, elementwise; a bool array. Consumes `this` and `other`. */
   greater(other: ArrayLike): this { return run("greater", [this, other]) as this; }
+  /** `this < other`, elementwise; a bool array. Consumes `this` and `other`. */
   less(other: ArrayLike): this { return run("less", [this, other]) as this; }
+  /** `this == other`, elementwise; a bool array. Consumes `this` and `other`. */
   equal(other: ArrayLike): this { return run("equal", [this, other]) as this; }
+  /** `this != other`, elementwise; a bool array. Consumes `this` and `other`. */
   notEqual(other: ArrayLike): this { return run("not_equal", [this, other]) as this; }
+  /** `this >= other`, elementwise; a bool array. Consumes `this` and `other`. */
   greaterEqual(other: ArrayLike): this { return run("greater_equal", [this, other]) as this; }
+  /** `this <= other`, elementwise; a bool array. Consumes `this` and `other`. */
   lessEqual(other: ArrayLike): this { return run("less_equal", [this, other]) as this; }
+  /** The sum over `axis` (all axes by default); see {@link numpy.sum}. Consumes `this`. */
   sum(axis?: Axis, opts?: ReduceOpts): this { return run("sum", [this], { axis, ...opts }) as this; }
+  /** The product over `axis` (all axes by default). Consumes `this`. */
   prod(axis?: Axis, opts?: ReduceOpts): this { return run("prod", [this], { axis, ...opts }) as this; }
+  /** The mean over `axis` (all axes by default). Consumes `this`. */
   mean(axis?: Axis, opts?: ReduceOpts): this { return run("mean", [this], { axis, ...opts }) as this; }
+  /** The minimum over `axis` (all axes by default). Consumes `this`. */
   min(axis?: Axis, opts?: ReduceOpts): this { return run("min", [this], { axis, ...opts }) as this; }
+  /** The maximum over `axis` (all axes by default). Consumes `this`. */
   max(axis?: Axis, opts?: ReduceOpts): this { return run("max", [this], { axis, ...opts }) as this; }
+  /** Whether every element over `axis` is nonzero. Consumes `this`. */
   all(axis?: Axis, opts?: ReduceOpts): this { return run("all", [this], { axis, ...opts }) as this; }
+  /** Whether any element over `axis` is nonzero. Consumes `this`. */
   any(axis?: Axis, opts?: ReduceOpts): this { return run("any", [this], { axis, ...opts }) as this; }
+  /** The axes permuted by `perm` (default: reversed). Consumes `this`. */
   transpose(perm?: number[]): this { return run("transpose", [this], { perm }) as this; }
+  /**
+   * The same elements in a new shape (one entry may be -1). Consumes `this`.
+   *
+   * @throws Error when the sizes differ.
+   */
   reshape(shape: number | number[]): this {
     return run("reshape", [this], { shape: typeof shape === "number" ? [shape] : shape }) as this;
   }
+  /** The elements converted to `dtype`. Consumes `this`. */
   astype(dtype: DType): this { return run("astype", [this], { dtype }) as this; }
+  /**
+   * The same bits reinterpreted as `dtype` of the same item size (lax.bitcastConvertType); `this` when no dtype is given.
+   */
   view(dtype?: DType): this {
     if (dtype === undefined) return this;
     return run("bitcast_convert_type", [this], { dtype }) as this;
   }
+  /** The elements as a 1-D array in C order. Consumes `this`. */
   flatten(): this { return run("ravel", [this]) as this; }
+  /** The elements as a 1-D array in C order. Consumes `this`. */
   ravel(): this { return run("ravel", [this]) as this; }
+  /**
+   * The diagonal over axes (axis1, axis2) with the given offset, as a new last axis. Consumes `this`.
+   *
+   * @throws Error unless axis1 and axis2 are two distinct axes.
+   */
   diagonal(offset = 0, axis1 = 0, axis2 = 1): this {
     const nd = this.ndim;
     const [a1, a2] = [axis1, axis2].map((ax) => (ax < 0 ? ax + nd : ax));
@@ -299,6 +397,7 @@ export class Array {
   at(...index: AtTerm[]): IndexUpdate<this> {
     return new IndexUpdate(this, index);
   }
+  /** Iterates over the slices along the first axis (`for (const row of x)`); consumes `this`. */
   *[Symbol.iterator](): IterableIterator<this> {
     const n = this.shape[0];
     for (let i = 0; i < n; i++) yield this.ref.slice(i);
@@ -308,8 +407,10 @@ export class Array {
 
 type IndexTerm = number | [] | [number] | Pair | null | Array;
 
-type AtTerm = number | [] | [number | null] | [number | null, number | null] | [number | null, number | null, number | null] | "..." | Array;
-type AtOpts = { mode?: "promise_in_bounds" | "clip" | "drop" | "fill" };
+/** One index term of `x.at(...)`: see `Array.at`. */
+export type AtTerm = number | [] | [number | null] | [number | null, number | null] | [number | null, number | null, number | null] | "..." | Array;
+/** The out-of-bounds mode of `x.at(...)` methods, as JAX's `mode`. */
+export type AtOpts = { mode?: "promise_in_bounds" | "clip" | "drop" | "fill" };
 
 /** What `x.at(...index)` returns: the update methods of JAX's `x.at[index]`. */
 export class IndexUpdate<A extends Array> {
@@ -332,11 +433,17 @@ export class IndexUpdate<A extends Array> {
     if (opts.fillValue !== undefined) params.fillValue = opts.fillValue;
     return run("at", [this.#x, ...arrays, ...u], params) as A;
   }
+  /** x[index] (`mode: "fill"` reads `fillValue` out of bounds). */
   get(opts: AtOpts & { fillValue?: number } = {}): A { return this.#run("get", [], opts); }
+  /** x with x[index] = values (the last of duplicate indices wins). */
   set(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("set", [values], opts); }
+  /** x with values added at index (duplicates accumulate). */
   add(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("add", [values], opts); }
+  /** x with x[index] multiplied by values (duplicates accumulate). */
   multiply(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("multiply", [values], opts); }
+  /** x with x[index] = minimum(x[index], values) (duplicates accumulate). */
   min(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("min", [values], opts); }
+  /** x with x[index] = maximum(x[index], values) (duplicates accumulate). */
   max(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("max", [values], opts); }
 }
 

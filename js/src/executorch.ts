@@ -1,10 +1,25 @@
 // kiln's `executorch` namespace: ExecuTorch `.pte` programs exported from PyTorch, run through
 // kiln's compiler (kiln::executorch in C++): each method is traced once per input signature
 // into one jit-fused function on the inputs' device.
+/**
+ * ExecuTorch `.pte` programs exported from PyTorch, run through kiln's compiler: each method is
+ * traced once per input signature into one jit-fused function on the inputs' device.
+ *
+ * @example
+ * ```ts
+ * import { executorch, numpy as np } from "kiln";
+ * const program = await executorch.load("model.pte");
+ * const [y] = await program.run("forward", [np.ones([1, 3])]);
+ * console.log(await y.jsAsync());
+ * program.dispose();
+ * ```
+ * @module
+ */
 import { Array, callConsuming, describeValue, type Device } from "./array.js";
 import { check, core } from "./core.js";
 import { loadModelInput } from "./model_source.js";
 
+/** Options of {@link load}. */
 export interface LoadOptions {
   /** Where the constants (weights) go; run inputs must be on it (default: the default device). */
   device?: Device;
@@ -57,6 +72,8 @@ export class Program {
  * Loads a `.pte` program from bytes (Uint8Array, ArrayBuffer, Blob/File), a file path
  * (Node.js) or a URL (fetched). Operators kiln has no rule for, and delegate calls, are an
  * Error at load that names them and lists the supported operators.
+ *
+ * @throws Error on a file that is not a `.pte` program, or names the unsupported operators.
  */
 export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<Program> {
   const { bytes, device } = await loadModelInput("executorch.load", source, options);

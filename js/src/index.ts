@@ -81,9 +81,11 @@ export interface TraceEvent {
  * tools; perf_hooks in Node.js). stopTrace() also returns the events.
  */
 export const profiler = {
+  /** Starts recording kernel dispatches. */
   startTrace(): void {
     core.startTrace();
   },
+  /** Stops recording, adds the performance.measure entries, and returns the events. */
   stopTrace(): TraceEvent[] {
     const events = core.stopTrace() as TraceEvent[];
     const perf = (globalThis as any).performance;

@@ -3,8 +3,11 @@
 import { Array, describeValue } from "./array.js";
 import * as np from "./numpy.js";
 
+/** The element types of the IDX format. */
 export type IdxType = "uint8" | "int8" | "int16" | "int32" | "float32" | "float64";
+/** The TypedArray holding an IDX file's elements. */
 export type IdxData = Uint8Array | Int8Array | Int16Array | Int32Array | Float32Array | Float64Array;
+/** A parsed IDX file: element type, shape and data (C order). */
 export type Idx = { type: IdxType; shape: number[]; data: IdxData };
 
 // Element type codes of the IDX format: code -> (name, bytes per element).

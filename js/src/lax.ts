@@ -1,5 +1,11 @@
 // kiln's `lax` namespace (jax-js names): convolutions, windowed reductions, erf and
 // stopGradient, each a call into the core's op table.
+/**
+ * JAX's lax-level operations (jax-js names): convolutions, windowed reductions, top-k, general
+ * dot products, erf and stopGradient, and the {@link linalg} factorizations. Each consumes its
+ * Array arguments.
+ * @module
+ */
 import { Array, checkOperands, describeValue, run, type ArrayLike, type Pair, named } from "./array.js";
 import { vmap } from "./transforms.js";
 
@@ -10,6 +16,9 @@ function topK_(x: ArrayLike, k: number, axis = -1): [Array, Array] {
   return run("top_k", [x], { k, axis });
 }
 
+/**
+ * Convolution padding: "VALID" (none), "SAME" (output size ceil(in / stride), extra at the end), "SAME_LOWER" (extra at the start), or one [low, high] pair per spatial axis.
+ */
 export type PaddingType = "VALID" | "SAME" | "SAME_LOWER" | Pair[];
 
 function convGeneralDilated_(
@@ -85,11 +94,18 @@ function reduceWindow_(operand: Array, computation: (x: Array) => Array, windowD
   for (let i = 0; i < nd; i++) f = vmap(f, 0);
   return f(run("transpose", [x], { perm }));
 }
+/** The error function, elementwise. */
 export const erf = named("erf", (x: ArrayLike): Array => run("erf", [x]));
+/** The complementary error function `1 - erf(x)`, elementwise. */
 export const erfc = named("erfc", (x: ArrayLike): Array => run("subtract", [1, run("erf", [x])]));
+/** The inverse error function, elementwise (±inf at ±1, NaN outside [-1, 1]). */
 export const erfInv = named("erfInv", (x: ArrayLike): Array => run("erf_inv", [x]));
+/** The identity, with a zero derivative: grad, jvp and vjp see a constant. */
 export const stopGradient = named("stopGradient", (x: ArrayLike): Array => run("stop_gradient", [x]));
 
+/**
+ * The axes {@link dot} contracts and batches, per operand (JAX's dimension_numbers as named lists).
+ */
 export type DotDimensionNumbers = {
   lhsContractingDims?: number[];
   rhsContractingDims?: number[];
@@ -118,13 +134,45 @@ function dot_(lhs: Array, rhs: Array, dims: DotDimensionNumbers = {}): Array {
   const out = [...lb.map((d) => l[d]), ...l.filter((_, i) => !lb.includes(i) && !lc.includes(i)), ...r.filter((_, i) => !rb.includes(i) && !rc.includes(i))];
   return run("einsum", [lhs, rhs], { subscripts: `${l.join("")},${r.join("")}->${out.join("")}` });
 }
+/** The same bits reinterpreted as `dtype` (of the same item size: float32, int32, uint32). */
 export const bitcastConvertType = named("bitcastConvertType", (x: ArrayLike, dtype: string): Array => run("bitcast_convert_type", [x], { dtype }));
 
 // Errors name these functions first (array.ts, named), also where they are composed of others.
+/**
+ * The `k` largest values along `axis` (default -1) and their int32 indices, largest first; equal values by lower index first, NaN counts as largest.
+ */
 export const topK = named("topK", topK_);
+/**
+ * N-d convolution (cross-correlation, as JAX) of `lhs` [N, C, ...spatial] by the kernel `rhs` [O, C / groups, ...window], with strides, padding, input and kernel dilation and feature groups.
+ *
+ * @throws Error on mismatched ranks or channel counts, or a bad padding.
+ * @example
+ * ```ts
+ * const y = lax.convGeneralDilated(x, w, [1, 1], "SAME"); // x [N, C, H, W], w [O, C, 3, 3]
+ * ```
+ */
 export const convGeneralDilated = named("convGeneralDilated", convGeneralDilated_);
+/** {@link convGeneralDilated} without dilation or groups. */
 export const conv = named("conv", conv_);
+/**
+ * {@link convGeneralDilated} with explicit padding and optional dilations as positional arguments.
+ */
 export const convWithGeneralPadding = named("convWithGeneralPadding", convWithGeneralPadding_);
+/**
+ * Transposed convolution (the input gradient of a strided convolution). "SAME"/"VALID" as JAX's conv_transpose; explicit [p0, p1] pairs as jax-js's (the stride-dilated input is padded by k - 1 - p); `transposeKernel` flips the kernel and swaps its first two axes.
+ *
+ * @throws TypeError on a padding of another form; Error when the pairs do not match the spatial axes.
+ */
 export const convTranspose = named("convTranspose", convTranspose_);
+/**
+ * Reduces the windows of the last `windowDimensions.length` axes (no padding) with `computation`, a function of one window to a scalar; np.sum, np.max, np.min and np.prod run as one fused kernel, other functions are vmapped over the gathered windows (as jax-js).
+ *
+ * @throws Error when there are more window axes than array axes or the strides do not match.
+ */
 export const reduceWindow = named("reduceWindow", reduceWindow_);
+/**
+ * General contraction (lax.dot_general) as one einsum: output axes are the batch axes, then lhs's free axes, then rhs's. By default lhs's last axis is contracted with rhs's first.
+ *
+ * @throws Error when the contracting or batch axis counts differ.
+ */
 export const dot = named("dot", dot_);

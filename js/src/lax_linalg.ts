@@ -1,5 +1,10 @@
 // kiln's `lax.linalg` namespace (jax-js's names): cholesky, eigh, lu, svd and
 // triangularSolve, each one call into the core (src/library/linalg_factor.cpp, linalg_eigen.cpp).
+/**
+ * Matrix factorizations at the level of jax.lax.linalg (cholesky, lu, eigh, svd,
+ * triangularSolve): the building blocks behind numpy.linalg, each one call into the core.
+ * @module
+ */
 import { Array, run, type ArrayLike } from "./array.js";
 
 /** Lower L with a = L L^T (upper: U with a = U^T U); the input is used as given. */
@@ -8,6 +13,10 @@ export function cholesky(a: ArrayLike, { upper = false }: { upper?: boolean } = 
 }
 /** LU with partial pivoting: [lu, pivots, permutation] with P a = L U. */
 export const lu = (x: ArrayLike): [Array, Array, Array] => run("lu", [x]);
+/**
+ * Solves `x a = b` (default, as JAX) or `a x = b` (`leftSide: true`) for triangular `a`: `lower`
+ * picks the triangle, `transposeA` solves with aᵀ, `unitDiagonal` assumes ones on the diagonal.
+ */
 export function triangularSolve(
   a: ArrayLike,
   b: ArrayLike,

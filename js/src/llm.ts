@@ -5,10 +5,26 @@
 // the pending logits asynchronously (the webgpu device has no synchronous reads), feeds them
 // back to the core, which samples the token and dispatches the next decode step, and yields
 // to the event loop between tokens, so a page stays responsive and an AbortSignal is seen.
+/**
+ * GGUF language models (the llama architecture of SmolLM2, Gemma 3): load a file, tokenize,
+ * read logits, and generate text as an async iterator of pieces (greedy or sampled, with stop
+ * strings and an AbortSignal). Generation yields to the event loop between tokens.
+ *
+ * @example
+ * ```ts
+ * import { llm } from "kiln";
+ * const model = await llm.load("SmolLM2-135M-Instruct-Q4_1.gguf", { device: "wasm" });
+ * for await (const piece of model.chat([{ role: "user", content: "What is 2 + 2?" }], { maxTokens: 32 }))
+ *   process.stdout.write(piece);
+ * model.dispose();
+ * ```
+ * @module
+ */
 import { readBytes, describeValue, type Device } from "./array.js";
 import { check, core, type Handle } from "./core.js";
 import { loadDevice, sourceBytes } from "./model_source.js";
 
+/** Options of {@link load}. */
 export interface LoadOptions {
   /** Device of the weights and the computation (default: the default device, `wasm`). */
   device?: Device;
@@ -18,6 +34,7 @@ export interface LoadOptions {
   prefillBucket?: number;
 }
 
+/** Options of generation ({@link Model.generate}, {@link Model.chat}): length, sampling and stopping. */
 export interface GenerateOptions {
   /** Tokens to generate at most (default 128). */
   maxTokens?: number;
@@ -38,11 +55,13 @@ export interface GenerateOptions {
   signal?: AbortSignal;
 }
 
+/** One turn of a conversation for {@link Model.chat}. */
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
   content: string;
 }
 
+/** What a generation did: token counts, times and why it stopped. */
 export interface GenerationStats {
   promptTokens: number;
   generatedTokens: number;
@@ -129,6 +148,7 @@ export class Generation implements AsyncIterableIterator<string> {
     this.signal = options.signal;
   }
 
+  /** The generation itself: `for await (const piece of generation)`. */
   [Symbol.asyncIterator](): AsyncIterableIterator<string> {
     return this;
   }
@@ -312,6 +332,16 @@ export class Model {
 /**
  * Loads a GGUF model (SmolLM2's llama architecture; q4_0, q4_1, q8_0, f16, f32 weights):
  * from bytes (Uint8Array, ArrayBuffer, Blob/File), a file path (Node.js) or a URL (fetched).
+ *
+ * @param options - `device`, `nCtx` (KV cache length) and `prefillBucket`; unknown keys are an Error.
+ * @throws Error when the file is not a GGUF model kiln can run (its architecture or a weight
+ * type is named), or the options are invalid.
+ * @example
+ * ```ts
+ * const model = await llm.load(new URL("./smollm2.gguf", import.meta.url));
+ * let text = "";
+ * for await (const piece of model.generate("Once upon a time", { maxTokens: 16 })) text += piece;
+ * ```
  */
 export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<Model> {
   const o = optionsObject("llm.load", options, LOAD_KEYS);

@@ -45,6 +45,7 @@ export interface WebGpuMemoryInfo {
   numPipelines: number;
 }
 
+/** What {@link memory} returns: live arrays and buffers, in total and per device. */
 export interface MemoryInfo {
   /** Live JS Arrays (reference count above zero). */
   numArrays: number;

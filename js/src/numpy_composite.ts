@@ -17,9 +17,13 @@ function cbrt_(x: ArrayLike): Array {
   const a = asArray(x, "cbrt");
   return np.multiply(np.sign(a.ref), np.power(np.abs(a), 1 / 3));
 }
+/** Degrees to radians, elementwise. */
 export const deg2rad = named("deg2rad", (x: ArrayLike): Array => np.multiply(x, Math.PI / 180));
+/** Radians to degrees, elementwise. */
 export const rad2deg = named("rad2deg", (x: ArrayLike): Array => np.multiply(x, 180 / Math.PI));
+/** Alias of {@link deg2rad}. */
 export const radians = deg2rad;
+/** Alias of {@link rad2deg}. */
 export const degrees = rad2deg;
 function sinc_(x: ArrayLike): Array {
   const a = asArray(x, "sinc");
@@ -63,7 +67,9 @@ function ldexp_(x1: ArrayLike, x2: ArrayLike): Array {
   const a = asArray(x1, "ldexp");
   return np.multiply(a, np.exp2(np.astype(x2, DType.Float32)));
 }
+/** Elementwise test for +infinity; a bool array. */
 export const isposinf = named("isposinf", (x: ArrayLike): Array => np.equal(x, Infinity));
+/** Elementwise test for -infinity; a bool array. */
 export const isneginf = named("isneginf", (x: ArrayLike): Array => np.equal(x, -Infinity));
 
 function ptp_(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
@@ -77,9 +83,13 @@ const nanTo = (a: ArrayLike, v: number) => {
   const x = asArray(a);
   return np.where(np.isnan(x.ref), v, x);
 };
+/** {@link sum} with NaNs counted as 0. */
 export const nansum = named("nansum", (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.sum(nanTo(a, 0), axis, opts));
+/** {@link prod} with NaNs counted as 1. */
 export const nanprod = named("nanprod", (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.prod(nanTo(a, 1), axis, opts));
+/** {@link max} ignoring NaNs (-inf where a slice is all NaN). */
 export const nanmax = named("nanmax", (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.max(nanTo(a, -Infinity), axis, opts));
+/** {@link min} ignoring NaNs (+inf where a slice is all NaN). */
 export const nanmin = named("nanmin", (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => np.min(nanTo(a, Infinity), axis, opts));
 function nanmean_(a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array {
   const x = asArray(a, "nanmean");
@@ -343,19 +353,36 @@ function modf_(x: ArrayLike): [Array, Array] {
   return [np.subtract(a, whole.ref), whole];
 }
 // The split functions check their array first: split would report a bad one under its own name.
+/**
+ * {@link split} along axis 1 (axis 0 for 1-D input).
+ *
+ * @throws Error on a 0-d array or sections that do not divide the axis.
+ */
 export const hsplit = named("hsplit", (a: ArrayLike, s: number | number[]): Array[] => {
   checkOperands("hsplit", a);
   return np.split(a, s, np.ndim(a) === 1 ? 0 : 1);
 });
+/**
+ * {@link split} along axis 0.
+ *
+ * @throws Error on an array of rank below 2.
+ */
 export const vsplit = named("vsplit", (a: ArrayLike, s: number | number[]): Array[] => {
   checkOperands("vsplit", a);
   return np.split(a, s, 0);
 });
+/**
+ * {@link split} along axis 2.
+ *
+ * @throws Error on an array of rank below 3.
+ */
 export const dsplit = named("dsplit", (a: ArrayLike, s: number | number[]): Array[] => {
   checkOperands("dsplit", a);
   return np.split(a, s, 2);
 });
+/** {@link cumsum} with NaNs counted as 0. */
 export const nancumsum = named("nancumsum", (a: ArrayLike, axis?: number): Array => np.cumsum(nanTo(a, 0), axis));
+/** {@link cumprod} with NaNs counted as 1. */
 export const nancumprod = named("nancumprod", (a: ArrayLike, axis?: number): Array => np.cumprod(nanTo(a, 1), axis));
 function nanvar_(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array {
   const x = asArray(a, "nanvar");
@@ -366,6 +393,7 @@ function nanvar_(a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: nu
   const denom = np.subtract(opts.keepdims ? n : np.squeeze(n, axis ?? undefined), opts.correction ?? 0);
   return np.divide(dev, denom);
 }
+/** {@link std} over the non-NaN elements. */
 export const nanstd = named("nanstd", (a: ArrayLike, axis?: Axis, opts: ReduceOpts & { correction?: number } = {}): Array => np.sqrt(nanvar(a, axis, opts)));
 function rot90_(m: ArrayLike, k = 1, axes: [number, number] = [0, 1]): Array {
   let x = asArray(m, "rot90");
@@ -384,6 +412,7 @@ function vander_(x: ArrayLike, { n: N, increasing = false }: { n?: number; incre
   if (!increasing) p = np.flip(p, 0);
   return np.power(np.expandDims(a, 1), p);
 }
+/** Elementwise `x1 ** x2` computed in a float dtype (integers promote to float32). */
 export const floatPower = named("floatPower", (x1: ArrayLike, x2: ArrayLike): Array => {
   checkOperands("floatPower", x1, x2);
   const base = np.astype(x1, DType.Float32);
@@ -393,9 +422,12 @@ const window = (M: number, f: (n: Array) => Array): Array => {
   if (M <= 1) return np.ones([Math.max(M, 0)]);
   return f(np.arange(0, M, 1, { dtype: DType.Float32 }));
 };
+/** The Hann window of M points (a float32 vector). */
 export const hann = named("hann", (M: number): Array => window(M, (n) => np.subtract(0.5, np.multiply(np.cos(np.multiply(n, (2 * Math.PI) / (M - 1))), 0.5))));
+/** The Bartlett (triangular) window of M points. */
 export const bartlett = (M: number): Array =>
   window(M, (n) => np.subtract(1, np.abs(np.subtract(np.multiply(n, 2 / (M - 1)), 1))));
+/** The Blackman window of M points. */
 export const blackman = (M: number): Array =>
   window(M, (n) => {
     const t = np.multiply(n, (2 * Math.PI) / (M - 1));
@@ -436,7 +468,9 @@ function nanArg(op: "argmax" | "argmin", a: ArrayLike, axis?: number, opts: Redu
   // All-NaN slices give -1, as jax.numpy.
   return np.where(np.all(nan, axis, opts), np.astype(-1, DType.Int32), r);
 }
+/** {@link argmax} ignoring NaNs. */
 export const nanargmax = named("nanargmax", (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array => nanArg("argmax", a, axis, opts));
+/** {@link argmin} ignoring NaNs. */
 export const nanargmin = named("nanargmin", (a: ArrayLike, axis?: number, opts: ReduceOpts = {}): Array => nanArg("argmin", a, axis, opts));
 /** p[0] x^(n-1) + ... + p[n-1], by Horner's rule. */
 function polyval_(p: ArrayLike, x: ArrayLike): Array {
@@ -543,59 +577,153 @@ function bitwiseCount_(x: ArrayLike): Array {
 }
 
 // Errors name these functions first (array.ts, named): they are composed of other kiln functions.
+/** Elementwise `sqrt(x1² + x2²)`. */
 export const hypot = named("hypot", hypot_);
+/** Elementwise `log2(2^x1 + 2^x2)` without overflow. */
 export const logaddexp2 = named("logaddexp2", logaddexp2_);
+/** Elementwise cube root (negative for negative x). */
 export const cbrt = named("cbrt", cbrt_);
+/** Elementwise normalized sinc, `sin(πx) / (πx)` (1 at 0). */
 export const sinc = named("sinc", sinc_);
+/** Elementwise Heaviside step: 0 below 0, 1 above, `x2` at 0. */
 export const heaviside = named("heaviside", heaviside_);
+/** Elementwise test of the sign bit (true for -0); a bool array. */
 export const signbit = named("signbit", signbit_);
+/** Elementwise `|x|` with the sign of `y`. */
 export const copysign = named("copysign", copysign_);
+/** Elementwise maximum that ignores NaN (NaN only when both are). */
 export const fmax = named("fmax", fmax_);
+/** Elementwise minimum that ignores NaN (NaN only when both are). */
 export const fmin = named("fmin", fmin_);
+/** Elementwise remainder with the sign of the dividend (C's fmod). */
 export const fmod = named("fmod", fmod_);
+/** Elementwise `x1 * 2^x2`. */
 export const ldexp = named("ldexp", ldexp_);
+/** Peak to peak: max - min over `axis` (all by default). */
 export const ptp = named("ptp", ptp_);
+/** The number of nonzero elements over `axis` (all by default), int32. */
 export const countNonzero = named("countNonzero", countNonzero_);
+/** {@link mean} over the non-NaN elements. */
 export const nanmean = named("nanmean", nanmean_);
+/**
+ * `x` with NaN replaced by `nan` (default 0) and ±inf by `posinf`/`neginf` (default: the dtype's largest finite values).
+ */
 export const nanToNum = named("nanToNum", nanToNum_);
+/**
+ * The mean over `axis`, weighted by `opts.weights` when given (broadcast along that axis).
+ *
+ * @throws Error when the weights sum to zero shape-wise or do not match the axis.
+ */
 export const average = named("average", average_);
+/** An n × m matrix (m defaults to n) with ones on and below diagonal k, zeros above. */
 export const tri = named("tri", tri_);
+/** `a` with the elements above diagonal k set to zero (the last two axes). */
 export const tril = named("tril", tril_);
+/** `a` with the elements below diagonal k set to zero (the last two axes). */
 export const triu = named("triu", triu_);
+/**
+ * `a` shifted by `shift` along `axis` (the flattened array when undefined), elements wrapping around.
+ */
 export const roll = named("roll", roll_);
+/** The dot product of vectors along `opts.axis` (default -1), batched over the other axes. */
 export const vecdot = named("vecdot", vecdot_);
+/** Matrix-vector product over the last axes, batched over the others. */
 export const matvec = named("matvec", matvec_);
+/** Vector-matrix product over the last axes, batched over the others. */
 export const vecmat = named("vecmat", vecmat_);
+/** Stacks arrays vertically: 1-D arrays become rows, then {@link concatenate} along axis 0. */
 export const vstack = named("vstack", vstack_);
+/** Stacks 1-D arrays as columns of a 2-D array (2-D arrays join along axis 1). */
 export const columnStack = named("columnStack", columnStack_);
+/** Stacks arrays along a third axis (1-D and 2-D arrays are expanded first). */
 export const dstack = named("dstack", dstack_);
+/** The slices of `x` along `axis` (default 0), as a list; the inverse of {@link stack}. */
 export const unstack = named("unstack", unstack_);
+/**
+ * {@link split} that allows sections which do not divide the axis (the first ones get one element more).
+ */
 export const arraySplit = named("arraySplit", arraySplit_);
+/** `values` appended to `arr` along `axis` (both flattened when axis is null, the default). */
 export const append = named("append", append_);
+/** `num` values evenly spaced on a log scale: `base ** linspace(start, stop)`. */
 export const logspace = named("logspace", logspace_);
+/**
+ * `num` values from `start` to `stop` in a geometric progression.
+ *
+ * @throws Error when start or stop is 0.
+ */
 export const geomspace = named("geomspace", geomspace_);
+/** The k-th diagonal of a 2-D array, or a 2-D array with a 1-D `v` on its k-th diagonal. */
 export const diag = named("diag", diag_);
+/** The sum along the diagonal of `a` with the given offset. */
 export const trace = named("trace", trace_);
+/**
+ * Elementwise: the choice of the first condition that holds, `defaultValue` (default 0) where none does.
+ */
 export const select = named("select", select_);
+/**
+ * Coordinate matrices from coordinate vectors; `indexing` is "xy" (default, Cartesian) or "ij" (matrix).
+ */
 export const meshgrid = named("meshgrid", meshgrid_);
+/**
+ * Whether the arrays have one shape and equal elements (NaNs equal with `equalNaN`); a bool scalar Array.
+ */
 export const arrayEqual = named("arrayEqual", arrayEqual_);
+/** Whether the arrays are equal elementwise after broadcasting; a bool scalar Array. */
 export const arrayEquiv = named("arrayEquiv", arrayEquiv_);
+/** Whether `element` is a JS number or boolean, or a 0-d Array. */
 export const isscalar = named("isscalar", isscalar_);
+/** The dtype that an elementwise op on strong operands of these dtypes gives (JAX's promotion). */
 export const promoteTypes = named("promoteTypes", promoteTypes_);
+/**
+ * The dtype of an elementwise op on these operands (dtypes, Arrays, numbers), weak types included.
+ */
 export const resultType = named("resultType", resultType_);
+/** Stacks arrays horizontally: along axis 1 (axis 0 for 1-D arrays). */
 export const hstack = named("hstack", hstack_);
+/** A 2-D array with the flattened `v` on its k-th diagonal. */
 export const diagflat = named("diagflat", diagflat_);
+/** Elementwise `[floorDivide(x1, x2), remainder(x1, x2)]`. */
 export const divmod = named("divmod", divmod_);
+/** Elementwise `[fractional part, integral part]`, both with the sign of x. */
 export const modf = named("modf", modf_);
+/** {@link var_} over the non-NaN elements. */
 export const nanvar = named("nanvar", nanvar_);
+/**
+ * `m` rotated by 90° k times in the plane of `axes` (default [0, 1]), from the first axis toward the second.
+ */
 export const rot90 = named("rot90", rot90_);
+/**
+ * The Vandermonde matrix of `x`: columns are powers of x (decreasing unless `increasing`), `n` columns (default: x's length).
+ */
 export const vander = named("vander", vander_);
+/**
+ * Machine limits of a float dtype (bits, eps, min, max, tiny), as numpy.finfo.
+ *
+ * @throws Error for a non-float dtype.
+ */
 export const finfo = named("finfo", finfo_);
+/**
+ * Limits of an integer dtype (bits, min, max), as numpy.iinfo.
+ *
+ * @throws Error for a non-integer dtype.
+ */
 export const iinfo = named("iinfo", iinfo_);
+/**
+ * Whether each element of `element` occurs in `testElements` (or does not, with `invert`); a bool array.
+ */
 export const isin = named("isin", isin_);
+/** The polynomial with coefficients `p` (highest power first) at `x`, by Horner's rule. */
 export const polyval = named("polyval", polyval_);
+/** The sum of two polynomials (coefficient arrays, highest power first). */
 export const polyadd = named("polyadd", polyadd_);
+/** The difference of two polynomials (coefficient arrays, highest power first). */
 export const polysub = named("polysub", polysub_);
+/** The m-th derivative (default 1) of the polynomial `p` (highest power first). */
 export const polyder = named("polyder", polyder_);
+/**
+ * Elementwise `[mantissa, exponent]` with `x = mantissa * 2^exponent`, mantissa in ±[0.5, 1), exponent int32.
+ */
 export const frexp = named("frexp", frexp_);
+/** Elementwise number of 1 bits of |x| (bool gives int32; integers keep their dtype). */
 export const bitwiseCount = named("bitwiseCount", bitwiseCount_);

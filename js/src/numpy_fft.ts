@@ -1,6 +1,17 @@
 // kiln's `numpy.fft` namespace (jax-js's names and signatures): complex values are
 // ComplexPair objects of two float Arrays; each function consumes its input Arrays and calls
 // the core's transforms (src/library/fft.cpp), which grad, jvp, vmap and jit see through.
+/**
+ * Discrete Fourier transforms (jax.numpy.fft): complex values are {@link ComplexPair}s of two
+ * float arrays. Every transform is differentiable and works under jit and vmap; inputs are
+ * consumed.
+ *
+ * @example
+ * ```ts
+ * const { real, imag } = np.fft.rfft(np.array([1, 0, 0, 0])); // all ones, zero imaginary part
+ * ```
+ * @module
+ */
 import { Array, run } from "./array.js";
 
 /**

@@ -84,8 +84,23 @@ function indices_(dimensions: number[], { dtype = DType.Int32, sparse = false }:
   return sparse ? grids : np.stack(grids, 0);
 }
 
+/**
+ * The n-th discrete difference (default n = 1) along `axis` (default -1), with `prepend`/`append` values attached first.
+ */
 export const diff = named("diff", diff_);
+/**
+ * Differences of consecutive elements of the flattened array, with `toBegin`/`toEnd` values around them.
+ */
 export const ediff1d = named("ediff1d", ediff1d_);
+/**
+ * The integral of `y` along `axis` by the trapezoidal rule, over sample points `x` or a spacing `dx` (default 1).
+ */
 export const trapezoid = named("trapezoid", trapezoid_);
+/**
+ * The cross product of 3-vectors (or 2-vectors, as NumPy) along the last axes.
+ *
+ * @throws Error when the vectors are not of size 2 or 3.
+ */
 export const cross = named("cross", cross_);
+/** The grid of indices of an array of the given shape: one int32 array per axis, stacked. */
 export const indices = named("indices", indices_);

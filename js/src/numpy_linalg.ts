@@ -1,5 +1,10 @@
 // kiln's `numpy.linalg` namespace (jax-js's names): factorizations and solvers call the
 // core (src/library/linalg_*.cpp); norms, powers and lstsq compose them as jax-js does.
+/**
+ * Linear algebra (jax.numpy.linalg): determinants, inverses, solvers, factorizations and norms,
+ * batched over leading axes. Functions consume their Array arguments.
+ * @module
+ */
 import { Array, asArray, run, type ArrayLike, named } from "./array.js";
 import { triangularSolve } from "./lax_linalg.js";
 import { cross as numpyCross } from "./numpy_forms.js";
@@ -11,8 +16,27 @@ export { trace, vecdot } from "./numpy_composite.js";
 function cholesky_(a: ArrayLike, { upper = false, symmetrizeInput = true }: { upper?: boolean; symmetrizeInput?: boolean } = {}): Array {
   return run("cholesky", [a], { upper, symmetrizeInput });
 }
+/**
+ * The determinant of square matrices (batched over leading axes).
+ *
+ * @throws Error when the last two axes are not square.
+ */
 export const det = named("det", (a: ArrayLike): Array => run("det", [a]));
+/**
+ * The inverse of square matrices (batched); singular matrices give inf/NaN, as JAX.
+ *
+ * @throws Error when the last two axes are not square.
+ */
 export const inv = named("inv", (a: ArrayLike): Array => run("inv", [a]));
+/**
+ * The solution x of `a x = b` for square `a` (batched).
+ *
+ * @throws Error on mismatched shapes.
+ * @example
+ * ```ts
+ * const x = np.linalg.solve(np.array([[2, 0], [0, 4]]), np.array([2, 4])); // [1, 1]
+ * ```
+ */
 export const solve = named("solve", (a: ArrayLike, b: ArrayLike): Array => run("solve", [a, b]));
 /** [sign, log|det|] of square matrices (batched). */
 export const slogdet = named("slogdet", (a: ArrayLike): [Array, Array] => run("slogdet", [a]));
@@ -176,12 +200,39 @@ function norm_(x: ArrayLike, { ord = null, axis = null, keepdims = false }: { or
 }
 
 // Errors name these functions first (array.ts, named): they are composed of other kiln functions.
+/**
+ * The Cholesky factor of symmetric positive definite matrices: lower (default) or upper with `upper: true`; NaN where not positive definite.
+ */
 export const cholesky = named("cholesky", cholesky_);
+/** [eigenvalues (ascending), eigenvectors (columns)] of real symmetric matrices (batched). */
 export const eigh = named("eigh", eigh_);
+/**
+ * The cross product of 3-vectors along `axis` (default -1).
+ *
+ * @throws Error when either input does not have size 3 there.
+ */
 export const cross = named("cross", cross_);
+/**
+ * The least-squares solution of `a x = b` (through the normal equations and a Cholesky factor, as jax-js).
+ */
 export const lstsq = named("lstsq", lstsq_);
+/**
+ * `a` to the integer power n by repeated squaring (n < 0 inverts first, n = 0 gives the identity).
+ */
 export const matrixPower = named("matrixPower", matrixPower_);
+/**
+ * The product of a chain of matrices, left to right (a 1-D first or last array is a row or column vector).
+ */
 export const multiDot = named("multiDot", multiDot_);
+/**
+ * The vector norm of order `ord` (default 2; inf, -inf, 0 and any p) over `axis` (all axes when null).
+ */
 export const vectorNorm = named("vectorNorm", vectorNorm_);
+/**
+ * The matrix norm over the last two axes: `ord` "fro" (default), "nuc", 1, -1, 2, -2, inf or -inf.
+ */
 export const matrixNorm = named("matrixNorm", matrixNorm_);
+/**
+ * jnp.linalg.norm: a vector norm over one axis, a matrix norm over two, the 2-norm of the flattened array by default.
+ */
 export const norm = named("norm", norm_);

@@ -5,16 +5,27 @@
 import { Array, DType, describeValue, run, type ArrayLike, type Axis, type Device, type Pair, type ReduceOpts, named } from "./array.js";
 import { check, core } from "./core.js";
 
+/** The 32-bit float dtype, the default for numbers. */
 export const float32 = DType.Float32;
+/** The 32-bit signed integer dtype (arange's and argmax's results). */
 export const int32 = DType.Int32;
+/** The 32-bit unsigned integer dtype (random bits). */
 export const uint32 = DType.Uint32;
+/** The boolean dtype (comparisons' results). */
 export const bool = DType.Bool;
+/** The 16-bit IEEE half dtype (stored as half bits on devices that have them). */
 export const float16 = DType.Float16;
+/** The 64-bit float dtype (cpu and wasm; webgpu has no float64). */
 export const float64 = DType.Float64;
+/** The constant π. */
 export const pi = Math.PI;
+/** Euler's number e. */
 export const e = Math.E;
+/** Positive infinity. */
 export const inf = Infinity;
+/** Not a number (NaN). */
 export const nan = NaN;
+/** The Euler–Mascheroni constant γ. */
 export const eulerGamma = 0.5772156649015329;
 
 type DTypeAndDevice = { dtype?: DType; device?: Device };
@@ -153,38 +164,9 @@ function fullLike_(a: ArrayLike, fillValue: number | boolean | Array, opts: { dt
   return full(shape, fillValue, { dtype, device });
 }
 
-// ---- elementwise: one table from jax-js's names to the core's ----
-const un = (op: string) => (x: ArrayLike): Array => run(op, [x]);
-const bin = (op: string) => (x: ArrayLike, y: ArrayLike): Array => run(op, [x, y]);
-
-export const negative = un("negative"), positive = un("positive"), absolute = un("abs"), abs = absolute;
-export const sign = un("sign"), exp = un("exp"), exp2 = un("exp2"), expm1 = un("expm1");
-export const log = un("log"), log1p = un("log1p"), log2 = un("log2"), log10 = un("log10");
-export const sqrt = un("sqrt"), square = un("square"), reciprocal = un("reciprocal");
-export const sin = un("sin"), cos = un("cos"), tan = un("tan");
-export const asin = un("arcsin"), acos = un("arccos"), atan = un("arctan");
-export const arcsin = asin, arccos = acos, arctan = atan;
-export const sinh = un("sinh"), cosh = un("cosh"), tanh = un("tanh");
-export const arcsinh = un("arcsinh"), arccosh = un("arccosh"), arctanh = un("arctanh");
-export const asinh = arcsinh, acosh = arccosh, atanh = arctanh;
-export const floor = un("floor"), ceil = un("ceil"), round = un("round"), around = round, rint = round, trunc = un("trunc");
-export const logicalNot = un("logical_not"), invert = un("invert"), bitwiseNot = invert, bitwiseInvert = invert;
-export const isnan = un("isnan"), isinf = un("isinf"), isfinite = un("isfinite");
-export const ravel = un("ravel");
-
-export const add = bin("add"), subtract = bin("subtract"), multiply = bin("multiply");
-export const trueDivide = bin("divide"), divide = trueDivide, floorDivide = bin("floor_divide");
-export const remainder = bin("mod"), power = bin("power"), pow = power;
-export const maximum = bin("maximum"), minimum = bin("minimum");
-export const atan2 = bin("arctan2"), arctan2 = atan2;
-export const logaddexp = bin("logaddexp"); // one primitive in the core (NaN/inf as JAX)
-export const equal = bin("equal"), notEqual = bin("not_equal"), less = bin("less"), lessEqual = bin("less_equal");
-export const greater = bin("greater"), greaterEqual = bin("greater_equal");
-export const logicalAnd = bin("logical_and"), logicalOr = bin("logical_or"), logicalXor = bin("logical_xor");
-export const bitwiseAnd = bin("bitwise_and"), bitwiseOr = bin("bitwise_or"), bitwiseXor = bin("bitwise_xor");
-export const leftShift = bin("left_shift"), rightShift = bin("right_shift");
-export const bitwiseLeftShift = leftShift, bitwiseRightShift = rightShift;
-export const matmul = bin("matmul"), dot = bin("dot"), vdot = bin("vdot"), inner = bin("inner"), outer = bin("outer");
+// The elementwise functions are a table of their own (numpy_elementwise.ts), re-exported here so
+// that the modules composing numpy functions keep importing this one.
+export * from "./numpy_elementwise.js";
 
 function where_(cond: ArrayLike, x: ArrayLike, y: ArrayLike): Array {
   return run("where", [cond, x, y]);
@@ -201,8 +183,46 @@ function astype_(a: ArrayLike, dtype: DType): Array {
 
 // ---- reductions ----
 const red = (op: string) => (a: ArrayLike, axis?: Axis, opts: ReduceOpts = {}): Array => run(op, [a], { axis, keepdims: opts.keepdims });
-export const sum = red("sum"), prod = red("prod"), max = red("max"), min = red("min"), mean = red("mean");
-export const any = red("any"), all = red("all");
+/**
+ * Sum of the elements over `axis` (all axes by default).
+ * `axis`: one, a list, or all when undefined (negative counts from the end); `opts.keepdims` keeps them with size 1.
+ *
+ * @example
+ * ```ts
+ * np.sum(np.array([[1, 2], [3, 4]]), 0); // [4, 6]
+ * ```
+ */
+export const sum = red("sum");
+/**
+ * Product of the elements over `axis` (all by default).
+ * `axis`: one, a list, or all when undefined (negative counts from the end); `opts.keepdims` keeps them with size 1.
+ */
+export const prod = red("prod");
+/**
+ * Maximum over `axis` (all by default); NaN propagates.
+ * `axis`: one, a list, or all when undefined (negative counts from the end); `opts.keepdims` keeps them with size 1.
+ */
+export const max = red("max");
+/**
+ * Minimum over `axis` (all by default); NaN propagates.
+ * `axis`: one, a list, or all when undefined (negative counts from the end); `opts.keepdims` keeps them with size 1.
+ */
+export const min = red("min");
+/**
+ * Arithmetic mean over `axis` (all by default); integers give float32.
+ * `axis`: one, a list, or all when undefined (negative counts from the end); `opts.keepdims` keeps them with size 1.
+ */
+export const mean = red("mean");
+/**
+ * Whether any element over `axis` is nonzero; a bool array.
+ * `axis`: one, a list, or all when undefined (negative counts from the end); `opts.keepdims` keeps them with size 1.
+ */
+export const any = red("any");
+/**
+ * Whether every element over `axis` is nonzero; a bool array.
+ * `axis`: one, a list, or all when undefined (negative counts from the end); `opts.keepdims` keeps them with size 1.
+ */
+export const all = red("all");
 type VarOpts = { mean?: ArrayLike; correction?: number } & ReduceOpts;
 function var__(x: ArrayLike, axis?: Axis, opts: VarOpts = {}): Array {
   if (opts.mean !== undefined) throw new Error("var: the mean option is not supported by kiln yet");
@@ -238,7 +258,17 @@ function cumulativeAxis(op: string, x: ArrayLike, axis: number | undefined): num
   if (axis === undefined && nd > 1) throw new Error(`${op}: got an array of rank ${nd} and no axis, expected an axis for arrays of rank above 1`);
   return axis;
 }
+/**
+ * Cumulative sum along `opts.axis` (the array API's form): the axis may be left out only for 0-d and 1-d input.
+ *
+ * @throws Error when `x` has rank above 1 and no axis is given.
+ */
 export const cumulativeSum = named("cumulativeSum", (x: ArrayLike, opts: { axis?: number } = {}) => cumsum(x, cumulativeAxis("cumulativeSum", x, opts.axis)));
+/**
+ * Cumulative product along `opts.axis` (the array API's form): the axis may be left out only for 0-d and 1-d input.
+ *
+ * @throws Error when `x` has rank above 1 and no axis is given.
+ */
 export const cumulativeProd = named("cumulativeProd", (x: ArrayLike, opts: { axis?: number } = {}) => cumprod(x, cumulativeAxis("cumulativeProd", x, opts.axis)));
 
 // ---- movement ----
@@ -287,7 +317,9 @@ function squeeze_(a: ArrayLike, axis?: Axis): Array {
 function flip_(x: ArrayLike, axis?: Axis): Array {
   return run("flip", [x], { axis });
 }
+/** Reverses axis 1 (left/right). */
 export const fliplr = named("fliplr", (x: ArrayLike) => flip(x, 1));
+/** Reverses axis 0 (up/down). */
 export const flipud = named("flipud", (x: ArrayLike) => flip(x, 0));
 function repeat_(a: ArrayLike, repeats: number, axis?: number): Array {
   return run("repeat", [a], { repeats, axis });
@@ -389,52 +421,231 @@ function allclose_(actual: any, expected: any, options: { rtol?: number; atol?: 
 }
 
 // Errors name these functions first (array.ts, named), also where they are composed of others.
+/**
+ * Creates an array from a nested JS array, a TypedArray, a number or boolean, or an Array.
+ *
+ * @param values - the data: a rectangular nested array of numbers or booleans, a Float32Array, Float64Array, Int32Array, Uint32Array or Uint8Array (bool), a scalar, or an Array (consumed; converted by `dtype` and `shape`).
+ * @param options - `shape` (reshapes the flat data), `dtype` (default: float32 for numbers, bool for booleans, the TypedArray's own type), `device` (default: the default device).
+ * @returns a new Array. A bare number gives a weakly typed scalar, as a Python scalar in JAX.
+ * @throws Error on a ragged nested array; TypeError on a non-numeric element, an unsupported TypedArray, or an unknown dtype.
+ * @example
+ * ```ts
+ * import { numpy as np } from "kiln";
+ * const x = np.array([[1, 2], [3, 4]]);                 // float32, shape [2, 2]
+ * const i = np.array([1, 2, 3], { dtype: np.int32 });
+ * const t = np.array(new Float32Array(6), { shape: [2, 3] });
+ * console.log(await x.data());                          // Float32Array [1, 2, 3, 4]
+ * ```
+ */
 export const array = named("array", array_);
+/**
+ * An array of zeros.
+ *
+ * @param shape - the output shape.
+ * @param opts - `dtype` (default float32) and `device` (default: the default device).
+ * @throws Error on a negative size or an array too large for the device.
+ * @example
+ * ```ts
+ * const z = np.zeros([2, 3], { dtype: np.int32 });
+ * ```
+ */
 export const zeros = named("zeros", zeros_);
+/** An array of ones; options as {@link zeros}. */
 export const ones = named("ones", ones_);
+/**
+ * An array filled with `fillValue` (a number, boolean, or a scalar Array, consumed); the dtype defaults to the fill value's. Options as {@link zeros}.
+ */
 export const full = named("full", full_);
+/**
+ * A 2-D array with ones on the diagonal and zeros elsewhere.
+ *
+ * @param numRows - the number of rows.
+ * @param numCols - the number of columns (default: numRows).
+ * @param opts - `dtype` (default float32) and `device`.
+ */
 export const eye = named("eye", eye_);
+/** The n × n identity matrix (eye(n, n)). */
 export const identity = named("identity", identity_);
+/**
+ * Evenly spaced values in [start, stop): `arange(stop)`, `arange(start, stop)` or `arange(start, stop, step)`.
+ *
+ * @param opts - `dtype` (default int32, as jax-js; pass float32 for fractional steps) and `device`.
+ * @throws Error on a zero step.
+ * @example
+ * ```ts
+ * np.arange(5);                                 // int32 [0, 1, 2, 3, 4]
+ * np.arange(0, 1, 0.25, { dtype: np.float32 }); // [0, 0.25, 0.5, 0.75]
+ * ```
+ */
 export const arange = named("arange", arange_);
+/**
+ * `num` evenly spaced values from `start` to `stop` (included unless `endpoint` is false).
+ *
+ * @param num - how many values (default 50).
+ * @param endpoint - whether `stop` is the last value (default true).
+ * @param opts - `dtype` (default float32) and `device`.
+ * @example
+ * ```ts
+ * np.linspace(0, 1, 5); // [0, 0.25, 0.5, 0.75, 1]
+ * ```
+ */
 export const linspace = named("linspace", linspace_);
+/** Zeros with the shape, dtype and device of `a` (consumed); `opts` overrides any of them. */
 export const zerosLike = named("zerosLike", zerosLike_);
+/** Ones with the shape, dtype and device of `a` (consumed); `opts` overrides any of them. */
 export const onesLike = named("onesLike", onesLike_);
+/** `fillValue` with the shape, dtype and device of `a` (consumed); `opts` overrides any of them. */
 export const fullLike = named("fullLike", fullLike_);
+/**
+ * Elementwise choice: `x` where `cond` is true, `y` elsewhere (all three broadcast and are consumed).
+ *
+ * @example
+ * ```ts
+ * np.where(np.array([true, false]), 1, 0); // [1, 0]
+ * ```
+ */
 export const where = named("where", where_);
+/**
+ * Limits the values of `a` to [min, max]; either bound may be left out (undefined or null). Consumes its Arrays.
+ */
 export const clip = named("clip", clip_);
+/** `a` converted to `dtype` (floats to integers truncate toward zero, as NumPy). */
 export const astype = named("astype", astype_);
+/**
+ * Variance over `axis` (all by default). `opts.correction` is the delta degrees of freedom (default 0), `opts.keepdims` keeps reduced axes.
+ *
+ * @throws Error when `opts.mean` is given (not supported yet).
+ */
 export const var_ = named("var_", var__);
+/**
+ * Standard deviation over `axis` (all by default); options as {@link var_}.
+ *
+ * @throws Error when `opts.mean` is given (not supported yet).
+ */
 export const std = named("std", std_);
+/**
+ * The int32 index of the maximum along `axis` (of the flattened array when undefined); the first one on ties.
+ */
 export const argmax = named("argmax", argmax_);
+/**
+ * The int32 index of the minimum along `axis` (of the flattened array when undefined); the first one on ties.
+ */
 export const argmin = named("argmin", argmin_);
+/**
+ * Sorted along `axis` (default -1; null sorts the flattened array). Stable; NaN sorts last; differentiable.
+ */
 export const sort = named("sort", sort_);
+/**
+ * The int32 indices that sort `a` along `axis` (default -1), stably: equal values keep their order.
+ */
 export const argsort = named("argsort", argsort_);
+/** Cumulative sum along `axis` (of the flattened array when undefined). */
 export const cumsum = named("cumsum", cumsum_);
+/** Cumulative product along `axis` (of the flattened array when undefined). */
 export const cumprod = named("cumprod", cumprod_);
+/**
+ * `x` with a new shape of the same size; one entry may be -1 (inferred).
+ *
+ * @throws Error when the sizes differ.
+ * @example
+ * ```ts
+ * np.reshape(np.arange(6), [2, -1]); // shape [2, 3]
+ * ```
+ */
 export const reshape = named("reshape", reshape_);
+/** `x` with its axes permuted by `perm` (default: reversed). */
 export const transpose = named("transpose", transpose_);
+/** Swaps the last two axes (a batch of matrices transposed). */
 export const matrixTranspose = named("matrixTranspose", matrixTranspose_);
+/** Swaps two axes of `x`. */
 export const swapaxes = named("swapaxes", swapaxes_);
+/** Moves axis `src` of `x` to position `dst`, keeping the others in order. */
 export const moveaxis = named("moveaxis", moveaxis_);
+/**
+ * `a` broadcast to `shape` (NumPy rules; no copy).
+ *
+ * @throws Error when `a`'s shape cannot be broadcast to `shape`.
+ */
 export const broadcastTo = named("broadcastTo", broadcastTo_);
+/**
+ * The shape that the given shapes broadcast to.
+ *
+ * @throws Error when they cannot be broadcast together.
+ */
 export const broadcastShapes = named("broadcastShapes", broadcastShapes_);
+/** The arrays broadcast to their common shape (consumed). */
 export const broadcastArrays = named("broadcastArrays", broadcastArrays_);
+/** `a` with new axes of size 1 inserted at `axis` (one or several). */
 export const expandDims = named("expandDims", expandDims_);
+/**
+ * `a` without its axes of size 1 (only those in `axis` when given).
+ *
+ * @throws Error when a named axis is not of size 1.
+ */
 export const squeeze = named("squeeze", squeeze_);
+/** `x` with the order of elements reversed along `axis` (all axes by default). */
 export const flip = named("flip", flip_);
+/**
+ * Each element of `a` repeated `repeats` times along `axis` (of the flattened array when undefined).
+ */
 export const repeat = named("repeat", repeat_);
+/** `a` repeated `reps` times along each axis (NumPy's tile). */
 export const tile = named("tile", tile_);
+/**
+ * `x` padded with zeros: `width` is n (every side of every axis), [before, after] (every axis), one pair per axis, or {axis: pair}.
+ */
 export const pad = named("pad", pad_);
+/**
+ * The arrays joined along an existing axis (default 0); all are consumed.
+ *
+ * @throws Error when their other dimensions differ.
+ */
 export const concatenate = named("concatenate", concatenate_);
+/**
+ * The arrays joined along a new axis (default 0); all must have one shape.
+ *
+ * @throws Error when their shapes differ.
+ */
 export const stack = named("stack", stack_);
+/**
+ * Splits `a` along `axis` into `n` equal parts (a number) or at the given indices (a list).
+ *
+ * @throws Error when a number of sections does not divide the axis.
+ */
 export const split = named("split", split_);
+/**
+ * Elements of `a` at `indices` along `axis` (of the flattened array when undefined or null). Negative indices wrap once; out-of-range indices are clamped, as JAX's default gather.
+ */
 export const take = named("take", take_);
+/**
+ * Elements of `a` picked along `axis` by `indices` of the same rank (as NumPy's take_along_axis, e.g. with argsort).
+ */
 export const takeAlongAxis = named("takeAlongAxis", takeAlongAxis_);
+/**
+ * Tensor contraction: over the last `axes` axes of x and the first of y (a number, default 2) or over the listed pairs of axes.
+ */
 export const tensordot = named("tensordot", tensordot_);
+/**
+ * Einstein summation: `einsum("ij,jk->ik", a, b)`, or the sublist form `einsum(a, [0, 1], b, [1, 2], [0, 2])`.
+ *
+ * @throws Error on malformed subscripts or mismatched dimensions.
+ * @example
+ * ```ts
+ * const c = np.einsum("ij,jk->ik", a, b); // a matrix product
+ * ```
+ */
 export const einsum = named("einsum", einsum_);
+/** The diagonal of `a` over axes (axis1, axis2) with the given offset, as the last axis. */
 export const diagonal = named("diagonal", diagonal_);
+/** The shape of `a` ([] for a number); does not consume it. */
 export const shape = named("shape", shape_);
+/** The number of axes of `a` (0 for a number); does not consume it. */
 export const ndim = named("ndim", ndim_);
+/** The number of elements of `a` (1 for a number); does not consume it. */
 export const size = named("size", size_);
+/**
+ * Whether every `|actual - expected| <= atol + rtol * |expected|` (defaults rtol 1e-5, atol 1e-8; NaNs equal only with `equalNaN`). Reads synchronously and consumes its Arrays.
+ */
 export const allclose = named("allclose", allclose_);
+/** Alias of {@link transpose} (the array API's name). */
 export const permuteDims = transpose;

@@ -117,7 +117,15 @@ function corrcoef_(x: ArrayLike, y?: ArrayLike): Array {
 }
 
 // Errors name these functions first (array.ts, named): they are composed of other kiln functions.
+/** The product of two polynomials (coefficient arrays, highest power first). */
 export const polymul = named("polymul", polymul_);
+/**
+ * Unwraps a periodic signal along `axis`: jumps larger than `discont` (default period/2) become their wrapped value.
+ */
 export const unwrap = named("unwrap", unwrap_);
+/**
+ * The sample covariance matrix of variables in rows (columns when `rowvar` is false), `y` adding more variables.
+ */
 export const cov = named("cov", cov_);
+/** Pearson correlation coefficients (in [-1, 1]) of variables in rows. */
 export const corrcoef = named("corrcoef", corrcoef_);

@@ -2,18 +2,40 @@
 // session has onnxruntime-web's shape (inputNames, outputNames, run(feeds) resolving to the
 // outputs by name) so code can switch, and `call` is the graph as a pure function that
 // grad, vmap and jit trace like any kiln function (fine-tuning an imported model).
+/**
+ * ONNX models run through kiln's compiler: {@link load} (or `InferenceSession.create`) checks
+ * every node against kiln's rules, `run` runs the graph compiled by jit, and `call` is the
+ * graph as a pure function that grad, vmap and jit trace (fine-tuning an imported model).
+ * @module
+ */
 import { Array, callConsuming, describeValue, type Device } from "./array.js";
 import { check, core } from "./core.js";
 import { loadModelInput } from "./model_source.js";
 
+/** Options of {@link load}. */
 export interface LoadOptions {
   /** Where the constants (weights) go; run inputs must be on it (default: the default device). */
   device?: Device;
 }
 
+/**
+ * A loaded ONNX model, in onnxruntime-web's shape: `inputNames`, `outputNames` and
+ * `run(feeds)` resolving to the outputs by name; `call` is the graph as a pure function.
+ *
+ * @example
+ * ```ts
+ * import { onnx, numpy as np } from "kiln";
+ * const session = await onnx.InferenceSession.create("model.onnx");
+ * const out = await session.run({ [session.inputNames[0]]: np.ones([1, 3, 224, 224]) });
+ * const y = out[session.outputNames[0]];
+ * session.release();
+ * ```
+ */
 export class InferenceSession {
   #handle: any;
+  /** The graph's input names, in order (initializers are not inputs). */
   readonly inputNames: string[];
+  /** The graph's output names, in order. */
   readonly outputNames: string[];
 
   /** @ignore */

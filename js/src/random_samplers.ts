@@ -161,22 +161,48 @@ function choice_(key: Array, a: number | ArrayLike, { shape = [], replace = true
 }
 
 // Errors name these functions first and their keys are checked first (sampler, above).
+/** Exponential(1) samples of the given shape. Consumes `key`. */
 export const exponential = sampler("exponential", exponential_);
+/** Standard Gumbel samples of the given shape. Consumes `key`. */
 export const gumbel = sampler("gumbel", gumbel_);
+/** Standard Laplace samples of the given shape. Consumes `key`. */
 export const laplace = sampler("laplace", laplace_);
+/** Standard logistic samples of the given shape. Consumes `key`. */
 export const logistic = sampler("logistic", logistic_);
+/** Standard Cauchy samples of the given shape. Consumes `key`. */
 export const cauchy = sampler("cauchy", cauchy_);
+/** Log-normal samples, `exp(sigma * normal)` (sigma default 1). Consumes `key`. */
 export const lognormal = sampler("lognormal", lognormal_);
+/** Rayleigh samples with the given scale (default 1). Consumes `key`. */
 export const rayleigh = sampler("rayleigh", rayleigh_);
+/** Maxwell samples (the norm of three standard normals). Consumes `key`. */
 export const maxwell = sampler("maxwell", maxwell_);
+/** Double-sided Maxwell samples with location `loc` and scale `scale`. Consumes `key`. */
 export const doubleSidedMaxwell = sampler("doubleSidedMaxwell", doubleSidedMaxwell_);
+/** Pareto samples with shape parameter `b`. Consumes `key`. */
 export const pareto = sampler("pareto", pareto_);
+/** Weibull samples with the given scale and concentration. Consumes `key`. */
 export const weibullMin = sampler("weibullMin", weibullMin_);
+/** Triangular samples on [left, right] with the given mode. Consumes `key`. */
 export const triangular = sampler("triangular", triangular_);
+/**
+ * Geometric samples (trials until the first success, p the success probability), int32 by default. Consumes `key`.
+ */
 export const geometric = sampler("geometric", geometric_);
+/** Samples of -1 and 1 with equal probability (int32 by default). Consumes `key`. */
 export const rademacher = sampler("rademacher", rademacher_);
+/** Multivariate normal samples `mean + cholesky(cov) z`, of shape [...shape, n]. Consumes `key`. */
 export const multivariateNormal = sampler("multivariateNormal", multivariateNormal_);
+/** Points uniform in the d-dimensional unit ball (p = 2 only, as jax-js). Consumes `key`. */
 export const ball = sampler("ball", ball_);
 export const categoricalWithoutReplacement = named("categoricalWithoutReplacement", categoricalWithoutReplacement_);
+/**
+ * Category indices drawn from `logits` along `axis` (default -1); `replace: false` samples without replacement. Consumes `key`.
+ */
 export const categorical = sampler("categorical", categorical_);
+/**
+ * Samples from arange(a) (a number) or from `a`'s slices along `axis`, with or without replacement, optionally weighted by `p`.
+ *
+ * @throws Error when more samples than the population are drawn without replacement. Consumes `key`.
+ */
 export const choice = sampler("choice", choice_);

@@ -1,5 +1,10 @@
 // kiln's `scipySpecial` namespace (jax-js names): erf, erfc, logit, and the softmax family
 // shared with nn.
+/**
+ * Special functions (jax.scipy.special): erf, erfc, logit and the softmax family shared with
+ * {@link nn}.
+ * @module
+ */
 import { Array, asArray, run, type ArrayLike } from "./array.js";
 export { erf, erfc } from "./lax.js";
 export { logSoftmax, logsumexp, softmax } from "./nn.js";

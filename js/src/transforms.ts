@@ -5,6 +5,7 @@ import { Array, describeValue } from "./array.js";
 import { check, core, setPendingError, type Func } from "./core.js";
 import { flatten, unflatten, type JsTree, JsTreeDef } from "./tree.js";
 
+/** A function holding compiled programs: `dispose()` frees them (jit's result). */
 export type OwnedFunction<F extends Function> = F & { dispose: () => void };
 
 type State = { outDef?: JsTreeDef; auxDef?: JsTreeDef };
@@ -126,7 +127,20 @@ function gradsOf(r: any, argnums: number | number[], defs: JsTreeDef[]): any {
   return fromCore(defs[norm(argnums)], r);
 }
 
-/** The gradient of a scalar-valued f with respect to argument(s) `argnums` (default 0). */
+/**
+ * The gradient of a scalar-valued f with respect to argument(s) `argnums` (default 0; an
+ * array gives a list of gradients), each of the argument's tree structure. With `hasAux`, f
+ * returns [value, aux] and the result is [grads, aux]. The returned function consumes its
+ * arguments, as any kiln function.
+ *
+ * @throws Error when f does not return a scalar (shape []) Array, or `f` is not a function.
+ * @example
+ * ```ts
+ * import { grad, numpy as np } from "kiln";
+ * const df = grad((x: np.Array) => np.sum(np.square(x)));
+ * console.log(await df(np.array([1, 2, 3])).jsAsync()); // [2, 4, 6]
+ * ```
+ */
 export function grad(f: (...args: any[]) => any, opts: GradOpts = {}) {
   checkFunction("grad", f);
   const { argnums = 0, hasAux = false } = opts;
@@ -140,7 +154,9 @@ export function grad(f: (...args: any[]) => any, opts: GradOpts = {}) {
   };
 }
 
-/** [f(x), grad f(x)]; with hasAux, [[f(x), aux], grad]. */
+/**
+ * [f(x), grad f(x)] in one pass; with hasAux, [[f(x), aux], grad]. Options and errors as {@link grad}.
+ */
 export function valueAndGrad(f: (...args: any[]) => any, opts: GradOpts = {}) {
   checkFunction("valueAndGrad", f);
   const { argnums = 0, hasAux = false } = opts;
@@ -169,7 +185,20 @@ function axesFor(spec: any, tree: any, op: string): any[] {
   throw new Error(`${op}: got inAxes entry ${String(spec)}, expected a number, null or a tree of them`);
 }
 
-/** f mapped over axis inAxes of its arguments (a number for all, or one entry per argument). */
+/**
+ * f mapped over an axis of its arguments: `inAxes` is one axis for every argument, or one
+ * entry per argument (an axis, null for an unmapped argument, or a tree prefix of the
+ * argument). Outputs are stacked along axis 0.
+ *
+ * @throws Error when inAxes does not match the arguments, or the mapped sizes differ.
+ * @example
+ * ```ts
+ * import { vmap, numpy as np } from "kiln";
+ * const rowSums = vmap((row: np.Array) => np.sum(row));
+ * rowSums(np.ones([4, 3]));                                 // [3, 3, 3, 3]
+ * const scaled = vmap((x: np.Array, s: np.Array) => x.mul(s), [0, null]);
+ * ```
+ */
 export function vmap(f: (...args: any[]) => any, inAxes: number | (number | null | JsTree<number | null>)[] = 0) {
   checkFunction("vmap", f);
   return (...args: any[]): any => {
@@ -191,7 +220,17 @@ export function vmap(f: (...args: any[]) => any, inAxes: number | (number | null
 /**
  * f compiled: traced once per argument structure, shapes, dtypes and static values, then
  * run as fused kernels. The core caches by signature; trees of different structure get
- * their own entry here. dispose() frees the compiled programs.
+ * their own entry here. dispose() frees the compiled programs. `staticArgnums` lists
+ * arguments passed as JS values (traced as constants: a new value compiles again).
+ *
+ * @throws Error when f is not a function; errors of the trace (shapes, dtypes) at the call.
+ * @example
+ * ```ts
+ * import { jit, numpy as np } from "kiln";
+ * const f = jit((x: np.Array, w: np.Array) => np.tanh(np.matmul(x, w)));  // fused kernels
+ * const y = f(np.ones([8, 4]), np.ones([4, 2]));
+ * f.dispose();
+ * ```
  */
 export function jit<F extends (...args: any[]) => any>(f: F, opts: { staticArgnums?: number[] } = {}): OwnedFunction<(...args: any[]) => ReturnType<F>> {
   checkFunction("jit", f);
@@ -328,7 +367,9 @@ export const hessian = jacobian("hessian", 2);
 
 /** A traced program, printed as text. */
 export class ClosedJaxpr {
+  /** Wraps the text the core printed. */
   constructor(readonly text: string) {}
+  /** The jaxpr's text. */
   toString(): string {
     return this.text;
   }

@@ -1,13 +1,22 @@
 // JsTree: jax-js's pytrees (nested JS arrays and plain objects, in insertion order) with
 // flatten/unflatten/map and the ownership helpers ref and dispose.
+/**
+ * Pytrees (jax-js's JsTree): nested JS arrays and plain objects whose leaves are Arrays or
+ * other values, with flatten, unflatten and map. The transformations take and return them.
+ * @module
+ */
 import { Array } from "./array.js";
 
+/** The kind of a tree node: a JS array, a plain object, or a leaf. */
 export enum NodeType {
   Array = "Array",
   Object = "Object",
   Leaf = "Leaf",
 }
 
+/**
+ * A pytree: a leaf of type T, a JS array of trees, or a plain object of trees (keys in insertion order).
+ */
 export type JsTree<T> = T | JsTree<T>[] | { [key: string]: JsTree<T> };
 
 function isPlainObject(x: any): boolean {
@@ -19,15 +28,18 @@ function isPlainObject(x: any): boolean {
 /** The structure of a JsTree. */
 export class JsTreeDef {
   static leaf = new JsTreeDef(NodeType.Leaf, null, []);
+  /** A node: its type, its metadata (an object's keys, else null) and its children's structures. */
   constructor(
     readonly nodeType: NodeType,
     readonly nodeMetadata: any,
     readonly childTreedefs: JsTreeDef[],
   ) {}
+  /** The number of leaves. */
   get size(): number {
     if (this.nodeType === NodeType.Leaf) return 1;
     return this.childTreedefs.reduce((a, c) => a + c.size, 0);
   }
+  /** The structure as text, `JsTreeDef({a: *, b: [*, *]})` (`*` a leaf). */
   toString(root = true): string {
     let s: string;
     if (this.nodeType === NodeType.Leaf) s = "*";
@@ -36,11 +48,20 @@ export class JsTreeDef {
       s = `{${(this.nodeMetadata as string[]).map((k, i) => `${k}: ${this.childTreedefs[i].toString(false)}`).join(", ")}}`;
     return root ? `JsTreeDef(${s})` : s;
   }
+  /** Whether two structures are the same. */
   equals(other: JsTreeDef): boolean {
     return this.toString() === other.toString();
   }
 }
 
+/**
+ * The leaves of `tree` in order (arrays by index, objects in key order) and its structure.
+ *
+ * @example
+ * ```ts
+ * const [leaves, def] = tree.flatten({ w: w0, b: [b0, b1] }); // [w0, b0, b1], JsTreeDef({w: *, b: [*, *]})
+ * ```
+ */
 export function flatten<T>(tree: JsTree<T>): [T[], JsTreeDef] {
   const leaves: T[] = [];
   const rec = (t: any): JsTreeDef => {
@@ -56,13 +77,20 @@ export function flatten<T>(tree: JsTree<T>): [T[], JsTreeDef] {
   return [leaves, def];
 }
 
+/** The leaves of `tree` in flatten order. */
 export function leaves<T>(tree: JsTree<T>): T[] {
   return flatten(tree)[0];
 }
+/** The structure of `tree` without its leaves. */
 export function structure<T>(tree: JsTree<T>): JsTreeDef {
   return flatten(tree)[1];
 }
 
+/**
+ * The tree of structure `treedef` with the given leaves in flatten order.
+ *
+ * @throws Error when there are too few or too many leaves.
+ */
 export function unflatten<T>(treedef: JsTreeDef, leaves: Iterable<T>): JsTree<T> {
   const it = leaves[Symbol.iterator]();
   const rec = (d: JsTreeDef): any => {
@@ -81,6 +109,11 @@ export function unflatten<T>(treedef: JsTreeDef, leaves: Iterable<T>): JsTree<T>
   return out;
 }
 
+/**
+ * A tree of the same structure with `fn` applied to each leaf (and the matching leaves of `rest`).
+ *
+ * @throws Error when the structures of `tree` and `rest` differ.
+ */
 export function map<T, U>(fn: (...args: T[]) => U, tree: JsTree<T>, ...rest: JsTree<T>[]): JsTree<U> {
   const [ls, def] = flatten(tree);
   const others = rest.map((r) => {

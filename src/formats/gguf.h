@@ -26,6 +26,7 @@ uint64_t ggml_tensor_bytes(GgmlType type, const std::vector<uint64_t>& dims, con
 
 // ---- metadata values ------------------------------------------------------------------------
 
+// The type ids of GGUF metadata values, as the file stores them.
 enum class GgufValueType : uint32_t {
   U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, Bool = 7, String = 8,
   Array = 9, U64 = 10, I64 = 11, F64 = 12,
@@ -50,11 +51,13 @@ struct GgufValue {
   static GgufValue of_uint(GgufValueType type, uint64_t v);  // U8, U16, U32, U64
   static GgufValue of_int(GgufValueType type, int64_t v);    // I8, I16, I32, I64
   static GgufValue of_float(GgufValueType type, double v);   // F32 (rounded), F64
-  static GgufValue of_bool(bool v);
-  static GgufValue of_string(std::string v);
+  static GgufValue of_bool(bool v);  // Bool
+  static GgufValue of_string(std::string v);  // String
+  // Array of elements of elem_type
   static GgufValue of_array(GgufValueType elem_type, std::vector<GgufValue> items);
 };
 
+// One metadata entry: a key ("general.architecture", ...) and its value.
 struct GgufKv {
   std::string key;
   GgufValue value;
@@ -62,6 +65,7 @@ struct GgufKv {
 
 // ---- the parsed file ------------------------------------------------------------------------
 
+// A tensor's header in a GGUF file: name, ggml dims, type and where its bytes lie.
 struct GgufTensorInfo {
   std::string name;
   std::vector<uint64_t> dims;  // ggml order: dims[0] is the contiguous (row) dimension
@@ -71,6 +75,8 @@ struct GgufTensorInfo {
   uint64_t size = 0;         // bytes, from ggml's type table
 };
 
+// A parsed GGUF file: version, alignment, metadata and tensor infos (no tensor data: see
+// gguf_tensor_data), with typed lookups.
 struct Gguf {
   uint32_t version = 3;
   uint32_t alignment = 32;   // general.alignment, or 32
@@ -120,6 +126,7 @@ std::span<const uint8_t> gguf_tensor_data(std::span<const uint8_t> file,
 
 // ---- the writer -----------------------------------------------------------------------------
 
+// One tensor for write_gguf: its name, ggml dims, type and encoded bytes.
 struct GgufTensorToWrite {
   std::string name;
   std::vector<uint64_t> dims;  // ggml order

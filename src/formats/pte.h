@@ -18,8 +18,11 @@ enum class PteScalarType : int8_t {
 const char* pte_scalar_type_name(PteScalarType t);  // "float32", "int64", ...
 size_t pte_scalar_type_size(PteScalarType t);
 
+// Whether a tensor's shape is fixed, bounded by `sizes`, or unbounded.
 enum class PteShapeDynamism : int8_t { Static = 0, DynamicBound = 1, DynamicUnbound = 2 };
 
+// A tensor value of a program: dtype, sizes, layout, and where its bytes are (a constant) or
+// will be (memory-planned).
 struct PteTensor {
   PteScalarType scalar_type = PteScalarType::Float;
   std::vector<int64_t> sizes;       // the upper bound where the shape is dynamic
@@ -31,10 +34,11 @@ struct PteTensor {
   bool memory_planned = false;      // allocation_info present (a runtime buffer)
   uint32_t memory_id = 0;
   uint64_t memory_offset = 0;
-  bool is_constant() const { return data_buffer_idx != 0; }
-  uint64_t numel() const;
+  bool is_constant() const { return data_buffer_idx != 0; }  // a constant with bytes in the file
+  uint64_t numel() const;  // product of sizes
 };
 
+// The None value.
 struct PteNull {};
 // IntList: its items are value indices of Int values (ExecuTorch boxes each item, so a size
 // computed at run time can stand in a list).
@@ -52,12 +56,16 @@ struct PteValue {
   const char* kind_name() const;  // "Null", "Int", "Tensor", ...
 };
 
+// An operator a kernel call names: `name` and `overload` as ExecuTorch registers them.
 struct PteOperator {
   std::string name;      // "aten::convolution"
   std::string overload;  // "out"
+  // The full name: "aten::add.out" (name alone without an overload).
   std::string full_name() const { return overload.empty() ? name : name + "." + overload; }
 };
 
+// The instructions of a chain: call an operator, call a delegate, copy a value, jump when a
+// value is false, free a value (all indices into the plan's values, operators or instructions).
 struct PteKernelCall { int32_t op_index; std::vector<int32_t> args; };
 struct PteDelegateCall { int32_t delegate_index; std::vector<int32_t> args; };
 struct PteMoveCall { int32_t move_from, move_to; };
@@ -66,13 +74,16 @@ struct PteFreeCall { int32_t value_index; };
 using PteInstruction =
     std::variant<PteKernelCall, PteDelegateCall, PteMoveCall, PteJumpFalseCall, PteFreeCall>;
 
+// A sequence of instructions with its input and output value indices.
 struct PteChain {
   std::vector<int32_t> inputs, outputs;
   std::vector<PteInstruction> instructions;
 };
 
+// A backend delegate the program calls (kiln refuses programs that have any).
 struct PteDelegate { std::string id; };
 
+// One method of the program: its values, inputs, outputs, chains, operators and delegates.
 struct PteExecutionPlan {
   std::string name;                     // the method: "forward"
   std::vector<PteValue> values;
@@ -85,6 +96,8 @@ struct PteExecutionPlan {
 
 struct PteSegment { uint64_t offset = 0, size = 0; };  // offset: from the segment base
 
+// A parsed `.pte` program: its methods (execution plans) and where constant data lies in the
+// file.
 struct Pte {
   uint32_t version = 0;
   bool has_extended_header = false;
@@ -97,7 +110,7 @@ struct Pte {
   size_t inline_constant_buffers = 0;              // constant_buffer entries (old files)
   size_t backend_delegate_data = 0;
 
-  const PteExecutionPlan* find_method(const std::string& name) const;
+  const PteExecutionPlan* find_method(const std::string& name) const;  // nullptr when absent
 };
 
 // Parses a `.pte` file held in `file`. Checked: the FlatBuffer's offsets and vtables, the

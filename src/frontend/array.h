@@ -15,7 +15,7 @@
 
 namespace kiln {
 
-using Shape = std::vector<int64_t>;
+using Shape = std::vector<int64_t>;  // the size of each axis, C order
 std::string shape_str(const Shape& s);  // "(2, 3)"
 // The most bytes one array may hold: what a 32-bit (Wasm) address space can hold, 2^44 on
 // 64-bit hosts (far above any machine's memory, far below int64 overflow).
@@ -39,12 +39,20 @@ struct ArrayImpl;
 struct Slice {
   std::optional<int64_t> start, stop, step;
 };
+// The index terms a[None] and a[...]: insert an axis of size 1, and stand for every axis not
+// named.
 struct NewAxis {};
 struct Ellipsis {};
-inline constexpr NewAxis newaxis{};
-inline constexpr Ellipsis ellipsis{};
-using Index = std::variant<int64_t, Slice, NewAxis, Ellipsis>;
+inline constexpr NewAxis newaxis{};  // a[newaxis]: a new axis of size 1
+inline constexpr Ellipsis ellipsis{};  // a[ellipsis]: every axis not otherwise named
+using Index = std::variant<int64_t, Slice, NewAxis, Ellipsis>;  // one term of a[...]
 
+// A reference-counted handle to an n-d array on a device, with value semantics (copies share
+// the array). Arrays are immutable and lazy: operations build expressions that run as fused
+// kernels when a value is read (eval, to_vector, item). Functions throw kiln::Error on bad
+// input. Example:
+//   Array x = numpy::reshape(numpy::arange(6), {2, 3});  // int32 [[0, 1, 2], [3, 4, 5]]
+//   double s = numpy::sum(x * 2).item();                 // 30
 class Array {
  public:
   Array() = default;  // an empty handle; using it throws kiln::Error
@@ -56,14 +64,14 @@ class Array {
     requires std::same_as<B, bool>
   Array(B v) : Array(from_bool(v)) {}
 
-  const Shape& shape() const;
+  const Shape& shape() const;  // the size of each axis
   int64_t shape(int axis) const;  // negative axes count from the end
-  int ndim() const;
-  int64_t size() const;
-  DType dtype() const;
-  bool weak_type() const;
-  const std::string& device() const;
-  bool valid() const { return impl_ != nullptr; }
+  int ndim() const;  // the number of axes
+  int64_t size() const;  // the number of elements
+  DType dtype() const;  // the element type
+  bool weak_type() const;  // made from a C++ scalar: takes the other operand's dtype
+  const std::string& device() const;  // "cpu", "native", "wasm" or "webgpu"
+  bool valid() const { return impl_ != nullptr; }  // false for an empty handle
 
   // Realizes the array into a buffer on its device (a no-op if already one).
   const Array& eval() const;

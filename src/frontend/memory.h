@@ -7,6 +7,7 @@
 
 namespace kiln {
 
+// The counters of one device.
 struct DeviceMemoryStats {
   std::string device;
   int64_t buffers = 0;      // live device buffers: arrays' data, jit constants, pooled ones
@@ -19,6 +20,7 @@ struct DeviceMemoryStats {
   int64_t backend_buffers = -1;
 };
 
+// What memory_stats() returns: live arrays, and the counters of every device.
 struct MemoryStats {
   int64_t arrays = 0;  // live array objects (handles share one), tracers included
   std::vector<DeviceMemoryStats> devices;  // every registered device, by name

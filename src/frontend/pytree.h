@@ -18,24 +18,24 @@ namespace kiln {
 // leaves that flatten to weak float32 Arrays, as Python floats do in JAX.
 class Tree {
  public:
-  using List = std::vector<Tree>;
-  using Dict = std::map<std::string, Tree>;
+  using List = std::vector<Tree>;  // a list (or tuple) node
+  using Dict = std::map<std::string, Tree>;  // a dict node, keys sorted
 
   Tree() = default;  // None
-  Tree(std::nullopt_t) {}
-  Tree(Array a) : v_(std::move(a)) {}
-  Tree(double x) : v_(x) {}
-  Tree(float x) : v_(double(x)) {}
-  Tree(int x) : v_(double(x)) {}
-  Tree(List l) : v_(std::move(l)) {}
-  Tree(Dict d) : v_(std::move(d)) {}
+  Tree(std::nullopt_t) {}  // None
+  Tree(Array a) : v_(std::move(a)) {}  // an Array leaf
+  Tree(double x) : v_(x) {}  // a scalar leaf (weak float32 when flattened)
+  Tree(float x) : v_(double(x)) {}  // a scalar leaf
+  Tree(int x) : v_(double(x)) {}  // a scalar leaf
+  Tree(List l) : v_(std::move(l)) {}  // a list node
+  Tree(Dict d) : v_(std::move(d)) {}  // a dict node
 
-  bool is_none() const { return v_.index() == 0; }
-  bool is_array() const { return v_.index() == 1; }
-  bool is_scalar() const { return v_.index() == 2; }
-  bool is_leaf() const { return is_array() || is_scalar(); }
-  bool is_list() const { return v_.index() == 3; }
-  bool is_dict() const { return v_.index() == 4; }
+  bool is_none() const { return v_.index() == 0; }  // None
+  bool is_array() const { return v_.index() == 1; }  // an Array leaf
+  bool is_scalar() const { return v_.index() == 2; }  // a scalar leaf
+  bool is_leaf() const { return is_array() || is_scalar(); }  // an Array or scalar leaf
+  bool is_list() const { return v_.index() == 3; }  // a list node
+  bool is_dict() const { return v_.index() == 4; }  // a dict node
 
   // Accessors throw kiln::Error naming what the tree holds instead.
   const Array& array() const;  // the Array leaf
@@ -55,11 +55,12 @@ class Tree {
 
 // The structure of a tree without its leaves.
 struct TreeDef {
+  // The node's kind (and the field holding it).
   enum class Kind { None, Leaf, List, Dict } kind = Kind::None;
   std::vector<TreeDef> children;
   std::vector<std::string> keys;  // Dict only, sorted
   size_t num_leaves = 0;
-  bool operator==(const TreeDef& o) const;
+  bool operator==(const TreeDef& o) const;  // same structure (kinds, keys, arity)
   std::string str() const;  // e.g. "[*, {a: *, b: None}]"
 };
 

@@ -20,9 +20,9 @@ using ArrayFn = std::function<Array(const Array&)>;
 // Which positional arguments to differentiate: an int gives that argument's gradient; a
 // list gives a Tree::List of gradients (JAX's int vs tuple argnums). Negative counts from the end.
 struct Argnums {
-  Argnums(int i) : nums{i}, tuple(false) {}
-  Argnums(std::initializer_list<int> l) : nums(l), tuple(true) {}
-  Argnums(std::vector<int> v) : nums(std::move(v)), tuple(true) {}
+  Argnums(int i) : nums{i}, tuple(false) {}  // one argument: its gradient alone
+  Argnums(std::initializer_list<int> l) : nums(l), tuple(true) {}  // a List of gradients
+  Argnums(std::vector<int> v) : nums(std::move(v)), tuple(true) {}  // a List of gradients
   std::vector<int> nums;
   bool tuple;
 };
@@ -44,11 +44,13 @@ struct VjpResult {
   std::function<std::vector<Tree>(const Tree&)> pullback;
   Tree aux;
 };
-VjpResult vjp(const Fn& f, const std::vector<Tree>& primals, bool has_aux = false);
-std::pair<Array, ArrayFn> vjp(const ArrayFn& f, const Array& x);
+VjpResult vjp(const Fn& f, const std::vector<Tree>& primals, bool has_aux = false);  // see VjpResult
+std::pair<Array, ArrayFn> vjp(const ArrayFn& f, const Array& x);  // (f(x), pullback)
 
 // The gradient of a scalar-output f. With has_aux, f returns List{out, aux} and the
-// result is List{grads, aux}.
+// result is List{grads, aux}. kiln::Error when f's output is not a scalar. Example:
+//   ArrayFn df = grad([](const Array& x) { return numpy::sum(x * x); });
+//   Array g = df(numpy::array(std::vector<float>{1, 2}, {2}));  // [2, 4]
 Fn grad(const Fn& f, Argnums argnums = 0, bool has_aux = false);
 ArrayFn grad(const ArrayFn& f);
 // List{value, grads}; with has_aux, List{List{value, aux}, grads}.

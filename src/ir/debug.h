@@ -13,7 +13,7 @@
 namespace kiln {
 
 void set_debug(int level);  // throws on levels outside 0..5
-int debug_level();
+int debug_level();  // the current level, 0 (off) to 5
 // Prints "[kiln] <what>" when the level is at least `level`; build `what` only when
 // debug_level() >= level (the callers check, so quiet runs format nothing).
 void debug_print(const std::string& what);
@@ -30,8 +30,8 @@ struct TraceEvent {
 };
 void start_trace();                  // clears earlier events
 std::vector<TraceEvent> stop_trace();  // the events since start_trace, in order
-bool tracing();
-double trace_clock_ms();
-void add_trace_event(TraceEvent e);
+bool tracing();  // whether start_trace() is recording
+double trace_clock_ms();  // the profiler's clock, in milliseconds
+void add_trace_event(TraceEvent e);  // records e while tracing (backends call it)
 
 }  // namespace kiln

@@ -8,9 +8,11 @@
 
 namespace kiln {
 
+// The exception every kiln function throws for bad input: what() reads "<op>: <what it got>,
+// expected <what it expects>".
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  explicit Error(const std::string& what) : std::runtime_error(what) {}  // the full message
 };
 
 namespace detail {

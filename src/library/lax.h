@@ -19,6 +19,11 @@ struct ConvDimensionNumbers {
   std::string lhs, rhs, out;
 };
 
+// JAX's lax.conv_general_dilated: an N-d convolution (cross-correlation, as JAX) of lhs by the
+// kernel rhs with strides, padding, input (lhs) and kernel (rhs) dilation, feature and batch
+// groups, and dimension_numbers for other layouts. kiln::Error on mismatched ranks, channel
+// counts that the groups do not divide, or a bad layout string. Example:
+//   Array y = lax::conv_general_dilated(x, w, {1, 1}, std::string("SAME"));  // NCHW, OIHW
 Array conv_general_dilated(const Array& lhs, const Array& rhs,
                            const std::vector<int64_t>& window_strides, const Padding& padding,
                            const std::vector<int64_t>& lhs_dilation = {},
@@ -39,7 +44,7 @@ Array conv_transpose(const Array& lhs, const Array& rhs, const std::vector<int64
                      const Padding& padding, const std::vector<int64_t>& rhs_dilation = {},
                      bool transpose_kernel = false);
 
-enum class WindowOp { Sum, Max, Min, Prod };
+enum class WindowOp { Sum, Max, Min, Prod };  // the reduction of reduce_window
 // Reduces windows over every dimension of the operand (as jax.lax.reduce_window); padded
 // elements take the op's identity.
 Array reduce_window(const Array& operand, WindowOp op, const std::vector<int64_t>& window_dimensions,

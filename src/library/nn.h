@@ -50,16 +50,21 @@ Array dot_product_attention(const Array& query, const Array& key, const Array& v
 // An initializer maps (key, shape, dtype) to an array, as in JAX.
 using Initializer = std::function<Array(const Array& key, const Shape& shape, DType dtype)>;
 
-Initializer zeros();
-Initializer ones();
-Initializer constant(double value);
+Initializer zeros();  // all zeros
+Initializer ones();  // all ones
+Initializer constant(double value);  // every element `value`
 Initializer uniform(double scale = 1e-2);  // [0, scale)
-Initializer normal(double stddev = 1e-2);
+Initializer normal(double stddev = 1e-2);  // normal with mean 0 and this stddev
+// A normal with mean 0 and this stddev, cut to [lower, upper] stddevs.
 Initializer truncated_normal(double stddev = 1e-2, double lower = -2.0, double upper = 2.0);
+// Samples with variance scale / fan (jax.nn.initializers.variance_scaling).
 // mode: "fan_in", "fan_out" or "fan_avg"; distribution: "truncated_normal", "normal" or
 // "uniform". Fans count the receptive field (every axis but in_axis and out_axis).
 Initializer variance_scaling(double scale, const std::string& mode, const std::string& distribution,
                              int in_axis = -2, int out_axis = -1);
+// variance_scaling's named forms (as JAX): glorot/xavier scale 1 with fan_avg, lecun 1 with
+// fan_in, he/kaiming 2 with fan_in; _uniform and _normal pick the distribution (normal ones are
+// truncated normals).
 Initializer glorot_uniform(int in_axis = -2, int out_axis = -1);
 Initializer glorot_normal(int in_axis = -2, int out_axis = -1);
 Initializer xavier_uniform(int in_axis = -2, int out_axis = -1);

@@ -9,13 +9,17 @@
 
 namespace kiln::models {
 
+// One turn of a conversation.
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant"
   std::string content;
 };
 
+// The chat formats kiln renders: ChatML (<|im_start|>role ... <|im_end|>, SmolLM2) and Gemma's
+// (<start_of_turn>user ... <end_of_turn>).
 enum class ChatFormat { ChatML, Gemma };
 
+// A recognized chat template: its format and its default system prompt.
 struct ChatTemplate {
   ChatFormat format;
   // ChatML templates that add a system turn when the conversation has none (SmolLM2's does).

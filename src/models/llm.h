@@ -15,6 +15,7 @@
 
 namespace kiln::llm {
 
+// Options of Model::load.
 struct LoadOptions {
   std::string device;    // empty: the default device
   int64_t n_ctx = 1024;  // KV cache positions (capped at the model's training context)
@@ -26,6 +27,7 @@ struct LoadOptions {
 
 using models::ChatMessage;
 
+// Options of generation: length, sampling, special tokens and stop strings.
 struct GenerateOptions {
   int max_tokens = 128;
   models::SamplerOptions sampling;  // temperature 0: greedy
@@ -39,6 +41,7 @@ struct GenerateOptions {
   bool ignore_eos = false;
 };
 
+// What a generation did: token counts, host times and why it stopped.
 struct GenerateStats {
   int64_t prompt_tokens = 0, generated_tokens = 0;
   double prefill_ms = 0, decode_ms = 0;  // host wall time, logits read back included
@@ -71,7 +74,7 @@ class Generation {
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
 
-  bool done() const { return done_; }
+  bool done() const { return done_; }  // the generation has ended
   // The text this token released (see TokenCallback); when it ends the generation, also
   // everything still held back. kiln::Error once done().
   std::string next();
@@ -97,8 +100,16 @@ class Generation {
   bool done_ = false;
 };
 
+// A GGUF language model on a kiln device: weights, tokenizer, chat template and a KV cache,
+// with prefill and decode steps compiled by jit. Example:
+//   auto model = llm::Model::load("SmolLM2-135M-Instruct-Q4_1.gguf", {.device = "native"});
+//   llm::GenerateOptions options;
+//   options.max_tokens = 32;
+//   std::string reply = model.chat({{"user", "What is 2 + 2?"}}, options);
 class Model {
  public:
+  // Loads a GGUF file (a path, or its bytes): kiln::Error("llm: ...") for an architecture or
+  // weight type kiln does not implement, or a malformed file.
   static Model load(const std::string& path, const LoadOptions& options = {});
   static Model load(std::vector<uint8_t> bytes, const LoadOptions& options = {});
 
@@ -126,10 +137,10 @@ class Model {
   // written out), as start_chat encodes it.
   std::string render_chat(const std::vector<ChatMessage>& messages) const;
 
-  const models::Tokenizer& tokenizer() const;
-  const models::TransformerConfig& config() const;
-  const std::string& device() const;
-  int64_t n_ctx() const;
+  const models::Tokenizer& tokenizer() const;  // the file's tokenizer
+  const models::TransformerConfig& config() const;  // the file's hyperparameters
+  const std::string& device() const;  // where the weights and the cache live
+  int64_t n_ctx() const;  // KV cache positions
 
   struct State;  // opaque: defined in llm.cpp (a Generation holds it too)
 

@@ -56,7 +56,7 @@ struct QuantizedWeight {
   int64_t rows = 0, cols = 0;
   Tree parts;
 };
-QuantizedWeight upload(const PackedTensor& t);
+QuantizedWeight upload(const PackedTensor& t);  // onto the current default device
 
 // The float32 matrix [rows, cols] as a lazy expression over `parts` (no kernel runs).
 Array dequantize(const QuantizedWeight& w);

@@ -8,6 +8,9 @@
 
 namespace kiln::models {
 
+// How a token is drawn from a logits row, in llama.cpp's order: the repetition penalty on
+// recent tokens, then greedy at temperature <= 0, else top-k, temperature, top-p and a draw
+// from a generator seeded with `seed`.
 struct SamplerOptions {
   float temperature = 0.0f;        // <= 0: greedy (argmax, lowest id among ties)
   int top_k = 40;                  // <= 0: all tokens
@@ -17,8 +20,10 @@ struct SamplerOptions {
   uint64_t seed = 0;
 };
 
+// Draws tokens from logits rows with SamplerOptions; deterministic for a given seed.
 class Sampler {
  public:
+  // seeds the generator with options.seed
   explicit Sampler(SamplerOptions options) : options_(options), rng_(options.seed) {}
   // The next token given logits [n_vocab] and the tokens so far (prompt and generated).
   int32_t sample(std::span<const float> logits, std::span<const int32_t> history);

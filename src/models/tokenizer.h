@@ -35,6 +35,8 @@ enum class TokenType : int32_t {
   Byte = 6
 };
 
+// A GGUF model's tokenizer, llama.cpp's token ids exactly: byte-level BPE (gpt2 vocabularies,
+// SmolLM2) or SentencePiece-style BPE (Gemma), with special tokens and BOS/EOS handling.
 class Tokenizer {
  public:
   // Validates the spec (model and pre types, sizes, ids, merges) and builds the lookups;
@@ -55,7 +57,8 @@ class Tokenizer {
   // the first token's piece.
   std::string decode(const std::vector<int32_t>& ids, bool render_special = false) const;
 
-  const TokenizerSpec& spec() const { return spec_; }
+  const TokenizerSpec& spec() const { return spec_; }  // what the GGUF file says
+  // The number of tokens.
   int32_t vocab_size() const { return static_cast<int32_t>(spec_.tokens.size()); }
   // The type the tokenizer uses: the file's, except that end-of-turn/end-of-generation/FIM
   // spellings ("</s>", "<|im_end|>", ...) are Control, as llama.cpp makes them.
@@ -99,6 +102,7 @@ class Tokenizer {
 // over tokens are held back until it completes (for streaming generation output).
 class StreamDecoder {
  public:
+  // Keeps a reference to `tokenizer`, which must outlive the decoder.
   explicit StreamDecoder(const Tokenizer& tokenizer, bool render_special = false)
       : tokenizer_(tokenizer), render_special_(render_special) {}
   // The text that became complete with this token (may be empty).

@@ -13,6 +13,8 @@ enum class SplitPass {
   Gpt2Words,       // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 };
 
+// A named pre-tokenizer (llama.cpp's `tokenizer.ggml.pre`): the regex-like passes that split
+// text into words before BPE.
 struct PreTokenizer {
   std::string name;
   std::vector<SplitPass> passes;

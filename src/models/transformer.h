@@ -18,8 +18,10 @@ namespace kiln::models {
 // convention of llama GGUFs (convert_hf_to_gguf permutes Q/K rows so that it reproduces HF's
 // rotate-half); NEOX mode pairs i with i + rope_dim/2 (HF's rotate-half; gemma3, qwen2).
 enum class RopeStyle { AdjacentPairs, Halves };
-enum class FfnActivation { SiLU, GeluTanh };
+enum class FfnActivation { SiLU, GeluTanh };  // the MLP's gate: llama's SiLU, gemma's tanh GELU
 
+// The hyperparameters of a decoder-only transformer as the GGUF metadata gives them (llama and
+// gemma3 architectures), with the switches that tell the architectures apart.
 struct TransformerConfig {
   std::string arch;  // general.architecture
   int64_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_ff = 0;
@@ -49,6 +51,9 @@ struct TransformerWeights {
   Tree params;
   bool tied_output = false;  // no output.weight: token_embd is the output projection
 };
+// Uploads every tensor of `file` (the bytes `gguf` was parsed from) as TransformerWeights;
+// kiln::Error("llm: ...") for a missing embedding or norm, mismatched sizes, or a weight type
+// that cannot be packed.
 TransformerWeights load_weights(const formats::Gguf& gguf, std::span<const uint8_t> file,
                                 const TransformerConfig& config);
 

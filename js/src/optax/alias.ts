@@ -7,6 +7,7 @@ import { addDecayedWeights, type MaskFn, scaleByAdam, scaleByLearningRate, scale
 import type { Array } from "../array.js";
 import type { JsTree } from "../tree.js";
 
+/** Options of {@link sgd}: `momentum` (null: none) and `nesterov`. */
 export type SgdOptions = { momentum?: number | null; nesterov?: boolean };
 
 /** Stochastic gradient descent, with optional (Nesterov) momentum. */
@@ -14,13 +15,29 @@ export function sgd(learningRate: ScalarOrSchedule, { momentum = null, nesterov 
   return named("sgd", chain(momentum !== null && momentum !== undefined ? trace({ decay: momentum, nesterov }) : identity(), scaleByLearningRate(learningRate)));
 }
 
+/** Options of {@link adam}: the moment decays `b1` (0.9) and `b2` (0.999), `eps` (1e-8) and `epsRoot` (0) of the denominator, `nesterov`. */
 export type AdamOptions = { b1?: number; b2?: number; eps?: number; epsRoot?: number; nesterov?: boolean };
 
-/** Adam (NAdam with nesterov). */
+/**
+ * Adam (NAdam with `nesterov`), built as optax builds it: scaleByAdam then the learning rate.
+ *
+ * @param learningRate - a number or a {@link Schedule} of the step count.
+ * @example
+ * ```ts
+ * import { tree } from "kiln";
+ * import * as optax from "kiln/optax";
+ * const opt = optax.adam(1e-3);
+ * let state = opt.init(tree.ref(params));
+ * const [updates, next] = opt.update(grads, state);
+ * params = optax.applyUpdates(params, updates);
+ * state = next;
+ * ```
+ */
 export function adam(learningRate: ScalarOrSchedule, { b1 = 0.9, b2 = 0.999, eps = 1e-8, epsRoot = 0.0, nesterov = false }: AdamOptions = {}): GradientTransformation {
   return named("adam", chain(scaleByAdam({ b1, b2, eps, epsRoot, nesterov }), scaleByLearningRate(learningRate)));
 }
 
+/** Options of {@link adamw}: Adam's, `weightDecay` (1e-4) and a `mask` of the parameters to decay. */
 export type AdamWOptions = AdamOptions & { weightDecay?: number; mask?: JsTree<Array> | MaskFn | null };
 
 /** Adam with decoupled weight decay (default 1e-4, as optax). */
@@ -28,6 +45,7 @@ export function adamw(learningRate: ScalarOrSchedule, { b1 = 0.9, b2 = 0.999, ep
   return named("adamw", chain(scaleByAdam({ b1, b2, eps, epsRoot, nesterov }), addDecayedWeights({ weightDecay, mask }), scaleByLearningRate(learningRate)));
 }
 
+/** Options of {@link rmsprop}: `decay`, `eps`, `initialScale`, `epsInSqrt`, `centered`, `momentum`, `nesterov` (optax's defaults). */
 export type RmspropOptions = {
   decay?: number;
   eps?: number;

@@ -14,7 +14,9 @@ export type OptState = JsTree<Array>;
  * (pass `params.ref` to keep using them).
  */
 export interface GradientTransformation {
+  /** The initial state for `params` (consumed). */
   init<Params extends JsTree<Array>>(params: Params): OptState;
+  /** The transformed updates and the next state; consumes `updates`, `state` and `params`. */
   update<Params extends JsTree<Array>>(updates: Params, state: OptState, params?: Params): [Params, OptState];
 }
 
@@ -26,6 +28,7 @@ export interface GradientTransformation {
  * a number through Array's Symbol.toPrimitive.
  */
 export type Schedule = (count: any) => any;
+/** A constant value, or a {@link Schedule} of the step count. */
 export type ScalarOrSchedule = number | Schedule;
 
 /**

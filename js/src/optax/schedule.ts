@@ -17,6 +17,7 @@ function schedule(f: (count: Array) => Array): Schedule {
   };
 }
 
+/** The schedule that is `value` at every step. */
 export function constantSchedule(value: number): Schedule {
   return schedule((count) => {
     count.dispose();
@@ -38,6 +39,7 @@ export function polynomialSchedule(initValue: number, endValue: number, power: n
   });
 }
 
+/** From `initValue` to `endValue` linearly over `transitionSteps` steps after `transitionBegin`, then constant. */
 export function linearSchedule(initValue: number, endValue: number, transitionSteps: number, transitionBegin = 0): Schedule {
   return polynomialSchedule(initValue, endValue, 1, transitionSteps, transitionBegin);
 }
@@ -53,6 +55,7 @@ export function cosineDecaySchedule(initValue: number, decaySteps: number, alpha
   });
 }
 
+/** Options of {@link exponentialDecay}: `transitionBegin`, `staircase` (decay in whole steps) and an `endValue` bound. */
 export type ExponentialDecayOptions = { transitionBegin?: number; staircase?: boolean; endValue?: number | null };
 
 /** init * rate^((t - begin) / steps), floored with staircase, bounded by endValue. */

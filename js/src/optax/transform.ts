@@ -93,6 +93,7 @@ export function scaleByLearningRate(learningRate: ScalarOrSchedule, flipSign = t
   return named("scaleByLearningRate", scale(m * learningRate));
 }
 
+/** Options of {@link scaleByAdam} (as {@link AdamOptions}). */
 export type ScaleByAdamOptions = { b1?: number; b2?: number; eps?: number; epsRoot?: number; nesterov?: boolean };
 
 /** Adam's rescaling; state `{ count, mu, nu }` as optax's ScaleByAdamState. */
@@ -170,6 +171,7 @@ export function scaleByStddev({ decay = 0.9, eps = 1e-8, initialScale = 0.0 }: S
   });
 }
 
+/** Options of {@link trace}: the momentum `decay` (0.9) and `nesterov`. */
 export type TraceOptions = { decay?: number; nesterov?: boolean };
 
 /** Momentum: trace = g + decay * trace; updates are the trace (or g + decay * trace, nesterov). */
@@ -193,7 +195,9 @@ export function trace({ decay = 0.9, nesterov = false }: TraceOptions = {}): Gra
   });
 }
 
+/** A function from the parameters to a mask tree (true where a transformation applies). */
 export type MaskFn = (params: Tree) => Tree;
+/** Options of {@link addDecayedWeights}: `weightDecay` and a `mask` (a tree or a {@link MaskFn}). */
 export type AddDecayedWeightsOptions = { weightDecay?: number; mask?: Tree | MaskFn | null };
 
 /**

@@ -11,6 +11,11 @@
 
 namespace kiln::executorch {
 
+// An ExecuTorch `.pte` program loaded for kiln: each method runs as one jit-compiled function
+// traced from its instructions. Example:
+//   std::vector<uint8_t> bytes = ...;  // the .pte file
+//   auto program = executorch::Program::load(std::move(bytes));
+//   std::vector<Array> out = program.run("forward", {numpy::ones({1, 3})});
 class Program {
  public:
   // Parses `bytes` (kept by the program: constants are read from them) and checks that
@@ -18,7 +23,7 @@ class Program {
   // the missing ones and what is supported), constants of dtypes kiln has.
   static Program load(std::vector<uint8_t> bytes);
 
-  std::vector<std::string> method_names() const;
+  std::vector<std::string> method_names() const;  // in the file's order (usually "forward")
   // Runs `method` on `inputs` (one Array per method input, in order; ExecuTorch's Long
   // inputs are int32 Arrays). The inputs' count, dtypes and shapes are checked against the
   // program (a dynamic dim may be anything up to its planned upper bound); errors name the
@@ -27,7 +32,7 @@ class Program {
   // How many times `method` has been traced (one per distinct input signature).
   int traces(const std::string& method) const;
 
-  const formats::Pte& pte() const;
+  const formats::Pte& pte() const;  // the parsed file
 
  private:
   struct State;

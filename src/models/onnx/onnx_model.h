@@ -25,15 +25,20 @@ struct ValueSpec {
   std::vector<std::string> dim_params;
 };
 
+// An ONNX model mapped onto kiln's library functions: run it compiled by jit, or call it as a
+// pure function under jit, grad and vmap. Example:
+//   auto model = onnx::Model::load(bytes);  // std::span<const uint8_t> of the .onnx file
+//   auto out = model.run({{model.input_names()[0], x}});
 class Model {
  public:
-  Model() = default;
+  Model() = default;  // an empty model; load() makes real ones
   // Parses an ONNX ModelProto and checks, before anything runs, that every node has a
   // rule for its op type and opset, with attributes the rule knows, and that every value
   // a node reads is defined earlier; initializers become constant Arrays on the default
   // device. Throws kiln::Error naming the node, op type, opset and what is supported.
   static Model load(std::span<const uint8_t> bytes);
 
+  // The graph's inputs (initializers excluded) and outputs, by name and with their types.
   const std::vector<std::string>& input_names() const;
   const std::vector<std::string>& output_names() const;
   const std::vector<ValueSpec>& inputs() const;
