@@ -385,6 +385,18 @@ export class Array {
     });
     return run("index", [this], { index: terms }) as this;
   }
+  /**
+   * JAX's `x.at[idx]`: `x.at(...index).set(v)` (or add, multiply, min, max, get) returns a
+   * new Array, x with x[index] replaced, accumulated into (duplicate indices all apply) or
+   * read. Terms: numbers, [] (all), [start], [start, stop], [start, stop, step], "..." and
+   * integer index Arrays (broadcast together, NumPy's advanced indexing). `at` itself takes
+   * nothing; the method consumes x, the index Arrays and the updates. Options: `mode`
+   * ("promise_in_bounds", the default: reads clamp, updates drop out-of-bounds indices;
+   * "clip", "drop", "fill") and, for get, `fillValue`.
+   */
+  at(...index: AtTerm[]): IndexUpdate<this> {
+    return new IndexUpdate(this, index);
+  }
   /** Iterates over the slices along the first axis (`for (const row of x)`); consumes `this`. */
   *[Symbol.iterator](): IterableIterator<this> {
     const n = this.shape[0];
@@ -394,6 +406,46 @@ export class Array {
 }
 
 type IndexTerm = number | [] | [number] | Pair | null | Array;
+
+/** One index term of `x.at(...)`: see `Array.at`. */
+export type AtTerm = number | [] | [number | null] | [number | null, number | null] | [number | null, number | null, number | null] | "..." | Array;
+/** The out-of-bounds mode of `x.at(...)` methods, as JAX's `mode`. */
+export type AtOpts = { mode?: "promise_in_bounds" | "clip" | "drop" | "fill" };
+
+/** What `x.at(...index)` returns: the update methods of JAX's `x.at[index]`. */
+export class IndexUpdate<A extends Array> {
+  #x: A;
+  #index: AtTerm[];
+  constructor(x: A, index: AtTerm[]) {
+    this.#x = x;
+    this.#index = index;
+  }
+  #run(method: string, u: ArrayLike[], opts: AtOpts & { fillValue?: number }): A {
+    const arrays: Array[] = [];
+    const terms = this.#index.map((t) => {
+      if (t instanceof Array) return { array: arrays.push(t) - 1 };
+      if (typeof t === "number") return { i: t };
+      if (t === "...") return { ellipsis: true };
+      if (globalThis.Array.isArray(t) && t.length <= 3) return { start: t[0] ?? undefined, stop: t[1] ?? undefined, step: t[2] ?? undefined };
+      throw new Error(`at: got ${describeValue(t)} as an index term, expected a number, [], [start], [start, stop], [start, stop, step], "..." or an index Array`);
+    });
+    const params: Record<string, any> = { index: terms, method, mode: opts.mode ?? "" };
+    if (opts.fillValue !== undefined) params.fillValue = opts.fillValue;
+    return run("at", [this.#x, ...arrays, ...u], params) as A;
+  }
+  /** x[index] (`mode: "fill"` reads `fillValue` out of bounds). */
+  get(opts: AtOpts & { fillValue?: number } = {}): A { return this.#run("get", [], opts); }
+  /** x with x[index] = values (the last of duplicate indices wins). */
+  set(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("set", [values], opts); }
+  /** x with values added at index (duplicates accumulate). */
+  add(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("add", [values], opts); }
+  /** x with x[index] multiplied by values (duplicates accumulate). */
+  multiply(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("multiply", [values], opts); }
+  /** x with x[index] = minimum(x[index], values) (duplicates accumulate). */
+  min(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("min", [values], opts); }
+  /** x with x[index] = maximum(x[index], values) (duplicates accumulate). */
+  max(values: ArrayLike, opts: AtOpts = {}): A { return this.#run("max", [values], opts); }
+}
 
 /**
  * NumPy's advanced indexing with several index terms (index Arrays, and numbers beside them):

@@ -40,6 +40,8 @@ export const inv = named("inv", (a: ArrayLike): Array => run("inv", [a]));
 export const solve = named("solve", (a: ArrayLike, b: ArrayLike): Array => run("solve", [a, b]));
 /** [sign, log|det|] of square matrices (batched). */
 export const slogdet = named("slogdet", (a: ArrayLike): [Array, Array] => run("slogdet", [a]));
+/** [q, r] with a = q r, as jnp.linalg.qr: mode "reduced" (default) or "complete"; differentiable. */
+export const qr = named("qr", (a: ArrayLike, mode: "reduced" | "complete" = "reduced"): [Array, Array] => run("qr", [a], { mode }));
 
 type EighOpts = { symmetrizeInput?: boolean };
 type SvdOpts = { fullMatrices?: boolean; computeUv?: boolean };

@@ -51,35 +51,16 @@ function fromCore(def: JsTreeDef, hs: any[]): any {
 }
 
 /**
- * f as the core sees it: called with one list of leaf handles per argument, it rebuilds the
- * trees as Arrays, calls f and returns its output leaves (one handle for scalarOut, a pair
- * [out, aux] with hasAux). It never throws into the core: it keeps the error and returns it.
+ * A JS callback for the core: `body` returns [what the core gets, the Arrays to dispose
+ * once the core holds them (`done`)]. It never throws into the core: it keeps the error
+ * and returns it.
  */
-function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: { hasAux?: boolean; scalarOut?: boolean; op: string }) {
+function coreCallback(body: (cargs: any[][]) => [any, Array[]]) {
   let pending: Array[] = [];
   const jsfn: any = (cargs: any[][]) => {
     try {
-      const args = cargs.map((ls, i) => fromCore(defs[i], ls));
-      let out = f(...args);
-      let aux: any;
-      if (opts.hasAux) {
-        if (!globalThis.Array.isArray(out) || out.length !== 2) throw new Error(`${opts.op}: with hasAux the function must return [out, aux]`);
-        [out, aux] = out;
-      }
-      const [ol, od] = flatten(out);
-      state.outDef = od;
-      pending = ol.filter((x): x is Array => x instanceof Array);
-      let result: any = ol.map((x) => leafToCore(x, opts.op));
-      if (opts.scalarOut) {
-        if (ol.length !== 1 || !(ol[0] instanceof Array)) throw new Error(`${opts.op}: the function must return one scalar Array, got ${od.toString()}`);
-        result = result[0];
-      }
-      if (opts.hasAux) {
-        const [al, ad] = flatten(aux);
-        state.auxDef = ad;
-        pending.push(...al.filter((x): x is Array => x instanceof Array));
-        result = [result, al.map((x) => leafToCore(x, opts.op))];
-      }
+      const [result, returned] = body(cargs);
+      pending = returned;
       return result;
     } catch (e) {
       setPendingError(e);
@@ -91,6 +72,38 @@ function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: 
     pending = [];
   };
   return jsfn;
+}
+
+/**
+ * f as the core sees it: called with one list of leaf handles per argument, it rebuilds the
+ * trees as Arrays, calls f and returns its output leaves (one handle for scalarOut, a pair
+ * [out, aux] with hasAux). It never throws into the core: it keeps the error and returns it.
+ */
+function flatFn(f: (...a: any[]) => any, defs: JsTreeDef[], state: State, opts: { hasAux?: boolean; scalarOut?: boolean; op: string }) {
+  return coreCallback((cargs) => {
+    const args = cargs.map((ls, i) => fromCore(defs[i], ls));
+    let out = f(...args);
+    let aux: any;
+    if (opts.hasAux) {
+      if (!globalThis.Array.isArray(out) || out.length !== 2) throw new Error(`${opts.op}: with hasAux the function must return [out, aux]`);
+      [out, aux] = out;
+    }
+    const [ol, od] = flatten(out);
+    state.outDef = od;
+    const pending = ol.filter((x): x is Array => x instanceof Array);
+    let result: any = ol.map((x) => leafToCore(x, opts.op));
+    if (opts.scalarOut) {
+      if (ol.length !== 1 || !(ol[0] instanceof Array)) throw new Error(`${opts.op}: the function must return one scalar Array, got ${od.toString()}`);
+      result = result[0];
+    }
+    if (opts.hasAux) {
+      const [al, ad] = flatten(aux);
+      state.auxDef = ad;
+      pending.push(...al.filter((x): x is Array => x instanceof Array));
+      result = [result, al.map((x) => leafToCore(x, opts.op))];
+    }
+    return [result, pending];
+  });
 }
 
 function callFunc(func: Func, leaves: any[][], op: string): any {
@@ -372,4 +385,115 @@ export function makeJaxpr(f: (...args: any[]) => any) {
     const text = check(core.makeJaxpr(flatFn(f, defs, state, { op: "makeJaxpr" }), toCore(leaves, "makeJaxpr")));
     return { jaxpr: new ClosedJaxpr(text), treedef: state.outDef! };
   };
+}
+
+/**
+ * A rule the core calls with one list of leaf handles per argument: `body` gets the Arrays
+ * (as trees, consumed by it) and returns lists of output leaves; the Arrays it returns are
+ * disposed once the core holds them (`done`). Errors are kept, never thrown into the core.
+ */
+function ruleFn(body: (cargs: any[][]) => (any[] | null)[], op: string) {
+  return coreCallback((cargs) => {
+    const lists = body(cargs);
+    const returned = lists.flatMap((l) => l ?? []).filter((x): x is Array => x instanceof Array);
+    return [lists.map((l) => (l === null ? null : l.map((x) => leafToCore(x, op)))), returned];
+  });
+}
+
+function leavesOf(t: any, def: JsTreeDef | undefined, op: string, what: string): any[] {
+  const [l, d] = flatten(t);
+  if (def !== undefined && !d.equals(def)) throw new Error(`${op}: ${what} has structure ${d.toString()}, expected ${def.toString()}`);
+  return l;
+}
+/** The leaves of a rule's output; it defines f's output structure when f itself did not run. */
+function outLeaves(t: any, state: State, op: string, what: string): any[] {
+  if (state.outDef === undefined) state.outDef = flatten(t)[1];
+  return leavesOf(t, state.outDef, op, what);
+}
+
+/** Calls the core's custom_jvp/custom_vjp of f with the given rules on `args`. */
+function callCustom(kind: string, op: string, f: (...a: any[]) => any, args: any[], rules: (defs: JsTreeDef[], state: State) => any): any {
+  const [leaves, defs] = flattenArgs(args);
+  const state: State = {};
+  const func: Func = check(core.transform(kind, flatFn(f, defs, state, { op }), rules(defs, state)));
+  try {
+    const r = callFunc(func, leaves, op);
+    consume(leaves);
+    return fromCore(state.outDef!, r);
+  } finally {
+    func.delete();
+  }
+}
+
+export type CustomJvpFunction<F extends (...args: any[]) => any> = F & {
+  defjvp(rule: (primals: any[], tangents: any[]) => [any, any]): CustomJvpFunction<F>;
+};
+export type CustomVjpFunction<F extends (...args: any[]) => any> = F & {
+  defvjp(fwd: (...args: any[]) => [any, any], bwd: (residuals: any, cotangent: any) => any[]): CustomVjpFunction<F>;
+};
+
+/**
+ * JAX's custom_jvp: `customJvp(f).defjvp((primals, tangents) => [out, tangentOut])` is f
+ * whose derivatives (forward and reverse) come from the rule. Like f, it consumes its
+ * arguments; the rule consumes the primals and tangents it is given.
+ */
+export function customJvp<F extends (...args: any[]) => any>(f: F): CustomJvpFunction<F> {
+  checkFunction("customJvp", f);
+  let rule: ((primals: any[], tangents: any[]) => [any, any]) | null = null;
+  const wrapped: any = (...args: any[]) => {
+    if (rule === null) throw new Error("customJvp: call defjvp(rule) before calling the function");
+    const r = rule;
+    return callCustom("custom_jvp", "customJvp", f, args, (defs, state) => ({
+      jvp: ruleFn((cargs) => {
+        const n = defs.length;
+        const trees = cargs.map((ls, i) => fromCore(defs[i % n], ls));
+        const out = r(trees.slice(0, n), trees.slice(n));
+        if (!globalThis.Array.isArray(out) || out.length !== 2) throw new Error("customJvp: the rule must return [out, tangentOut]");
+        return [outLeaves(out[0], state, "customJvp", "the rule's output"), leavesOf(out[1], state.outDef, "customJvp", "the rule's tangent")];
+      }, "customJvp"),
+    }));
+  };
+  wrapped.defjvp = (r: any) => {
+    checkFunction("customJvp.defjvp", r);
+    rule = r;
+    return wrapped;
+  };
+  return wrapped;
+}
+
+/**
+ * JAX's custom_vjp: `customVjp(f).defvjp(fwd, bwd)`, fwd(...args) -> [out, residuals] and
+ * bwd(residuals, cotangent) -> one cotangent per argument (null: zero). Reverse mode only,
+ * as in JAX. fwd and bwd consume what they are given.
+ */
+export function customVjp<F extends (...args: any[]) => any>(f: F): CustomVjpFunction<F> {
+  checkFunction("customVjp", f);
+  let rules: [(...args: any[]) => [any, any], (res: any, ct: any) => any[]] | null = null;
+  const wrapped: any = (...args: any[]) => {
+    if (rules === null) throw new Error("customVjp: call defvjp(fwd, bwd) before calling the function");
+    const [fwd, bwd] = rules;
+    let resDef: JsTreeDef | undefined;
+    return callCustom("custom_vjp", "customVjp", f, args, (defs, state) => ({
+      fwd: ruleFn((cargs) => {
+        const out = fwd(...cargs.map((ls, i) => fromCore(defs[i], ls)));
+        if (!globalThis.Array.isArray(out) || out.length !== 2) throw new Error("customVjp: fwd must return [out, residuals]");
+        const [rl, rd] = flatten(out[1]);
+        resDef = rd;
+        return [outLeaves(out[0], state, "customVjp", "fwd's output"), rl];
+      }, "customVjp"),
+      bwd: ruleFn((cargs) => {
+        const cts = bwd(fromCore(resDef!, cargs[0]), fromCore(state.outDef!, cargs[1]));
+        if (!globalThis.Array.isArray(cts) || cts.length !== defs.length)
+          throw new Error(`customVjp: bwd must return a JS array of ${defs.length} cotangents, one per argument`);
+        return cts.map((c, i) => (c === null ? null : leavesOf(c, defs[i], "customVjp", `cotangent ${i}`)));
+      }, "customVjp"),
+    }));
+  };
+  wrapped.defvjp = (fwd: any, bwd: any) => {
+    checkFunction("customVjp.defvjp", fwd);
+    checkFunction("customVjp.defvjp", bwd);
+    rules = [fwd, bwd];
+    return wrapped;
+  };
+  return wrapped;
 }

@@ -1,6 +1,7 @@
 // kiln::linalg: matrix factorizations and solvers (JAX's jnp.linalg / lax.linalg, MLX's
 // mlx::core::linalg names), written with numpy functions only, so they batch and differentiate.
 #pragma once
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -28,6 +29,10 @@ Array inv(const Array& a);
 Array det(const Array& a);
 // (sign, log|det|), from the LU factors.
 std::pair<Array, Array> slogdet(const Array& a);
+// (q, r) with a = q r, as jnp.linalg.qr: mode "reduced" (q [..., m, k], r [..., k, n],
+// k = min(m, n)) or "complete" (q [..., m, m], r [..., m, n]). Householder reflectors with
+// LAPACK's signs (linalg_qr.cpp); integer input promotes to float32.
+std::pair<Array, Array> qr(const Array& a, const std::string& mode = "reduced");
 
 // Eigen and singular value decompositions (linalg_eigen.cpp): Jacobi rotations for the
 // values, JAX's jvp rules for the derivatives (so gradients are those of the exact

@@ -206,6 +206,43 @@ Array tile(const Array& a, const std::vector<int64_t>& reps);  // a repeated rep
 Array take(const Array& a, const Array& indices, std::optional<int> axis = std::nullopt);
 Array take_along_axis(const Array& a, const Array& indices, int axis);
 
+// ---- indexed updates (numpy_scatter.cpp): JAX's x.at[idx] ----
+// One index term: an integer, a slice, an ellipsis or an integer index array (index arrays
+// broadcast together, NumPy's advanced indexing; integers beside them count as arrays).
+struct AtIndex {
+  // Each kind of term converts implicitly, so an index is written {0, Slice{}, idx}.
+  AtIndex(int64_t i) : term(i) {}
+  AtIndex(int i) : term(int64_t(i)) {}
+  AtIndex(Slice s) : term(s) {}
+  AtIndex(Ellipsis e) : term(e) {}
+  AtIndex(Array a) : term(std::move(a)) {}
+  std::variant<int64_t, Slice, Ellipsis, Array> term;
+};
+// at(x, idx).set(v) etc. return x with x[idx] replaced, accumulated (duplicates all apply)
+// or read. Negative indices wrap once. mode: "promise_in_bounds" (default: reads clamp,
+// updates drop out-of-bounds indices), "clip", "drop" or "fill" (reads give fill_value:
+// NaN, the smallest int32, the largest uint32, or true, as JAX).
+class IndexUpdate {
+ public:
+  // x and its index, as at(x, index) makes them.
+  IndexUpdate(Array x, std::vector<AtIndex> index) : x_(std::move(x)), index_(std::move(index)) {}
+  // x[idx], with the mode's out-of-bounds rule.
+  Array get(const std::string& mode = "", std::optional<double> fill_value = std::nullopt) const;
+  // x with x[idx] = v (v broadcast to x[idx]'s shape; the last duplicate index wins).
+  Array set(const Array& v, const std::string& mode = "") const;
+  // x with v added, multiplied, or min/max-combined at idx (duplicates accumulate).
+  Array add(const Array& v, const std::string& mode = "") const;
+  Array multiply(const Array& v, const std::string& mode = "") const;
+  Array min(const Array& v, const std::string& mode = "") const;
+  Array max(const Array& v, const std::string& mode = "") const;
+
+ private:
+  Array x_;
+  std::vector<AtIndex> index_;
+};
+// JAX's x.at[index]: the updates and reads above.
+IndexUpdate at(const Array& x, std::vector<AtIndex> index);
+
 // ---- sorting (numpy_sort.cpp: a bitonic network of primitives, differentiable) ----
 // Stable (equal keys keep their order); NaN sorts last (first when descending), as NumPy.
 // axis = nullopt flattens first.

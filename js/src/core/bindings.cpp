@@ -125,7 +125,35 @@ Argnums argnums_of(const val& opts) {
   return Argnums(is_set(a) ? js_int(a, "argnums") : 0);
 }
 
-// kind: grad, value_and_grad, vmap, jit, jacfwd, jacrev, hessian. Returns a Func or an Error.
+// Custom rules written in JS (js/src/transforms.ts, customJvp/customVjp): each returns a
+// list of trees, split here into the pair or list the C++ rule types want.
+std::vector<Tree> rule_lists(const Fn& r, const std::vector<Tree>& args, size_t n, const char* what) {
+  Tree out = r(args);
+  if (!out.is_list() || (n && out.list().size() != n)) fail(current_op(), what, " returned ", out.kind(), ", expected a list");
+  return out.list();
+}
+CustomJvpRule jvp_rule_from_js(val fn) {
+  Fn r = from_js(fn);
+  return [r](const std::vector<Tree>& primals, const std::vector<Tree>& tangents) {
+    std::vector<Tree> args(primals);
+    args.insert(args.end(), tangents.begin(), tangents.end());
+    auto l = rule_lists(r, args, 2, "the jvp rule");
+    return std::pair<Tree, Tree>(l[0], l[1]);
+  };
+}
+CustomFwd fwd_from_js(val fn) {
+  Fn r = from_js(fn);
+  return [r](const std::vector<Tree>& args) {
+    auto l = rule_lists(r, args, 2, "fwd");
+    return std::pair<Tree, Tree>(l[0], l[1]);
+  };
+}
+CustomBwd bwd_from_js(val fn) {
+  Fn r = from_js(fn);
+  return [r](const Tree& res, const Tree& ct) { return rule_lists(r, {res, ct}, 0, "bwd"); };
+}
+
+// kind: grad, value_and_grad, vmap, jit, jacfwd, jacrev, hessian, custom_jvp, custom_vjp. Returns a Func or an Error.
 val transform(const std::string& kind, val jsfn, const val& opts) {
   try {
     OpName op(kind);
@@ -138,6 +166,8 @@ val transform(const std::string& kind, val jsfn, const val& opts) {
     else if (kind == "jacfwd") g = jacfwd(f, argnums_of(opts));
     else if (kind == "jacrev") g = jacrev(f, argnums_of(opts));
     else if (kind == "hessian") g = hessian(f, argnums_of(opts));
+    else if (kind == "custom_jvp") g = custom_jvp(f, jvp_rule_from_js(opts["jvp"]));
+    else if (kind == "custom_vjp") g = custom_vjp(f, fwd_from_js(opts["fwd"]), bwd_from_js(opts["bwd"]));
     else fail("kiln", "no transformation named '", kind, "'");
     return val(Func{g});
   } catch (const std::exception& e) {

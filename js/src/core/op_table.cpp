@@ -41,6 +41,43 @@ lax::Padding get_padding(const val& p, const char* key) {
   return get_pairs(p, key);
 }
 
+// An index term {start, stop, step} (each optional) as a Slice.
+Slice slice_term(const val& t) {
+  Slice s;
+  if (is_set(t["start"])) s.start = js_int64(t["start"], "slice start");
+  if (is_set(t["stop"])) s.stop = js_int64(t["stop"], "slice stop");
+  if (is_set(t["step"])) s.step = js_int64(t["step"], "slice step");
+  return s;
+}
+
+// x.at(...).method(u): operands [x, the index Arrays..., u]; terms {i} | {start, stop, step}
+// | {ellipsis} | {array: k} (the k-th index Array); method, mode and fillValue in p.
+Array indexed_update(const Args& x, const val& p) {
+  std::vector<np::AtIndex> idx;
+  val terms = p["index"];
+  for (int i = 0, n = js_length(terms, "option 'index'"); i < n; i++) {
+    val t = terms[i];
+    if (is_set(t["array"])) idx.emplace_back(x.at(size_t(1 + js_int(t["array"], "index array"))));
+    else if (is_set(t["i"])) idx.emplace_back(js_int64(t["i"], "index"));
+    else if (is_set(t["ellipsis"])) idx.emplace_back(ellipsis);
+    else idx.emplace_back(slice_term(t));
+  }
+  auto ref = np::at(x.at(0), idx);
+  const std::string m = get_str(p, "method", "get"), mode = get_str(p, "mode", "");
+  if (m == "get") {
+    std::optional<double> fv;
+    if (is_set(p["fillValue"])) fv = get_num(p, "fillValue", 0);
+    return ref.get(mode, fv);
+  }
+  const Array& u = x.back();
+  if (m == "set") return ref.set(u, mode);
+  if (m == "add") return ref.add(u, mode);
+  if (m == "multiply") return ref.multiply(u, mode);
+  if (m == "min") return ref.min(u, mode);
+  if (m == "max") return ref.max(u, mode);
+  fail("at", "got method '", m, "', expected get, set, add, multiply, min or max");
+}
+
 std::vector<Index> get_index(const val& p) {
   // Terms: {i: n} | {start, stop, step} (slice) | {newaxis: true} | {ellipsis: true}.
   std::vector<Index> out;
@@ -52,13 +89,7 @@ std::vector<Index> get_index(const val& p) {
     if (is_set(t["i"])) out.push_back(js_int64(t["i"], "index"));
     else if (is_set(t["newaxis"])) out.push_back(newaxis);
     else if (is_set(t["ellipsis"])) out.push_back(ellipsis);
-    else {
-      Slice s;
-      if (is_set(t["start"])) s.start = js_int64(t["start"], "slice start");
-      if (is_set(t["stop"])) s.stop = js_int64(t["stop"], "slice stop");
-      if (is_set(t["step"])) s.step = js_int64(t["step"], "slice step");
-      out.push_back(s);
-    }
+    else out.push_back(slice_term(t));
   }
   return out;
 }
@@ -178,6 +209,7 @@ const std::map<std::string, OpFn>& other_ops() {
       {"take", [](const Args& x, const val& p) { need("take", x, 2); return from_array(np::take(x[0], x[1], get_opt_int(p, "axis"))); }},
       {"take_along_axis", [](const Args& x, const val& p) { need("take_along_axis", x, 2); return from_array(np::take_along_axis(x[0], x[1], get_int(p, "axis", 0))); }},
       {"index", [](const Args& x, const val& p) { return from_array(np::index(x.at(0), get_index(p))); }},
+      {"at", [](const Args& x, const val& p) { return from_array(indexed_update(x, p)); }},
       {"tensordot", [](const Args& x, const val& p) {
          need("tensordot", x, 2);
          if (p["axes"].isArray()) {
@@ -246,6 +278,10 @@ const std::map<std::string, OpFn>& other_ops() {
       {"solve", [](const Args& x, const val&) { need("solve", x, 2); return from_array(linalg::solve(x[0], x[1])); }},
       {"inv", [](const Args& x, const val&) { return from_array(linalg::inv(x.at(0))); }},
       {"det", [](const Args& x, const val&) { return from_array(linalg::det(x.at(0))); }},
+      {"qr", [](const Args& x, const val& p) {
+         auto [q, r] = linalg::qr(x.at(0), get_str(p, "mode", "reduced"));
+         return from_arrays({q, r});
+       }},
       {"slogdet", [](const Args& x, const val&) {
          auto [sign, logdet] = linalg::slogdet(x.at(0));
          return from_arrays({sign, logdet});
