@@ -10,7 +10,6 @@
 #include "kiln/lax.h"
 #include "kiln/nn.h"
 #include "kiln/numpy.h"
-#include "kiln/random.h"
 #include "kiln/transforms.h"
 
 namespace kiln_test {
@@ -78,8 +77,19 @@ Array attention(const std::vector<Tree>& p) {
   return x + np::matmul(o, a(p, 4));
 }
 
+// The CNN's parameters (mnist::init's names and shapes) as smooth values scaled by
+// 1/sqrt(fan-in): no random initialization, which is slow on the cpu interpreter.
 Tree mnist_params() {
-  return mnist::init(mnist::Model::Cnn, kiln::random::key(0));
+  Tree::Dict d;
+  const std::vector<std::pair<const char*, Shape>> shapes = {
+      {"conv1_w", {24, 1, 5, 5}}, {"conv1_b", {24}}, {"conv2_w", {32, 24, 3, 3}}, {"conv2_b", {32}},
+      {"dense1_w", {800, 128}},   {"dense1_b", {128}}, {"dense2_w", {128, 10}},    {"dense2_b", {10}}};
+  double seed = 0;
+  for (const auto& [name, shape] : shapes) {
+    const int64_t fan_in = shape.size() == 4 ? shape[1] * shape[2] * shape[3] : shape.size() == 2 ? shape[0] : 10;
+    d[name] = floats(shape, seed += 1, 1.0 / std::sqrt(double(fan_in)));
+  }
+  return Tree(d);
 }
 
 std::vector<ExportCase> model_cases() {
