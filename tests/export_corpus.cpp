@@ -95,7 +95,9 @@ Tree mnist_params() {
 std::vector<ExportCase> model_cases() {
   std::vector<ExportCase> c;
   c.push_back({"mlp", fn([](auto& p) { return mlp(a(p, 0), a(p, 1), a(p, 2), a(p, 3), a(p, 4)); }),
-               {floats({4, 8}, 0), floats({8, 16}, 1, 0.4), floats({16}, 2, 0.1), floats({16, 3}, 3, 0.3), floats({3}, 4, 0.1)}});
+               {floats({4, 8}, 0), floats({8, 16}, 1, 0.4), floats({16}, 2, 0.1), floats({16, 3}, 3, 0.3), floats({3}, 4, 0.1)},
+               {0},
+               {floats({7, 8}, 0.5), floats({8, 16}, 1, 0.4), floats({16}, 2, 0.1), floats({16, 3}, 3, 0.3), floats({3}, 4, 0.1)}});
   c.push_back({"mlp_value_and_grad",
                kiln::value_and_grad(
                    [](const std::vector<Tree>& p) {
@@ -107,7 +109,9 @@ std::vector<ExportCase> model_cases() {
                                 {"b2", floats({3}, 4, 0.1)}}),
                 floats({4, 8}, 0), floats({4, 3}, 5)}});
   c.push_back({"mnist_cnn", fn([](auto& p) { return mnist::apply(mnist::Model::Cnn, p[0], a(p, 1)); }),
-               {mnist_params(), floats({2, 1, 28, 28}, 0.5, 0.5) + 0.5}});
+               {mnist_params(), floats({2, 1, 28, 28}, 0.5, 0.5) + 0.5},
+               {1},
+               {mnist_params(), floats({3, 1, 28, 28}, 1.5, 0.5) + 0.5}});
   c.push_back({"mnist_cnn_value_and_grad",
                kiln::value_and_grad([](const std::vector<Tree>& p) { return Tree(mnist::loss(mnist::Model::Cnn, p[0], a(p, 1), a(p, 2))); }),
                {mnist_params(), floats({2, 1, 28, 28}, 0.5, 0.5) + 0.5, ints({2}, 0, 10, 3)}});
@@ -115,9 +119,13 @@ std::vector<ExportCase> model_cases() {
                {floats({6, 8}, 0), floats({8, 8}, 1, 0.3), floats({8, 8}, 2, 0.3), floats({8, 8}, 3, 0.3), floats({8, 8}, 4, 0.3),
                 floats({8}, 5, 0.2) + 1.0, floats({8}, 6, 0.1)}});
   c.push_back({"layer_norm", fn([](auto& p) { return layer_norm(a(p, 0), a(p, 1), a(p, 2)); }),
-               {floats({5, 16}, 0, 3), floats({16}, 1, 0.2) + 1.0, floats({16}, 2, 0.1)}});
+               {floats({5, 16}, 0, 3), floats({16}, 1, 0.2) + 1.0, floats({16}, 2, 0.1)},
+               {0},
+               {floats({2, 16}, 7, 3), floats({16}, 1, 0.2) + 1.0, floats({16}, 2, 0.1)}});
   c.push_back({"softmax", fn([](auto& p) { return list({nn::softmax(a(p, 0), -1), nn::log_softmax(a(p, 0), 0), nn::logsumexp(a(p, 0), 1)}); }),
-               {floats({4, 7}, 0, 4)}});
+               {floats({4, 7}, 0, 4)},
+               {0},
+               {floats({9, 7}, 2, 4)}});
   c.push_back({"per_example_grads",
                kiln::vmap(kiln::grad([](const std::vector<Tree>& p) {
                             return Tree(np::sum(np::tanh(np::matmul(a(p, 1), a(p, 0))) * a(p, 2)));
@@ -211,7 +219,7 @@ std::vector<ExportCase> movement_cases() {
                  using kiln::Slice;
                  const Array& x = a(p, 0);
                  return list({x[{Slice{1, 5, std::nullopt}, Slice{}}], x[{Slice{std::nullopt, std::nullopt, 2}, Slice{1, std::nullopt, 3}}],
-                              np::flip(x, 0), np::flip(x), x[{int64_t(2)}], x[{Slice{}, int64_t(-1)}],
+                              np::flip(x, 0), np::flip(x), x[int64_t(2)], x[{Slice{}, int64_t(-1)}],
                               x[{Slice{std::nullopt, std::nullopt, -2}, Slice{}}]});
                }),
                {floats({7, 6}, 0)}});
@@ -225,7 +233,7 @@ std::vector<ExportCase> movement_cases() {
   c.push_back({"gather_take", fn([](auto& p) {
                  const Array &x = a(p, 0), &i = a(p, 1);
                  return list({np::take(x, i, 0), np::take(x, i.reshape({2, 3}), 1), np::take_along_axis(x[{kiln::Slice{0, 3, std::nullopt}}], np::abs(i.reshape({3, 2})) % 4, 1),
-                              x[{int64_t(1)}], nn::one_hot(np::abs(i) % 5, 5)});
+                              x[int64_t(1)], nn::one_hot(np::abs(i) % 5, 5)});
                }),
                {floats({5, 4}, 0), np::array(std::vector<int32_t>{0, -1, 3, 2, -4, 1}, {6})}});
   c.push_back({"cumsum_cumprod", fn([](auto& p) {
@@ -235,7 +243,7 @@ std::vector<ExportCase> movement_cases() {
                {floats({3, 6}, 0), ints({9}, -5, 5, 1)}});
   c.push_back({"matmul_einsum", fn([](auto& p) {
                  const Array &x = a(p, 0), &y = a(p, 1);
-                 return list({np::matmul(x, y), np::einsum("bij,bjk->bik", {x, y}), np::einsum("bij->j", {x}), np::dot(x[{int64_t(0)}][{int64_t(0)}], y[{int64_t(0)}])});
+                 return list({np::matmul(x, y), np::einsum("bij,bjk->bik", {x, y}), np::einsum("bij->j", {x}), np::dot(x[int64_t(0)][int64_t(0)], y[int64_t(0)])});
                }),
                {floats({2, 3, 4}, 0), floats({2, 4, 5}, 1)}});
   return c;
@@ -266,6 +274,23 @@ std::vector<ExportCase> window_cases() {
 }
 
 }  // namespace
+
+kiln::ExportOptions export_options(const ExportCase& c) {
+  kiln::ExportOptions o;
+  if (!c.other_batch.empty()) o.batch_dim = "batch", o.batch_argnums = c.batch_argnums;
+  return o;
+}
+
+std::vector<ExportRun> export_runs(const std::vector<ExportCase>& corpus) {
+  std::vector<ExportRun> runs;
+  for (const ExportCase& c : corpus) runs.push_back({c.name, &c, &c.args, true});
+  for (const ExportCase& c : corpus)
+    if (!c.other_batch.empty()) {
+      const Array x = kiln::tree_flatten(c.other_batch[size_t(c.batch_argnums.at(0))]).first.at(0);
+      runs.push_back({c.name + "_batch" + std::to_string(x.shape()[0]), &c, &c.other_batch, false});
+    }
+  return runs;
+}
 
 std::vector<ExportCase> export_corpus() {
   std::vector<ExportCase> all;

@@ -62,8 +62,8 @@ void expect_outputs(const std::string& what, const std::vector<Array>& got, cons
     EXPECT_EQ(mismatch(got[j], want.expects[j], want.rtol, want.atol), "") << what << ", output " << j;
 }
 
-std::vector<Array> flat_args(const kiln_test::ExportCase& c) {
-  return kiln::tree_flatten(Tree(Tree::List(c.args.begin(), c.args.end()))).first;
+std::vector<Array> flat_args(const std::vector<Tree>& args) {
+  return kiln::tree_flatten(Tree(Tree::List(args.begin(), args.end()))).first;
 }
 
 // The corpus, built once per process (the MNIST parameters' initialization is the slow part).
@@ -71,38 +71,53 @@ const std::vector<kiln_test::ExportCase>& corpus() {
   static const std::vector<kiln_test::ExportCase> c = kiln_test::export_corpus();
   return c;
 }
+const std::vector<kiln_test::ExportRun>& runs() {
+  static const std::vector<kiln_test::ExportRun> r = kiln_test::export_runs(corpus());
+  return r;
+}
 
 TEST(Export, CorpusHasEngineOutputsForEveryCase) {
   EXPECT_GE(corpus().size(), 25u);
-  for (const char* engine : {"onnxruntime", "xla"}) {
-    EXPECT_EQ(engine_outputs(engine).size(), corpus().size()) << engine << ": rerun tools/gen_export_fixtures.py";
-    for (auto& c : corpus()) EXPECT_TRUE(engine_outputs(engine).count(c.name)) << engine << " has no " << c.name;
+  EXPECT_EQ(engine_outputs("onnxruntime").size(), runs().size()) << "rerun tools/gen_export_fixtures.py";
+  EXPECT_EQ(engine_outputs("xla").size(), corpus().size()) << "rerun tools/gen_export_fixtures.py";
+  for (auto& r : runs()) {
+    EXPECT_TRUE(engine_outputs("onnxruntime").count(r.id)) << "onnxruntime has no " << r.id;
+    if (r.stablehlo) {
+      EXPECT_TRUE(engine_outputs("xla").count(r.id)) << "xla has no " << r.id;
+    }
   }
 }
 
 // kiln's own results (jit on the test's device) give what both engines computed from the
 // exported files.
 TEST(Export, KilnMatchesOnnxruntimeAndXla) {
-  for (const auto& c : corpus()) {
-    SCOPED_TRACE(c.name);
-    const std::vector<Array> out = kiln::tree_flatten(kiln::jit(c.fn)(c.args)).first;
-    for (const char* engine : {"onnxruntime", "xla"}) expect_outputs(engine, out, engine_outputs(engine).at(c.name));
+  for (const auto& r : runs()) {
+    SCOPED_TRACE(r.id);
+    const std::vector<Array> out = kiln::tree_flatten(kiln::jit(r.c->fn)(*r.args)).first;
+    expect_outputs("onnxruntime", out, engine_outputs("onnxruntime").at(r.id));
+    if (r.stablehlo) expect_outputs("xla", out, engine_outputs("xla").at(r.id));
   }
 }
 
 // The ONNX bytes parse with kiln's reader, write back to the same bytes, declare opset 18
-// and one input per flattened argument, and run in kiln's importer to onnxruntime's values.
+// and one input per flattened argument (the batch as dim_param "batch" where the case has
+// one), and run in kiln's importer to onnxruntime's values, at a second batch size too.
 TEST(Export, OnnxRereadAndRunByKilnsImporterGivesOnnxruntimesOutputs) {
-  for (const auto& c : corpus()) {
-    SCOPED_TRACE(c.name);
-    const std::vector<uint8_t> bytes = kiln::export_onnx(c.fn, c.args);
+  for (const auto& r : runs()) {
+    SCOPED_TRACE(r.id);
+    const std::vector<uint8_t> bytes = kiln::export_onnx(r.c->fn, r.c->args, kiln_test::export_options(*r.c));
     const kiln::formats::OnnxModel parsed = kiln::formats::parse_onnx_model(bytes);
     EXPECT_EQ(parsed.opset_version(""), 18);
-    const std::vector<Array> in = flat_args(c);
+    const std::vector<Array> in = flat_args(*r.args);
     ASSERT_EQ(parsed.graph.inputs.size(), in.size());
-    EXPECT_EQ(parsed.graph.outputs.size(), engine_outputs("onnxruntime").at(c.name).expects.size());
-    for (size_t i = 0; i < in.size(); i++)
-      EXPECT_EQ(parsed.graph.inputs[i].type.shape.size(), in[i].shape().size()) << "input " << i;
+    EXPECT_EQ(parsed.graph.outputs.size(), engine_outputs("onnxruntime").at(r.id).expects.size());
+    for (size_t i = 0; i < in.size(); i++) {
+      const auto& dims = parsed.graph.inputs[i].type.shape;
+      ASSERT_EQ(dims.size(), in[i].shape().size()) << "input " << i;
+      for (size_t k = 0; k < dims.size(); k++)
+        EXPECT_EQ(dims[k].has_value ? std::to_string(dims[k].value) : dims[k].param,
+                  dims[k].has_value ? std::to_string(flat_args(r.c->args)[i].shape()[k]) : "batch");
+    }
     // Initializers parsed from typed fields write back unchanged, so the bytes round-trip.
     EXPECT_EQ(kiln::formats::write_onnx_model(parsed), bytes);
     const kiln::onnx::Model m = kiln::onnx::Model::load(bytes);
@@ -111,18 +126,18 @@ TEST(Export, OnnxRereadAndRunByKilnsImporterGivesOnnxruntimesOutputs) {
     const std::map<std::string, Array> out = m.run(feeds);  // under jit
     std::vector<Array> ordered;
     for (const std::string& name : m.output_names()) ordered.push_back(out.at(name));
-    expect_outputs("kiln's ONNX importer", ordered, engine_outputs("onnxruntime").at(c.name));
+    expect_outputs("kiln's ONNX importer", ordered, engine_outputs("onnxruntime").at(r.id));
   }
 }
 
 // The StableHLO text: one public main with an argument per flattened input and a return
-// of every output; every op generic ("stablehlo.*"/"chlo.*") or func's return.
+// of every output.
 TEST(Export, StablehloModuleHasOneMainWithEveryArgumentAndOutput) {
   for (const auto& c : corpus()) {
     SCOPED_TRACE(c.name);
     const std::string text = kiln::export_stablehlo(c.fn, c.args);
     EXPECT_EQ(text.rfind("module @kiln_export {\n  func.func public @main(", 0), 0u);
-    const size_t n = flat_args(c).size();
+    const size_t n = flat_args(c.args).size();
     EXPECT_NE(text.find("%arg" + std::to_string(n - 1) + ": tensor<"), std::string::npos);
     EXPECT_EQ(text.find("%arg" + std::to_string(n) + ":"), std::string::npos);
     const size_t ret = text.find("    return ");
@@ -152,6 +167,20 @@ TEST(Export, ErrorsNameWhatCannotBeExported) {
   } catch (const kiln::Error& e) {
     EXPECT_NE(std::string(e.what()).find("got opset 13, expected 18 or later"), std::string::npos) << e.what();
   }
+  // A symbolic batch that a constant depends on, and one asked of StableHLO.
+  kiln::ExportOptions batch;
+  batch.batch_dim = "batch";
+  auto with_iota = [](const std::vector<Tree>& a) {
+    const Array& v = a[0].array();
+    return Tree(v + np::arange(v.shape()[0], kiln::float32));
+  };
+  try {
+    kiln::export_onnx(with_iota, x, batch);
+    ADD_FAILURE() << "a batch-sized constant exported";
+  } catch (const kiln::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("batch_dim: the function's jaxpr changes with the batch size"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(kiln::export_stablehlo(with_iota, x, batch), kiln::Error);
 }
 
 // The wire writer against the reader: varints at their byte boundaries (negative int64 as

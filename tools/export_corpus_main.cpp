@@ -1,7 +1,8 @@
 // kiln_export_corpus DIR: writes every case of the export corpus (tests/export_corpus.cpp)
-// to DIR for tools/gen_export_fixtures.py: <name>.onnx, <name>.mlir, the flattened inputs
-// <name>.in<i>.pb and kiln's outputs <name>.kiln<j>.pb (TensorProtos), and corpus.txt with
-// one line "<name> <inputs> <outputs>" per case.
+// to DIR for tools/gen_export_fixtures.py: <id>.onnx, <id>.mlir, the flattened inputs
+// <id>.in<i>.pb and kiln's outputs <id>.kiln<j>.pb (TensorProtos), and corpus.txt with one
+// line "<id> <inputs> <outputs> both|onnxruntime" per run (kiln_test::export_runs: the
+// symbolic-batch cases again at another batch size, ONNX only, with the same ONNX file).
 #include <cstdio>
 #include <fstream>
 
@@ -26,17 +27,21 @@ int main(int argc, char** argv) {
   }
   const std::string dir = argv[1];
   std::ofstream manifest(dir + "/corpus.txt");
-  for (const kiln_test::ExportCase& c : kiln_test::export_corpus()) {
-    const std::string stem = dir + "/" + c.name;
-    write(stem + ".onnx", kiln::export_onnx(c.fn, c.args));
-    const std::string hlo = kiln::export_stablehlo(c.fn, c.args);
-    write(stem + ".mlir", {hlo.begin(), hlo.end()});
-    const std::vector<kiln::Array> in = kiln::tree_flatten(kiln::Tree(kiln::Tree::List(c.args.begin(), c.args.end()))).first;
-    const std::vector<kiln::Array> out = kiln::tree_flatten(kiln::jit(c.fn)(c.args)).first;
+  const std::vector<kiln_test::ExportCase> corpus = kiln_test::export_corpus();
+  for (const kiln_test::ExportRun& r : kiln_test::export_runs(corpus)) {
+    const std::string stem = dir + "/" + r.id;
+    // Exported at the case's example arguments, whatever batch this run feeds it.
+    write(stem + ".onnx", kiln::export_onnx(r.c->fn, r.c->args, kiln_test::export_options(*r.c)));
+    if (r.stablehlo) {
+      const std::string hlo = kiln::export_stablehlo(r.c->fn, r.c->args);
+      write(stem + ".mlir", {hlo.begin(), hlo.end()});
+    }
+    const std::vector<kiln::Array> in = kiln::tree_flatten(kiln::Tree(kiln::Tree::List(r.args->begin(), r.args->end()))).first;
+    const std::vector<kiln::Array> out = kiln::tree_flatten(kiln::jit(r.c->fn)(*r.args)).first;
     for (size_t i = 0; i < in.size(); i++) write(stem + ".in" + std::to_string(i) + ".pb", kiln::export_onnx_tensor(in[i]));
     for (size_t j = 0; j < out.size(); j++) write(stem + ".kiln" + std::to_string(j) + ".pb", kiln::export_onnx_tensor(out[j]));
-    manifest << c.name << " " << in.size() << " " << out.size() << "\n";
-    std::printf("%s: %zu inputs, %zu outputs\n", c.name.c_str(), in.size(), out.size());
+    manifest << r.id << " " << in.size() << " " << out.size() << " " << (r.stablehlo ? "both" : "onnxruntime") << "\n";
+    std::printf("%s: %zu inputs, %zu outputs\n", r.id.c_str(), in.size(), out.size());
     std::fflush(stdout);
   }
   return 0;

@@ -9,7 +9,8 @@ flattened inputs and kiln's own outputs as TensorProtos. This script runs
     CHLO legalized by XLA, as jax.jit's own lowering is compiled),
 compares each engine's outputs with kiln's (dtype and shape exactly, ints and bools
 bit-exact, floats to the case's tolerance), prints a table, and writes the engines'
-outputs to tests/fixtures/export/onnxruntime.txt and xla.txt in the case/expect format
+outputs to tests/fixtures/export/onnxruntime.txt and xla.txt (cases exported with a
+symbolic batch also run in onnxruntime at a second batch size, as <name>_batch<n>) in the case/expect format
 of tools/gen_numpy_fixtures.py (op = the engine), which tests/export_test.cpp reads.
 
 Usage:  python3 tools/gen_export_fixtures.py [--check]     (KILN_BUILD_DIR: default build/native)
@@ -118,14 +119,18 @@ def main():
         with open(os.path.join(tmp, "corpus.txt")) as f:
             cases = [line.split() for line in f if line.strip()]
         print(f"{'case':32} {'onnxruntime':>12} {'xla':>12}")
-        for name, n_in, n_out in cases:
+        for name, n_in, n_out, engines in cases:
             stem = os.path.join(tmp, name)
             inputs = [read_tensor(f"{stem}.in{i}.pb") for i in range(int(n_in))]
             kiln_out = [read_tensor(f"{stem}.kiln{j}.pb") for j in range(int(n_out))]
             tol = TOL.get(name, DEFAULT_TOL)
             row = []
-            for engine, run in [("onnxruntime", lambda: run_onnxruntime(stem + ".onnx", inputs)),
-                                ("xla", lambda: xla.run(stem + ".mlir", inputs))]:
+            runs = [("onnxruntime", lambda: run_onnxruntime(stem + ".onnx", inputs)),
+                    ("xla", lambda: xla.run(stem + ".mlir", inputs))]
+            if engines == "onnxruntime":  # a symbolic batch: the ONNX file at another batch size
+                runs = runs[:1]
+                row.append("")
+            for engine, run in runs:
                 try:
                     outs = run()
                 except Exception as e:  # an engine refusing the file is a failure, reported
@@ -142,8 +147,8 @@ def main():
                 row.append("FAIL" if bad else f"ok {len(outs)}")
                 has_float = any(np.issubdtype(np.asarray(o).dtype, np.floating) for o in outs)
                 writers[engine].case(name, engine, expects=[np.asarray(o) for o in outs], tol=tol if has_float else None)
-            print(f"{name:32} {row[0]:>12} {row[1]:>12}")
-    print(f"{len(cases)} cases; {failures} engine runs disagree with kiln or failed")
+            print(f"{name:32} {row[-1] if engines == 'onnxruntime' else row[0]:>12} {'' if engines == 'onnxruntime' else row[1]:>12}")
+    print(f"{len(cases)} runs; {failures} engine runs disagree with kiln or failed")
     os.makedirs(OUT_DIR, exist_ok=True)
     for engine, w in writers.items():
         w.finish(os.path.join(OUT_DIR, f"{engine}.txt"))

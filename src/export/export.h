@@ -17,6 +17,15 @@ struct ExportOptions {
   std::string name = "kiln_export";
   // The ONNX opset of the default domain (18 or later: Bitwise*, ReduceMax's axes input).
   int64_t opset = 18;
+  // ONNX only: when not empty, axis 0 of the batch arguments is a symbolic size of this
+  // name (dim_param), and sizes that depend on it (reshapes, broadcasts, slices) are
+  // computed in the graph from the input's shape. Found by tracing at the example's batch
+  // size and at one more; a function whose jaxpr changes otherwise with the batch (a
+  // constant, a window or gather along the batch axis) throws kiln::Error.
+  std::string batch_dim;
+  // The arguments whose array leaves carry the batch on axis 0 (empty: every non-static
+  // argument); the others (weights) keep their sizes.
+  std::vector<int> batch_argnums;
 };
 
 // Traces f on `example_args` (only their structure, shapes and dtypes matter) and writes

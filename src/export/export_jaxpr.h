@@ -15,6 +15,30 @@ namespace kiln::exporter {
 frontend::Jaxpr trace_for_export(const char* op, const Fn& f, const std::vector<Tree>& args,
                                  const ExportOptions& options);
 
+// A size that depends on the batch size: a * batch + c (a = 0: static).
+struct Affine {
+  int64_t a = 0, c = 0;
+  bool operator==(const Affine&) const = default;
+};
+// How the sizes of a jaxpr traced at the example's batch size depend on it: per variable
+// its dims, per equation its Params::shape and Params::ranges entries (empty where they
+// are the same at every batch size).
+struct BatchDependence {
+  std::vector<std::vector<Affine>> var_dims;
+  std::vector<std::vector<Affine>> const_dims;  // only splat constants may depend on it
+  std::vector<std::vector<Affine>> shapes;
+  std::vector<std::vector<std::pair<Affine, Affine>>> ranges;
+};
+// Traces f once more with axis 0 of every array argument one larger and compares with `j`
+// (traced at the example): equal but for sizes, each size affine in the batch. Throws
+// kiln::Error naming what differs otherwise.
+BatchDependence batch_dependence(const char* op, const Fn& f, const std::vector<Tree>& args, const ExportOptions& options,
+                                 const frontend::Jaxpr& j);
+
+// True when every element of `a` is the same (full(), zeros(), a broadcast scalar): the
+// targets write these as one value broadcast, not as every element.
+bool is_splat(const Array& a);
+
 // How both targets write Window (x -> [o..., k...], element x[o*stride + k*dilation]),
 // which neither has: each axis that windows or strides is one gather of constant indices
 // [o, k] at its current position (splitting it in two); the other axes get a unit k axis

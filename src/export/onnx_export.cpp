@@ -84,6 +84,11 @@ struct OnnxEmitter {
   formats::OnnxGraph g;
   std::vector<std::string> var_names;
   int fresh_id = 0;
+  // With a symbolic batch: how sizes depend on it, the equation being written, the input
+  // whose axis 0 is the batch, and the [1] int64 tensor of its size once computed.
+  const exporter::BatchDependence* batch = nullptr;
+  size_t eqn = 0;
+  std::string batch_input, batch_size;
 
   explicit OnnxEmitter(const Jaxpr& jaxpr) : j(jaxpr), var_names(jaxpr.vars.size()) {
     for (size_t v = 0; v < var_names.size(); v++) var_names[v] = "v" + std::to_string(v);
@@ -120,6 +125,33 @@ struct OnnxEmitter {
     t.int64_data = v;
     return initializer(std::move(t));
   }
+  // A 1-D int64 tensor of sizes: constants, or with a symbolic batch, entries computed from
+  // the batch input's axis 0 where `dep` says they depend on it.
+  std::string sizes(const std::vector<int64_t>& v, const std::vector<exporter::Affine>& dep) {
+    bool symbolic = false;
+    for (const auto& d : dep) symbolic |= d.a != 0;
+    if (!symbolic) return ints(v);
+    if (batch_size.empty()) batch_size = node("Shape", {batch_input}, {attr_int("start", 0), attr_int("end", 1)});
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < v.size(); i++)
+      parts.push_back(dep[i].a == 0 ? ints({v[i]}) : node("Add", {node("Mul", {batch_size, ints({dep[i].a})}), ints({dep[i].c})}));
+    return node("Concat", parts, {attr_int("axis", 0)});
+  }
+  // This equation's Params::shape / Params::ranges dependence (empty: static).
+  std::vector<exporter::Affine> shape_dep() const { return batch ? batch->shapes[eqn] : std::vector<exporter::Affine>{}; }
+  std::vector<exporter::Affine> range_dep(bool end) const {
+    std::vector<exporter::Affine> r;
+    if (batch)
+      for (auto& [b, e] : batch->ranges[eqn]) r.push_back(end ? e : b);
+    return r;
+  }
+  // Refuses an axis whose size depends on the batch where a rule needs it fixed.
+  void require_static(const Eqn& e, size_t operand, size_t axis, const char* why) const {
+    const Atom& a = e.in[operand];
+    if (batch && a.is_var() && batch->var_dims[size_t(a.var)][axis].a != 0)
+      fail("export_onnx", "batch_dim: ", why, " along an axis whose size depends on the batch");
+  }
+
   // A scalar of `d` (0-d), broadcast by the ONNX binary ops it feeds.
   std::string scalar(DType d, double v) {
     OnnxTensor t;
@@ -283,7 +315,7 @@ void reshape_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
   std::vector<OnnxAttribute> attrs;  // a 0 in the shape means "copy the input's size" unless allowzero
   for (int64_t d : shape)
     if (d == 0) attrs = {attr_int("allowzero", 1)};
-  m.node("Reshape", {m.in(e, 0), m.ints(shape)}, attrs, out);
+  m.node("Reshape", {m.in(e, 0), m.sizes(shape, m.shape_dep())}, attrs, out);
 }
 
 void transpose_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
@@ -291,14 +323,16 @@ void transpose_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
 }
 
 void expand_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
-  m.node("Expand", {m.in(e, 0), m.ints({e.params.shape.begin(), e.params.shape.end()})}, {}, out);
+  m.node("Expand", {m.in(e, 0), m.sizes({e.params.shape.begin(), e.params.shape.end()}, m.shape_dep())}, {}, out);
 }
 
 void pad_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
   std::vector<int64_t> pads;
   for (auto& r : e.params.ranges) pads.push_back(r.first);
   for (auto& r : e.params.ranges) pads.push_back(r.second);
-  m.node("Pad", {m.in(e, 0), m.ints(pads)}, {}, out);
+  std::vector<exporter::Affine> dep = m.range_dep(false), after = m.range_dep(true);
+  dep.insert(dep.end(), after.begin(), after.end());
+  m.node("Pad", {m.in(e, 0), m.sizes(pads, dep)}, {}, out);
 }
 
 std::vector<int64_t> iota(size_t n) {
@@ -310,7 +344,7 @@ std::vector<int64_t> iota(size_t n) {
 void shrink_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
   std::vector<int64_t> starts, ends;
   for (auto& r : e.params.ranges) starts.push_back(r.first), ends.push_back(r.second);
-  m.node("Slice", {m.in(e, 0), m.ints(starts), m.ints(ends), m.ints(iota(starts.size()))}, {}, out);
+  m.node("Slice", {m.in(e, 0), m.sizes(starts, m.range_dep(false)), m.sizes(ends, m.range_dep(true)), m.ints(iota(starts.size()))}, {}, out);
 }
 
 void flip_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
@@ -331,6 +365,8 @@ void stride_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
 void window_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
   const exporter::WindowPlan plan = exporter::plan_window(m.shape(e), m.j.vars[size_t(e.out[0])].shape, e.params);
   std::string x = m.in(e, 0);
+  for (size_t i = 0; i < e.params.window.size(); i++)
+    if (e.params.window[i] != 1 || e.params.strides[i] != 1) m.require_static(e, 0, i, "a window");
   for (const exporter::WindowGather& g : plan.gathers)
     x = m.node("Gather", {x, m.ints(g.indices, std::vector<int64_t>{g.o, g.k})}, {attr_int("axis", int64_t(g.position))});
   if (!plan.unit_axes.empty()) x = m.node("Unsqueeze", {x, m.ints(plan.unit_axes)});
@@ -341,6 +377,7 @@ void window_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
 // where ONNX would fail on an index out of range.
 void gather_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
   const int axis = e.params.axes[0];
+  m.require_static(e, 0, size_t(axis), "take");
   const int64_t size = m.shape(e, 0)[size_t(axis)];
   std::string i = m.node("Cast", {m.in(e, 1)}, {attr_int("to", int64_t(OnnxDataType::Int64))});
   const auto scalar = [&](int64_t v) { return m.ints({v}, std::vector<int64_t>{}); };
@@ -408,13 +445,20 @@ const exporter::ExportRules<OnnxRule>& onnx_rules() {
   return table;
 }
 
-formats::OnnxValueInfo value_info(const std::string& name, const frontend::Aval& a) {
+// A graph input/output's type; with a symbolic batch, dims equal to it are the dim_param,
+// other dims that depend on it are left unknown.
+formats::OnnxValueInfo value_info(const std::string& name, const frontend::Aval& a, const std::vector<exporter::Affine>& dep,
+                                  const std::string& batch_dim) {
   formats::OnnxValueInfo v;
   v.name = name;
   v.type.kind = formats::OnnxType::Kind::Tensor;
   v.type.elem_type = int32_t(onnx_type(a.dtype));
   v.type.has_shape = true;
-  for (int64_t d : a.shape) v.type.shape.push_back({true, d, ""});
+  for (size_t k = 0; k < a.shape.size(); k++) {
+    const exporter::Affine d = k < dep.size() ? dep[k] : exporter::Affine{};
+    if (d.a == 0) v.type.shape.push_back({true, a.shape[k], ""});
+    else v.type.shape.push_back({false, 0, d == exporter::Affine{1, 0} ? batch_dim : ""});
+  }
   return v;
 }
 
@@ -429,9 +473,18 @@ std::vector<uint8_t> export_onnx(const Fn& f, const std::vector<Tree>& example_a
   const Jaxpr j = exporter::trace_for_export(kOp, f, example_args, options);
   OnnxEmitter m(j);
   m.g.name = options.name;
+  exporter::BatchDependence batch;
+  if (!options.batch_dim.empty()) {
+    batch = exporter::batch_dependence(kOp, f, example_args, options, j);
+    m.batch = &batch;
+  }
+  auto dims = [&](const Atom& a) { return m.batch && a.is_var() ? batch.var_dims[size_t(a.var)] : std::vector<exporter::Affine>{}; };
   for (size_t i = 0; i < j.invars.size(); i++) {
-    m.var_names[size_t(j.invars[i])] = "input_" + std::to_string(i);
-    m.g.inputs.push_back(value_info("input_" + std::to_string(i), j.vars[size_t(j.invars[i])]));
+    const std::string name = "input_" + std::to_string(i);
+    m.var_names[size_t(j.invars[i])] = name;
+    m.g.inputs.push_back(value_info(name, j.vars[size_t(j.invars[i])], dims(Atom::of_var(j.invars[i])), options.batch_dim));
+    const std::vector<exporter::Affine> d = dims(Atom::of_var(j.invars[i]));
+    if (m.batch_input.empty() && !d.empty() && d[0] == exporter::Affine{1, 0}) m.batch_input = name;
   }
   // Outputs computed by an equation are named output_k where they are computed; an output
   // that is an input, a constant or a repeat goes through an Identity.
@@ -448,12 +501,25 @@ std::vector<uint8_t> export_onnx(const Fn& f, const std::vector<Tree>& example_a
     } else {
       identities.push_back({"", name});
     }
-    m.g.outputs.push_back(value_info(name, j.aval(a)));
+    m.g.outputs.push_back(value_info(name, j.aval(a), dims(a), options.batch_dim));
   }
-  for (size_t c = 0; c < j.consts.size(); c++) m.g.initializers.push_back(tensor_of(j.consts[c], "const" + std::to_string(c)));
+  // A splat constant (relu's zeros, a mask of ones) is one value expanded to its shape (in
+  // the graph, so a shape that depends on a symbolic batch is computed there too).
+  for (size_t c = 0; c < j.consts.size(); c++) {
+    const Array& k = j.consts[c];
+    const std::string name = "const" + std::to_string(c);
+    if (!exporter::is_splat(k)) {
+      m.g.initializers.push_back(tensor_of(k, name));
+      continue;
+    }
+    const std::string value = m.initializer(tensor_of(k.reshape({-1})[int64_t(0)], ""));
+    m.node("Expand", {value, m.sizes({k.shape().begin(), k.shape().end()}, m.batch ? batch.const_dims[c] : std::vector<exporter::Affine>{})},
+           {}, name);
+  }
   const auto& rules = onnx_rules();
   for (const Eqn& e : j.eqns) {
     rules.get(kOp, e.prim)(m, e, m.var_names[size_t(e.out[0])]);
+    m.eqn++;
   }
   for (size_t k = 0, r = 0; k < j.outs.size(); k++) {
     const std::string name = "output_" + std::to_string(k);

@@ -378,6 +378,8 @@ const exporter::ExportRules<HloRule>& hlo_rules() {
 }  // namespace
 
 std::string export_stablehlo(const Fn& f, const std::vector<Tree>& example_args, const ExportOptions& options) {
+  if (!options.batch_dim.empty())
+    fail(kOp, "a symbolic batch_dim is not supported for StableHLO (export once per batch size)");
   const Jaxpr j = exporter::trace_for_export(kOp, f, example_args, options);
   HloEmitter m(j);
   std::ostringstream head;
@@ -390,7 +392,11 @@ std::string export_stablehlo(const Fn& f, const std::vector<Tree>& example_args,
   head << ") -> (";
   for (size_t k = 0; k < j.outs.size(); k++) head << (k ? ", " : "") << tensor_type(j.aval(j.outs[k]).shape, j.aval(j.outs[k]).dtype);
   head << ") {\n";
-  for (const Array& c : j.consts) m.consts.push_back(m.constant(c.shape(), c.dtype(), c.bytes()));
+  for (const Array& c : j.consts) {
+    std::vector<uint8_t> bytes = c.bytes();
+    if (exporter::is_splat(c)) bytes.resize(itemsize(c.dtype()));  // one element: MLIR's splat
+    m.consts.push_back(m.constant(c.shape(), c.dtype(), bytes));
+  }
   const auto& rules = hlo_rules();
   for (const Eqn& e : j.eqns) m.vars[size_t(e.out[0])] = rules.get(kOp, e.prim)(m, e);
   std::ostringstream ret;
