@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -197,6 +197,16 @@ check-pte-fixtures:
 check-onnx-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-onnx.txt
 	python3 tools/gen_onnx_fixtures.py --check
+
+# The export corpus (tests/export_corpus.cpp) exported by kiln and run by the real engines:
+# each ONNX file in onnxruntime, each StableHLO module compiled by jaxlib's XLA CPU client,
+# both against kiln's outputs; rewrites nothing with --check (tools/gen_export_fixtures.py,
+# versions pinned in tools/requirements-export.txt). Not part of `make test`, which reads the
+# engines' outputs from tests/fixtures/export (Export.* in kiln_tests).
+check-export: setup
+	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-export.txt
+	cmake --preset native
+	python3 tools/gen_export_fixtures.py --check
 
 # Every stage, then the table of their times (printed even when one fails).
 TEST_STAGES := test-fixtures test-docs test-native test-debug test-wasm test-js test-site test-package

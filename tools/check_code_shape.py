@@ -24,6 +24,7 @@ LAYER_RANK = {
     "frontend": 2,
     "library": 3,
     "models": 4,
+    "export": 4,  # jaxprs written as ONNX / StableHLO: frontend + formats, beside models
 }
 MAX_FUNCTION_LINES = 150
 

@@ -1,18 +1,21 @@
 // kiln_mnist: trains the MNIST CNN (or the MLP) with Adam under jit and prints a progress
-// bar, then each epoch's test accuracy and time. `kiln_mnist --help` lists the options.
+// bar, then each epoch's test accuracy and time, and optionally exports the trained model
+// (ONNX, StableHLO). `kiln_mnist --help` lists the options.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "backend/backend.h"
 #include "data.h"
+#include "kiln/export.h"
 #include "train.h"
 
 namespace {
 
 struct Options {
-  std::string data = "mnist", dir, device, model = "cnn", schedule = "cosine";
+  std::string data = "mnist", dir, device, model = "cnn", schedule = "cosine", export_onnx, export_stablehlo;
   int epochs = 5;
   int64_t batch_size = 64, train_limit = 0, test_limit = 0, hidden = 128;
   double learning_rate = 1e-3;
@@ -33,7 +36,9 @@ const char* kUsage =
     "  --device NAME          kiln device, e.g. cpu or wasm (default: kiln's default)\n"
     "  --seed N               PRNG seed for initialization and shuffling (default 0)\n"
     "  --train-limit N        train on the first N training examples only (0: all)\n"
-    "  --test-limit N         evaluate on the first N test examples only (0: all)\n";
+    "  --test-limit N         evaluate on the first N test examples only (0: all)\n"
+    "  --export-onnx FILE     write the trained model (images [1, 1, 28, 28] -> logits) as ONNX\n"
+    "  --export-stablehlo FILE  ... and as a StableHLO MLIR module\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
   std::fprintf(stderr, "kiln_mnist: %s\n%s", msg.c_str(), kUsage);
@@ -61,6 +66,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--model") o.model = v;
     else if (a == "--device") o.device = v;
     else if (a == "--schedule") o.schedule = v;
+    else if (a == "--export-onnx") o.export_onnx = v;
+    else if (a == "--export-stablehlo") o.export_stablehlo = v;
     else if (a == "--epochs") o.epochs = int(num("--epochs"));
     else if (a == "--batch-size") o.batch_size = int64_t(num("--batch-size"));
     else if (a == "--hidden") o.hidden = int64_t(num("--hidden"));
@@ -99,6 +106,23 @@ void draw_bar(int64_t step, int64_t steps, double loss, double secs) {
   std::fflush(stderr);
 }
 
+// The trained model as a function of the images alone: the parameters are closed over, so
+// they become the exported file's constants (ONNX initializers).
+void export_model(const Options& o, const mnist::Trainer& trainer) {
+  const mnist::Model model = mnist::parse_model(o.model);
+  const kiln::Tree params = trainer.params();
+  const kiln::Fn forward = [model, params](const std::vector<kiln::Tree>& a) {
+    return kiln::Tree(mnist::apply(model, params, a[0].array()));
+  };
+  const std::vector<kiln::Tree> example = {kiln::Tree(kiln::numpy::zeros({1, 1, 28, 28}))};
+  auto write = [](const std::string& path, const auto& bytes) {
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    std::printf("wrote %s (%zu bytes)\n", path.c_str(), bytes.size());
+  };
+  if (!o.export_onnx.empty()) write(o.export_onnx, kiln::export_onnx(forward, example));
+  if (!o.export_stablehlo.empty()) write(o.export_stablehlo, kiln::export_stablehlo(forward, example));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -135,6 +159,7 @@ int main(int argc, char** argv) {
                   e + 1, o.epochs, loss, 100 * acc, epoch_s, train_s, epoch_s - train_s, total);
       std::fflush(stdout);
     }
+    export_model(o, trainer);
   } catch (const kiln::Error& err) {
     std::fprintf(stderr, "kiln_mnist: %s\n", err.what());
     return 1;

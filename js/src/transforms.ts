@@ -497,3 +497,29 @@ export function customVjp<F extends (...args: any[]) => any>(f: F): CustomVjpFun
   };
   return wrapped;
 }
+
+/**
+ * Export of a function traced on example arguments (not consumed; only their shapes and
+ * dtypes matter): `exportOnnx(f)(...args)` gives an ONNX model (opset 18 unless
+ * `options.opset` says later) as bytes for onnxruntime, `exportStablehlo(f)(...args)` a
+ * StableHLO MLIR module for XLA. Inputs are the flattened argument leaves (input_0, ...),
+ * outputs the flattened result leaves (output_0, ...). Named so as not to clash with
+ * JavaScript's `export` keyword or jax-js's API.
+ */
+export function exportOnnx(f: (...args: any[]) => any, options: { opset?: number } = {}) {
+  checkFunction("exportOnnx", f);
+  return (...args: any[]): Uint8Array => {
+    const [leaves, defs] = flattenArgs(args);
+    const state: State = {};
+    return check(core.exportOnnx(flatFn(f, defs, state, { op: "exportOnnx" }), toCore(leaves, "exportOnnx"), options.opset ?? 18));
+  };
+}
+
+export function exportStablehlo(f: (...args: any[]) => any) {
+  checkFunction("exportStablehlo", f);
+  return (...args: any[]): string => {
+    const [leaves, defs] = flattenArgs(args);
+    const state: State = {};
+    return check(core.exportStablehlo(flatFn(f, defs, state, { op: "exportStablehlo" }), toCore(leaves, "exportStablehlo")));
+  };
+}

@@ -136,6 +136,13 @@ OnnxModel parse_onnx_model(std::span<const uint8_t> bytes);
 // Parses a lone TensorProto (the node tests' input_0.pb ... files).
 OnnxTensor parse_onnx_tensor(std::span<const uint8_t> bytes);
 
+// Writes a ModelProto (formats/onnx_writer.cpp): tensor data in the typed fields, tensor
+// types only; parse_onnx_model reads back the same structs. Raw or external tensor data
+// and non-tensor types throw kiln::Error.
+std::vector<uint8_t> write_onnx_model(const OnnxModel& model);
+// Writes a lone TensorProto (the node tests' .pb layout).
+std::vector<uint8_t> write_onnx_tensor(const OnnxTensor& tensor);
+
 // The raw_data bytes of `t` inside `bytes` (the buffer it was parsed from).
 std::span<const uint8_t> onnx_raw_data(std::span<const uint8_t> bytes, const OnnxTensor& t);
 // The elements of `t` as little-endian values of its own type (onnx_data_type_size bytes

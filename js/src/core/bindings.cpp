@@ -6,6 +6,7 @@
 #include "backend/wasm/wasm_backend.h"
 #include "formats/raw_array.h"
 #include "js_values.h"
+#include "kiln/export.h"
 #include "op_table.h"
 
 namespace kiln::js {
@@ -235,6 +236,27 @@ val make_jaxpr_js(val jsfn, const val& args) {
   }
 }
 
+// jsfn traced on args and exported (kiln/export.h): the ONNX model as a Uint8Array, or the
+// StableHLO module as a string; an Error names what cannot be exported.
+val export_onnx_js(val jsfn, const val& args, int opset) {
+  try {
+    ExportOptions options;
+    options.opset = opset;
+    std::vector<uint8_t> b = export_onnx(from_js(jsfn), tree_args(args), options);
+    return val::global("Uint8Array").new_(typed_memory_view(b.size(), b.data()));
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
+val export_stablehlo_js(val jsfn, const val& args) {
+  try {
+    return val(export_stablehlo(from_js(jsfn), tree_args(args)));
+  } catch (const std::exception& e) {
+    return js_error(e.what());
+  }
+}
+
 // The wasm backend's thread count: sets it when n != 0, and returns [threads, max threads,
 // split dispatches, pool-worker chunks, 1 when tiled contractions use Relaxed-SIMD FMA]
 // (threads and max are 1 in the single-threaded core), or an Error for a count outside
@@ -349,5 +371,7 @@ EMSCRIPTEN_BINDINGS(kiln) {
   function("vjp", &vjp_js);
   function("linearize", &linearize_js);
   function("makeJaxpr", &make_jaxpr_js);
+  function("exportOnnx", &export_onnx_js);
+  function("exportStablehlo", &export_stablehlo_js);
   function("wasmThreads", &wasm_threads);
 }
