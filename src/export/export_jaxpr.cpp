@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "frontend/call.h"
+#include "frontend/control.h"
 #include "frontend/jit.h"
 #include "frontend/jit_program.h"
 #include "library/numpy.h"
@@ -27,6 +28,10 @@ std::vector<Atom> inline_into(const char* op, Jaxpr& dst, const Jaxpr& src, cons
   auto map = [&](const Atom& a) { return a.is_var() ? env[size_t(a.var)] : consts[size_t(a.cst)]; };
   for (const Eqn& e : src.eqns) {
     if (e.custom) fail(op, "cannot export a custom_vjp's linear map (export the function, not its linearization)");
+    // Loop and If (stablehlo.while/case) rules are not written yet: refuse rather than let
+    // the equation's unused `prim` field pick a wrong rule.
+    if (e.control)
+      fail(op, "cannot export control flow (", e.control->name(), ") yet: ONNX Loop/If and stablehlo.while/case are not written");
     std::vector<Atom> in;
     for (const Atom& a : e.in) in.push_back(map(a));
     if (e.call) {
