@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: models onnx-models bench-onnx fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean
+.PHONY: models onnx-models bench-onnx fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm serve-ocr jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -127,6 +127,7 @@ test-js: setup data models onnx-models
 	$(call timed,cd js && node test/browser/mnist.mjs,examples/mnist-web trains 20 steps in headless chromium)
 	$(call timed,cd js && MNIST_WEBGPU=1 MNIST_STEPS=3 MNIST_TEST=100 MNIST_MIN_ACCURACY=0 node test/browser/mnist.mjs,examples/mnist-web on webgpu (SwiftShader): init + 3 steps in headless chromium)
 	$(call timed,cd js && node test/browser/llm.mjs,examples/llm-web: SmolLM2 answers with 3 tokens on wasm in headless chromium)
+	$(call timed,cd js && node test/browser/ocr.mjs,examples/ocr-web: PaddleOCR det + rec read the bundled image on wasm in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
 # The C++ package (issue 26): `cmake --install` of the native and Emscripten builds into
@@ -197,6 +198,10 @@ serve-mnist: data js-build
 serve-llm: models js-build
 	node examples/llm-web/serve.mjs
 
+# The OCR page (examples/ocr-web): PaddleOCR's det + rec ONNX models run by kiln in the tab.
+serve-ocr: onnx-models js-build
+	node examples/ocr-web/serve.mjs
+
 # SmolLM2 answering in Node.js through the npm package (examples/llm-node; CHAT_JS_ARGS passes
 # --prompt, --max-tokens, --device, --interactive, ...).
 chat-js: models js-build
@@ -248,6 +253,13 @@ bench-wasm: setup
 	  build/wasm/libkiln_mt.a $(KILN_BENCH_LINK) -o build/wasm/kiln_bench.cjs
 	cd bench/wasm && npm ci --no-audit --no-fund
 	cd bench/wasm && node bench.mjs && node --experimental-wasm-relaxed-simd bench.mjs
+
+# The real ONNX models (tools/onnx_models.mjs) on kiln wasm against onnxruntime-web's wasm EP
+# (pinned in data/onnx-models) in one Node process per thread count, 1 and 2 threads, with
+# Relaxed SIMD on (bench/onnx/bench.mjs). Results: bench/results/onnx_models.md.
+BENCH_ONNX_ARGS ?=
+bench-onnx: onnx-models js-build
+	for t in 1 2; do KILN_NUM_THREADS=$$t nice node --experimental-wasm-relaxed-simd bench/onnx/bench.mjs $(BENCH_ONNX_ARGS); done
 
 # LLM speed (issue 19): prefill (256-token prompt) and decode (128 tokens) tok/s of SmolLM2 on
 # kiln native and kiln wasm (Node) against llama.cpp (node-llama-cpp's prebuilt CPU binary,
