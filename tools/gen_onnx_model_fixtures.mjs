@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { MODELS_DIR, ROOT, realModels, namedFeeds } from "./onnx_models.mjs";
+import { varint } from "../bench/wasm/onnx_model.mjs";
 
 const ort = createRequire(join(ROOT, "tools/onnx-oracle/package.json"))("onnxruntime-node");
 const OUT = join(ROOT, "tests/fixtures/onnx_models");
@@ -19,17 +20,6 @@ const check = process.argv.includes("--check");
 
 // TensorProto: dims (1, packed int64), data_type (2), name (8), raw_data (9).
 const TYPES = { float32: [1, 4], uint8: [2, 1], int16: [5, 2], int64: [7, 8] };
-function varint(n) {
-  const out = [];
-  let v = BigInt(n);
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v) b |= 0x80;
-    out.push(b);
-  } while (v);
-  return out;
-}
 function tensorProto(name, type, dims, data) {
   const [code] = TYPES[type];
   const dimBytes = dims.flatMap(varint), nameBytes = [...Buffer.from(name)];
