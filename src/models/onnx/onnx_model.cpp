@@ -7,6 +7,7 @@
 
 #include "formats/onnx.h"
 #include "frontend/jit.h"
+#include "frontend/trace.h"
 #include "library/numpy.h"
 #include "models/onnx/onnx_ops.h"
 
@@ -23,7 +24,7 @@ struct ModelState {
   std::map<std::string, Array> constants;  // initializers
   std::vector<ValueSpec> inputs, outputs;
   std::vector<std::string> input_names, output_names;
-  std::vector<const OpRule*> rules;  // one per node, found at load
+  std::map<const OnnxNode*, const OpRule*> rules;  // every node's, branches' too, found at load
   std::vector<bool> static_inputs;   // per input: its values reach a rule's host input
   std::map<std::string, int32_t> value_types;  // ONNX element types the file declares
   Fn jitted;  // (dynamic inputs, static inputs as trees of scalars) -> outputs
@@ -44,11 +45,11 @@ ValueSpec spec_of(const formats::OnnxValueInfo& v, const char* kind) {
   return s;
 }
 
-// Every value a node reads must be a graph input, an initializer or an earlier node's output.
-void check_order(const OnnxGraph& g, const std::vector<std::string>& inputs,
-                 const std::map<std::string, Array>& constants) {
-  std::set<std::string> defined(inputs.begin(), inputs.end());
-  for (const auto& [name, _] : constants) defined.insert(name);
+// Every value a node reads must be a graph input, an initializer or an earlier node's output;
+// a branch of If may also read any value defined before its node (its outer scope).
+void check_nodes(const OnnxGraph& g, std::set<std::string> defined) {
+  for (const formats::OnnxTensor& t : g.initializers) defined.insert(t.name);
+  for (const formats::OnnxValueInfo& v : g.inputs) defined.insert(v.name);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const OnnxNode& n = g.nodes[i];
     for (const std::string& in : n.inputs)
@@ -56,10 +57,32 @@ void check_order(const OnnxGraph& g, const std::vector<std::string>& inputs,
         fail("onnx", "node '", n.name, "' (", n.op_type, ", node ", i, "): input '", in,
              "' is not defined by an earlier node, an initializer or a graph input (the graph must be "
              "topologically sorted)");
+    for (const formats::OnnxAttribute& a : n.attributes)
+      for (const OnnxGraph& branch : a.graphs) check_nodes(branch, defined);
     for (const std::string& out : n.outputs) defined.insert(out);
   }
   for (const formats::OnnxValueInfo& o : g.outputs)
     if (!defined.count(o.name)) fail("onnx", "graph output '", o.name, "' is produced by no node");
+}
+
+void check_order(const OnnxGraph& g, const std::vector<std::string>& inputs,
+                 const std::map<std::string, Array>& constants) {
+  std::set<std::string> defined(inputs.begin(), inputs.end());
+  for (const auto& [name, _] : constants) defined.insert(name);
+  check_nodes(g, defined);
+}
+
+// The rules of every node, those of If's branches too, and the element types the file
+// declares for values (branches included).
+void find_rules(ModelState& st, const OnnxGraph& g) {
+  for (const OnnxNode& n : g.nodes) {
+    st.rules[&n] = &find_rule(n, st.opset);
+    for (const formats::OnnxAttribute& a : n.attributes)
+      for (const OnnxGraph& branch : a.graphs) find_rules(st, branch);
+  }
+  for (const auto* list : {&g.inputs, &g.outputs, &g.value_info})
+    for (const formats::OnnxValueInfo& v : *list) st.value_types[v.name] = v.type.elem_type;
+  for (const formats::OnnxTensor& t : g.initializers) st.value_types[t.name] = t.data_type;
 }
 
 // Checks one feed against its declared type, binding dim_params to sizes.
@@ -83,24 +106,51 @@ void check_feed(const ValueSpec& s, const Array& a, std::map<std::string, int64_
   }
 }
 
-std::vector<Array> evaluate(const ModelState& st, const std::vector<Array>& inputs) {
-  if (inputs.size() != st.inputs.size())
-    fail("onnx", "the graph takes ", st.inputs.size(), " inputs, got ", inputs.size());
-  std::map<std::string, int64_t> params;
-  std::map<std::string, Array> env = st.constants;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    check_feed(st.inputs[i], inputs[i], params);
-    env[st.input_names[i]] = inputs[i];
+void run_nodes(const ModelState& st, const OnnxGraph& g, std::map<std::string, Array>& env);
+
+// If: a branch runs over a copy of the enclosing scope (it reads outer values by name). With
+// a condition known while translating, only the chosen branch runs. A condition computed
+// from the graph's inputs is a traced value under jit, so both branches run and `where`
+// picks each output (jax's cond under vmap does the same); this needs outputs of equal
+// shapes, which an If whose branches differ in shape cannot have under a trace anyway.
+std::vector<Array> run_if(const ModelState& st, const NodeContext& ctx, const std::map<std::string, Array>& env) {
+  const Array& cond = ctx.input(0);
+  if (cond.size() != 1) ctx.fail("the condition has shape ", shape_str(cond.shape()), ", expected one element");
+  auto branch = [&](const char* name) {
+    const OnnxGraph& b = ctx.node().find_attribute(name)->graphs.at(0);
+    std::map<std::string, Array> scope = env;
+    for (const formats::OnnxTensor& t : b.initializers) scope[t.name] = tensor_to_array(st.bytes, t);
+    run_nodes(st, b, scope);
+    std::vector<Array> outs;
+    for (const formats::OnnxValueInfo& o : b.outputs) outs.push_back(scope.at(o.name));
+    return outs;
+  };
+  if (!frontend::tracer_of(cond)) return branch(cond.to_vector<double>()[0] != 0 ? "then_branch" : "else_branch");
+  const std::vector<Array> then_outs = branch("then_branch"), else_outs = branch("else_branch");
+  if (then_outs.size() != else_outs.size())
+    ctx.fail("the branches give ", then_outs.size(), " and ", else_outs.size(), " outputs");
+  const Array pick = cond.astype(bool_).reshape({});
+  std::vector<Array> outs;
+  for (size_t k = 0; k < then_outs.size(); ++k) {
+    if (then_outs[k].shape() != else_outs[k].shape() || then_outs[k].dtype() != else_outs[k].dtype())
+      ctx.fail("output ", k, " is ", shape_str(then_outs[k].shape()), " in then_branch and ",
+               shape_str(else_outs[k].shape()), " in else_branch: with a condition that depends on the graph's ",
+               "inputs both branches run under jit and must agree in shape and dtype");
+    outs.push_back(numpy::where(pick, then_outs[k], else_outs[k]));
   }
-  const OnnxGraph& g = st.model.graph;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const OnnxNode& n = g.nodes[i];
+  return outs;
+}
+
+// Runs the nodes of `g` (the model's graph or a branch) in order over `env`, the values in
+// scope, adding each node's outputs to it.
+void run_nodes(const ModelState& st, const OnnxGraph& g, std::map<std::string, Array>& env) {
+  for (const OnnxNode& n : g.nodes) {
     std::vector<std::optional<Array>> args;
     for (const std::string& in : n.inputs) args.push_back(in.empty() ? std::nullopt : std::optional<Array>(env.at(in)));
     const NodeContext ctx(n, st.opset, std::move(args), st.bytes, &st.value_types);
     std::vector<Array> outs;
     try {
-      outs = st.rules[i]->rule(ctx);
+      outs = n.op_type == "If" ? run_if(st, ctx, env) : st.rules.at(&n)->rule(ctx);
     } catch (const Error& e) {
       // A library error inside a rule is told with the node it happened in.
       const std::string what = e.what();
@@ -111,6 +161,18 @@ std::vector<Array> evaluate(const ModelState& st, const std::vector<Array>& inpu
     for (size_t k = 0; k < n.outputs.size(); ++k)
       if (!n.outputs[k].empty()) env[n.outputs[k]] = outs[k];
   }
+}
+
+std::vector<Array> evaluate(const ModelState& st, const std::vector<Array>& inputs) {
+  if (inputs.size() != st.inputs.size())
+    fail("onnx", "the graph takes ", st.inputs.size(), " inputs, got ", inputs.size());
+  std::map<std::string, int64_t> params;
+  std::map<std::string, Array> env = st.constants;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_feed(st.inputs[i], inputs[i], params);
+    env[st.input_names[i]] = inputs[i];
+  }
+  run_nodes(st, st.model.graph, env);
   std::vector<Array> result;
   for (const std::string& name : st.output_names) result.push_back(env.at(name));
   return result;
@@ -119,12 +181,12 @@ std::vector<Array> evaluate(const ModelState& st, const std::vector<Array>& inpu
 // Which graph inputs a rule reads on the host, directly or through other nodes (Shape and
 // Size read only shapes, so the search stops there). Nodes are in topological order, so
 // one pass from the last node back finds every such value.
-std::vector<bool> find_static_inputs(const OnnxGraph& g, const std::vector<const OpRule*>& rules,
+std::vector<bool> find_static_inputs(const OnnxGraph& g, const std::map<const OnnxNode*, const OpRule*>& rules,
                                      const std::vector<std::string>& inputs) {
   std::set<std::string> needed;
   for (size_t i = g.nodes.size(); i-- > 0;) {
     const OnnxNode& n = g.nodes[i];
-    for (int k : rules[i]->host_inputs)
+    for (int k : rules.at(&n)->host_inputs)
       if (size_t(k) < n.inputs.size()) needed.insert(n.inputs[size_t(k)]);
     const bool reads_values = n.op_type != "Shape" && n.op_type != "Size";
     if (reads_values && std::any_of(n.outputs.begin(), n.outputs.end(), [&](const std::string& o) { return needed.count(o); }))
@@ -187,10 +249,7 @@ Model Model::load(std::span<const uint8_t> bytes) {
     st->outputs.push_back(spec_of(v, "output"));
     st->output_names.push_back(v.name);
   }
-  for (const OnnxNode& n : g.nodes) st->rules.push_back(&find_rule(n, st->opset));
-  for (const auto* list : {&g.inputs, &g.outputs, &g.value_info})
-    for (const formats::OnnxValueInfo& v : *list) st->value_types[v.name] = v.type.elem_type;
-  for (const formats::OnnxTensor& t : g.initializers) st->value_types[t.name] = t.data_type;
+  find_rules(*st, g);
   check_order(g, st->input_names, st->constants);
   std::weak_ptr<const ModelState> weak = st;  // the jitted Fn must not keep its owner alive
   st->static_inputs = find_static_inputs(g, st->rules, st->input_names);

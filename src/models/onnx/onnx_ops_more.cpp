@@ -200,8 +200,14 @@ std::vector<Array> window(const NodeContext& c) {
 
 }  // namespace
 
+// If's branches read values of the enclosing scope by name, which a rule cannot see: the
+// graph evaluator (onnx_model.cpp, run_if) runs it, and this row only declares its opsets and
+// attributes for the load-time checks.
+static std::vector<Array> if_in_evaluator(const NodeContext& c) { c.fail("If is run by the graph evaluator"); }
+
 std::vector<OpRule> composite_rules() {
   return {
+      {"If", 1, kMax, {"then_branch", "else_branch"}, if_in_evaluator},
       {"NegativeLogLikelihoodLoss", 12, kMax, {"ignore_index", "reduction"}, nll_loss},
       {"SoftmaxCrossEntropyLoss", 12, kMax, {"ignore_index", "reduction"}, softmax_cross_entropy},
       {"ConvTranspose", 1, kMax,

@@ -86,6 +86,20 @@ Array resize_axis(const NodeContext& c, const ResizeMode& m, const Array& x, int
     const double src = source_coordinate(c, m, double(i), scale, in, roi_start, roi_end);
     if (!matrix_row(c, m, src, in, &mat[size_t(i * in)])) outside[size_t(i)] = 1;
   }
+  // Rows of a single weight 1 (every nearest row; linear at integral source coordinates) only
+  // select an input element: then a gather, O(out) per line, replaces the O(out x in)
+  // contraction (PP-OCR det's 2x nearest upsampling: 44 ms -> a few ms on wasm).
+  if (std::all_of(outside.begin(), outside.end(), [](double v) { return v == 0; })) {
+    std::vector<int32_t> pick;
+    for (int64_t i = 0; i < out; ++i) {
+      const double* row = &mat[size_t(i * in)];
+      const auto nonzero = std::count_if(row, row + in, [](double v) { return v != 0; });
+      const double* one = std::find(row, row + in, 1.0);
+      if (nonzero != 1 || one == row + in) break;
+      pick.push_back(int32_t(one - row));
+    }
+    if (int64_t(pick.size()) == out) return np::take(x, np::array(pick, {out}), axis);
+  }
   const DType dt = is_float(x.dtype()) ? x.dtype() : float32;
   Array mx = cast_to(np::array(mat, {out, in}), dt);
   Array y = np::moveaxis(np::tensordot(mx, cast_to(x, dt), std::pair{std::vector<int>{1}, std::vector<int>{axis}}), 0, axis);
