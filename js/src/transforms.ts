@@ -515,6 +515,7 @@ export function exportOnnx(f: (...args: any[]) => any, options: { opset?: number
   };
 }
 
+/** The StableHLO MLIR module of `f` traced on example arguments (see {@link exportOnnx}). */
 export function exportStablehlo(f: (...args: any[]) => any) {
   checkFunction("exportStablehlo", f);
   return (...args: any[]): string => {

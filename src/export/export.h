@@ -10,6 +10,7 @@
 
 namespace kiln {
 
+// How export_onnx / export_stablehlo trace and name what they write.
 struct ExportOptions {
   // Arguments passed through unchanged (trees of scalars), as jit's static_argnums.
   std::vector<int> static_argnums;
