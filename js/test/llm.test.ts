@@ -5,7 +5,7 @@
 // and each decode step about one (docs/ARCHITECTURE.md, LLM runtime in JS). Node only: the
 // browser run covers generation through examples/llm-web (test/browser/llm.mjs).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { llm, memory } from "../dist/index.js";
+import { init, llm, memory } from "../dist/index.js";
 import greedyText from "../../tests/fixtures/llm/smollm2_greedy.txt?raw";
 import tokenizeText from "../../tests/fixtures/llm/smollm2_tokenize.txt?raw";
 
@@ -178,4 +178,29 @@ describe("llm: SmolLM2 on wasm", () => {
     expect(() => m.tokenizer.encode("Hi")).toThrow(/tokenizer.encode: the model was disposed/);
     expect(() => m.logits([1])).toThrow(ReferenceError);
   });
+});
+
+// The same model on webgpu: the decode step's kernels fit the device's storage-buffer limit
+// and the KV cache is written by GPU copies, so greedy decoding gives llama.cpp's tokens
+// there too. Opt-in (KILN_LLM_WEBGPU=1), not part of make test: on SwiftShader, the CPU
+// WebGPU of machines without a GPU, these 3 tokens took 337 s on the 2-core machine.
+const env = (globalThis as any).process?.env ?? {};
+const onGpu = env.KILN_LLM_WEBGPU === "1";
+const gpu = onGpu && (await init("webgpu")).includes("webgpu");
+describe.runIf(onGpu)("llm: SmolLM2 on webgpu", () => {
+  test("greedy generation gives llama.cpp's greedy tokens, as on wasm", async () => {
+    expect(gpu).toBe(true);
+    const c = greedyCase(0);
+    const n = 3;
+    const m = await llm.load(MODEL, { device: "webgpu", nCtx: 64, prefillBucket: 8 });
+    try {
+      expect(m.device).toBe("webgpu");
+      const g = m.generate(c.text, { maxTokens: n });
+      const pieces = await collect(g);
+      expect(pieces.join("")).toBe(m.tokenizer.decode(c.rows.slice(0, n).map((r) => r.greedy)));
+      expect(g.stats()).toMatchObject({ promptTokens: c.ids.length, generatedTokens: n, stopReason: "max_tokens" });
+    } finally {
+      m.dispose();
+    }
+  }, 600_000);
 });

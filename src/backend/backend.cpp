@@ -1,7 +1,9 @@
 // The device registry, and Buffer's RAII release with the live-buffer counters.
 #include "backend/backend.h"
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #ifndef __EMSCRIPTEN__
@@ -26,6 +28,13 @@ Buffer::~Buffer() {
   backend_->free(handle_);
   backend_->live_buffers_.fetch_sub(1, std::memory_order_relaxed);
   backend_->live_bytes_.fetch_sub(bytes_, std::memory_order_relaxed);
+}
+
+void Backend::copy(int64_t src, int64_t src_offset, int64_t dst, int64_t dst_offset, int64_t bytes) {
+  if (!can_read_sync()) fail(name(), ".copy: the device has no copy of its own and no synchronous reads");
+  std::vector<uint8_t> staged(size_t(std::max<int64_t>(bytes, 0)));
+  read_sync(src, src_offset, bytes, staged.data());
+  write(dst, dst_offset, staged.data(), bytes);
 }
 
 BufferCounts Backend::buffer_counts() const {

@@ -67,6 +67,10 @@ class Backend {
   // equals buffer_counts().buffers unless a free went missing below the Buffer layer.
   virtual int64_t backend_buffers() const { return -1; }
   virtual void write(int64_t handle, int64_t offset, const void* data, int64_t bytes) = 0;
+  // Copies `bytes` from one buffer to another on the device, in order with the dispatches
+  // before and after it (a KV cache row written from a step's output). The default goes
+  // through the host and needs synchronous reads; webgpu copies on the GPU.
+  virtual void copy(int64_t src, int64_t src_offset, int64_t dst, int64_t dst_offset, int64_t bytes);
   // Synchronous reads exist only where the device allows them.
   virtual bool can_read_sync() const = 0;
   virtual void read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) = 0;

@@ -29,10 +29,15 @@ void kv_cache_write(Array& cache, const std::vector<Array>& layer_rows, int64_t 
         start < 0 || start + count > n_ctx)
       fail("kv_cache_write", "layer ", l, "'s rows ", shape_str(kv.shape()), " (", count, " at ", start,
            ") do not fit the cache ", shape_str(cache.shape()));
-    const std::vector<float> rows = kv.to_vector<float>();
+    if (kv.dtype() != DType::Float32 || kv.device() != cache.device())
+      fail("kv_cache_write", "layer ", l, "'s rows are ", dtype_name(kv.dtype()), " on ", kv.device(),
+           ", expected float32 on the cache's device ", cache.device());
+    // Copied on the device (no round trip through the host, which webgpu cannot read
+    // synchronously): the rows realized into a buffer of their own, then two copies.
+    const BufferRef& rows = kv.impl()->buffer();
     for (int64_t half = 0; half < 2; ++half) {  // keys, then values
       const int64_t dst = ((l * 2 + half) * n_ctx + start) * row;
-      buf->backend().write(buf->handle(), dst * 4, rows.data() + half * T * row, count * row * 4);
+      buf->backend().copy(rows->handle(), half * T * row * 4, buf->handle(), dst * 4, count * row * 4);
     }
   }
 }

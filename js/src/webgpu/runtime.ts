@@ -235,6 +235,34 @@ export class WebGpuRuntime {
     return 0;
   }
 
+  /**
+   * Copies `bytes` from one buffer to another in the open encoder, between the dispatches
+   * recorded before and after it (WebGPU orders a command encoder's passes and copies).
+   */
+  copy(src: number, srcOffset: number, dst: number, dstOffset: number, bytes: number): number {
+    if (this.#lost) return this.#fail(this.#lost);
+    const s = this.#get(src), d = this.#get(dst);
+    if (!s || !d) return -1;
+    for (const [r, offset] of [[s, srcOffset], [d, dstOffset]] as const) {
+      if (offset % 4 !== 0 || bytes % 4 !== 0) return this.#fail(`webgpu.copy: offset ${offset} and size ${bytes} must be multiples of 4`);
+      if (offset + bytes > r.buffer.size) return this.#fail(`webgpu.copy: range [${offset}, ${offset + bytes}) is outside a buffer of ${r.bytes} bytes`);
+    }
+    const unsettled = [s, d].map((r) => r.created).filter((c) => c.state !== "ok");
+    const failed = unsettled.find((c) => c.state === "failed");
+    if (failed) return this.#fail(failed.error!);
+    if (unsettled.length) this.flush();
+    if (!this.#encoder) this.#encoder = this.device.createCommandEncoder();
+    else this.#pass!.end();
+    this.#encoder.copyBufferToBuffer(s.buffer, srcOffset, d.buffer, dstOffset, bytes);
+    this.#pass = this.#encoder.beginComputePass();
+    for (const c of unsettled) this.#encoderChecks.add(c);
+    s.epoch = d.epoch = this.#epoch;
+    // Part of d now comes from s: a failure that spoils s spoils d.
+    d.taint = [...new Set([...d.taint, ...s.taint, ...unsettled])].filter((t) => t.state !== "ok");
+    this.#afterRecording(unsettled.length > 0);
+    return 0;
+  }
+
   // ---- kernels ----------------------------------------------------------------------------
 
   /** A pipeline id for this WGSL (bindings: 0 uniform size, 1 out, 2.. inputs). */
@@ -287,7 +315,13 @@ export class WebGpuRuntime {
     for (const r of ins) for (const t of r.taint) if (t.state !== "ok") taint.add(t);
     out.taint = [...taint];
     this.#stats.dispatches++;
-    if (unsettled.length || ++this.#inEncoder >= MAX_DISPATCHES_PER_SUBMIT) this.flush();
+    this.#afterRecording(unsettled.length > 0);
+    return 0;
+  }
+
+  /** After a command was recorded: submit now, or once the current synchronous JS is done. */
+  #afterRecording(unsettled: boolean): void {
+    if (unsettled || ++this.#inEncoder >= MAX_DISPATCHES_PER_SUBMIT) this.flush();
     else if (!this.#flushQueued) {
       // Submit once the current synchronous JS is done (e.g. a whole jit program), so the
       // GPU starts without waiting for a readback.
@@ -297,7 +331,6 @@ export class WebGpuRuntime {
         if (!this.#lost) this.flush();
       });
     }
-    return 0;
   }
 
   /** One uniform buffer per output size, kept: sizes repeat, and they are 4 bytes each. */

@@ -18,6 +18,9 @@ EM_JS(int, kiln_gpu_live_buffers, (), { return Module['kilnGpu'] ? Module['kilnG
 EM_JS(int, kiln_gpu_write, (int handle, double offset, const uint8_t* data, double bytes), {
   return Module['kilnGpu'].write(handle, offset, HEAPU8.subarray(data, data + bytes));
 });
+EM_JS(int, kiln_gpu_copy, (int src, double src_offset, int dst, double dst_offset, double bytes), {
+  return Module['kilnGpu'].copy(src, src_offset, dst, dst_offset, bytes);
+});
 EM_JS(int, kiln_gpu_pipeline, (const char* wgsl, int len, int ninputs), {
   return Module['kilnGpu'].pipeline(UTF8ToString(wgsl, len), ninputs);
 });
@@ -95,6 +98,11 @@ int64_t WebGpuBackend::backend_buffers() const { return kiln_gpu_live_buffers();
 void WebGpuBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {
   if (kiln_gpu_write(int(handle), double(offset), static_cast<const uint8_t*>(data), double(bytes)) < 0)
     fail_runtime("webgpu.write");
+}
+
+void WebGpuBackend::copy(int64_t src, int64_t src_offset, int64_t dst, int64_t dst_offset, int64_t bytes) {
+  if (kiln_gpu_copy(int(src), double(src_offset), int(dst), double(dst_offset), double(bytes)) < 0)
+    fail_runtime("webgpu.copy");
 }
 
 void WebGpuBackend::read_sync(int64_t, int64_t, int64_t, void*) {

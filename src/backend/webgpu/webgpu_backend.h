@@ -26,6 +26,7 @@ class WebGpuBackend : public Backend {
   bool supports(DType d) const override { return d != DType::Float64; }
   size_t max_kernel_inputs() const override { return size_t(std::max(1, params_.max_storage_buffers - 1)); }
   void write(int64_t handle, int64_t offset, const void* data, int64_t bytes) override;
+  void copy(int64_t src, int64_t src_offset, int64_t dst, int64_t dst_offset, int64_t bytes) override;
   bool can_read_sync() const override { return false; }
   void read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) override;
   void read_async(int64_t handle, int64_t offset, int64_t bytes,
