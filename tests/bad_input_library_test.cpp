@@ -194,6 +194,38 @@ void random_rows(std::vector<Row>& r) {
   r.push_back(err("random::multivariate_normal", [k] { rnd::multivariate_normal(k(), np::zeros({3}), np::eye(2)); }, {"multivariate_normal"}));
 }
 
+// Control flow (lax_control.h), indexed updates and qr: body signatures, index forms and
+// shapes are checked before anything runs.
+void control_rows(std::vector<Row>& r) {
+  using kiln::Tree;
+  auto same = [](const Tree& c, const Tree& x) { return std::make_pair(c, x); };
+  auto to_int = [](const Tree& c, const Tree&) { return std::make_pair(Tree(c.array().astype(kiln::int32)), Tree()); };
+  r.push_back(err("lax::scan", [=] { lax::scan(same, Tree(Array(0.0)), Tree(np::ones({2})), int64_t(3)); }, {"scan"}));
+  r.push_back(err("lax::scan", [=] { lax::scan(to_int, Tree(Array(0.0)), Tree(np::ones({2}))); }, {"scan"}));
+  r.push_back(err("lax::scan_flat", [] {
+    lax::scan_flat([](const std::vector<Array>& a) { return a; }, {Array(0.0)}, {np::ones({2}), np::ones({3})}, 2);
+  }, {"scan"}));
+  r.push_back(err("lax::while_loop", [] {
+    lax::while_loop([](const Tree& c) { return c.array(); }, [](const Tree& c) { return c; }, Tree(Array(0.0)));
+  }, {"while"}));
+  r.push_back(err("lax::while_flat", [] {
+    lax::while_flat([](const std::vector<Array>& c) { return c; }, [](const std::vector<Array>& c) { return c; }, {Array(0.0)});
+  }, {"while"}));
+  r.push_back(err("lax::fori_loop", [] {
+    lax::fori_loop(0, 3, [](const Array&, const Tree& c) { return Tree(c.array().astype(kiln::int32)); }, Tree(Array(0.0)));
+  }, {"scan"}));
+  auto one = [](const std::vector<Tree>& o) { return o[0]; };
+  auto other = [](const std::vector<Tree>& o) { return Tree(o[0].array().astype(kiln::int32)); };
+  r.push_back(err("lax::cond", [=] { lax::cond(Array(true), one, other, {Tree(Array(1.0))}); }, {"cond"}));
+  r.push_back(err("lax::switch_", [] { lax::switch_(Array(0), {}, {Tree(Array(1.0))}); }, {"switch"}));
+  r.push_back(err("lax::switch_flat", [] { lax::switch_flat(Array(0), {}, {Array(1.0)}); }, {"switch"}));
+  r.push_back(err("lax::map", [] { lax::map([](const Tree& x) { return x; }, Tree(Array(1.0))); }, {"map"}));
+  r.push_back(err("numpy::at", [] { np::at(f23(), {0, 0, 0}).get(); }, {"at"}));
+  r.push_back(err("numpy::at", [] { np::at(f23(), {0}).set(Array(1.0), "bogus"); }, {"bogus"}));
+  r.push_back(err("linalg::qr", [] { linalg::qr(np::ones({3})); }, {"qr"}));
+  r.push_back(err("linalg::qr", [] { linalg::qr(f23(), "bogus"); }, {"qr", "bogus"}));
+}
+
 }  // namespace
 
 std::vector<Row> library_rows() {
@@ -203,6 +235,7 @@ std::vector<Row> library_rows() {
   fft_rows(r);
   nn_rows(r);
   random_rows(r);
+  control_rows(r);
   return r;
 }
 

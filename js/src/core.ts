@@ -123,6 +123,36 @@ export function setPendingError(e: unknown) {
   pendingError = e;
 }
 
+/** What coreCallback disposes: an Array (array.ts imports this module, so not named here). */
+interface DisposableArray {
+  readonly _alive: boolean;
+  dispose(): void;
+}
+
+/**
+ * A JS callback for the core: `body` returns [what the core gets, the Arrays to dispose
+ * once the core holds them (`done`)]. It never throws into the core: it keeps the error
+ * and returns it.
+ */
+export function coreCallback(body: (cargs: any[][]) => [any, DisposableArray[]]) {
+  let pending: DisposableArray[] = [];
+  const jsfn: any = (cargs: any[][]) => {
+    try {
+      const [result, returned] = body(cargs);
+      pending = returned;
+      return result;
+    } catch (e) {
+      setPendingError(e);
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  };
+  jsfn.done = () => {
+    for (const a of pending) if (a._alive) a.dispose();
+    pending = [];
+  };
+  return jsfn;
+}
+
 /** Throws if the core returned an Error; otherwise returns the result. */
 export function check<T>(r: T | Error): T {
   if (r instanceof Error) {

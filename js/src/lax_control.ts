@@ -4,7 +4,7 @@
 // operands (init, xs, operands) are consumed, a body owns the Arrays it is given and the
 // Arrays it returns are released once the core holds them.
 import { Array, describeValue } from "./array.js";
-import { check, core, setPendingError } from "./core.js";
+import { check, core, coreCallback } from "./core.js";
 import { array } from "./numpy_ops.js";
 import { flatten, unflatten, type JsTreeDef } from "./tree.js";
 
@@ -36,25 +36,15 @@ const defStr = (d: JsTreeDef | null) => (d === null ? "null" : d.toString());
  * lists out. It never throws into the core: it keeps the error and returns it.
  */
 function body(op: string, defs: (JsTreeDef | null)[], f: (...args: any[]) => any[]) {
-  let pending: Array[] = [];
-  const jsfn: any = (cargs: any[][]) => {
-    try {
-      const outs = f(...cargs.map((hs, i) => rebuild(defs[i], hs)));
-      pending = [];
-      return outs.map((o: Flat) => {
-        pending.push(...o.leaves.filter((x): x is Array => x instanceof Array));
-        return o.leaves.map((x) => toCore(x, op));
-      });
-    } catch (e) {
-      setPendingError(e);
-      return e instanceof Error ? e : new Error(String(e));
-    }
-  };
-  jsfn.done = () => {
-    for (const a of pending) if (a._alive) a.dispose();
-    pending = [];
-  };
-  return jsfn;
+  return coreCallback((cargs) => {
+    const outs = f(...cargs.map((hs, i) => rebuild(defs[i], hs)));
+    const returned: Array[] = [];
+    const lists = outs.map((o: Flat) => {
+      returned.push(...o.leaves.filter((x): x is Array => x instanceof Array));
+      return o.leaves.map((x) => toCore(x, op));
+    });
+    return [lists, returned];
+  });
 }
 
 function checkFn(op: string, f: unknown) {
@@ -116,22 +106,27 @@ export function whileLoop(cond: (carry: any) => Array, bodyFn: (carry: any) => a
 
 /** lax.switch: branches[clamp(index, 0, n - 1)](...operands); every branch returns one structure. */
 export function switch_(index: Array | number, branches: ((...ops: any[]) => any)[], ...operands: any[]): any {
-  if (!globalThis.Array.isArray(branches) || branches.length === 0) throw new Error("switch: expected a non-empty list of branches");
-  branches.forEach((b) => checkFn("switch", b));
+  return branch("switch", index, branches, operands);
+}
+
+/** switch and cond: errors name `op`, the function the user called. */
+function branch(op: string, index: Array | number, branches: ((...ops: any[]) => any)[], operands: any[]): any {
+  if (!globalThis.Array.isArray(branches) || branches.length === 0) throw new Error(`${op}: expected a non-empty list of branches`);
+  branches.forEach((b) => checkFn(op, b));
   const o = flat(operands);
   let outDef: JsTreeDef | null | undefined;
   const fns = branches.map((b, i) =>
-    body("switch", [o.def], (ops) => {
+    body(op, [o.def], (ops) => {
       const out = flat(b(...(ops as any[])));
       if (outDef !== undefined && !sameDef(outDef, out.def))
-        throw new Error(`switch: branch ${i} returned a tree of structure ${defStr(out.def)} and branch 0 ${defStr(outDef)}, expected branches of one output structure`);
+        throw new Error(`${op}: branch ${i} returned a tree of structure ${defStr(out.def)} and branch 0 ${defStr(outDef)}, expected branches of one output structure`);
       outDef = out.def;
       return [out];
     }),
   );
   let idx = index instanceof Array ? index : array(Math.trunc(index), { dtype: "int32" as any });
   if (idx.dtype !== "int32") idx = idx.astype("int32" as any);
-  const r = check(core.switchBranches(idx._h(), fns, o.leaves.map((l) => toCore(l, "switch")))) as any[];
+  const r = check(core.switchBranches(idx._h(), fns, o.leaves.map((l) => toCore(l, op)))) as any[];
   idx.dispose();
   consume(o.leaves);
   return rebuild(outDef ?? null, r);
@@ -139,8 +134,10 @@ export function switch_(index: Array | number, branches: ((...ops: any[]) => any
 
 /** lax.cond: trueFn(...operands) if pred else falseFn(...operands). */
 export function cond(pred: Array | boolean, trueFn: (...ops: any[]) => any, falseFn: (...ops: any[]) => any, ...operands: any[]): any {
+  checkFn("cond", trueFn);
+  checkFn("cond", falseFn);
   const p = pred instanceof Array ? pred.astype("int32" as any) : pred ? 1 : 0;
-  return switch_(p, [falseFn, trueFn], ...operands);
+  return branch("cond", p, [falseFn, trueFn], operands);
 }
 
 /**
@@ -149,25 +146,36 @@ export function cond(pred: Array | boolean, trueFn: (...ops: any[]) => any, fals
  */
 export function foriLoop(lower: number | Array, upper: number | Array, bodyFn: (i: Array, x: any) => any, init: any): any {
   checkFn("foriLoop", bodyFn);
-  const int32 = (v: number | Array) => (v instanceof Array ? (v.dtype === "int32" ? v : v.astype("int32" as any)) : array(v, { dtype: "int32" as any }));
-  if (typeof lower === "number" && typeof upper === "number") {
-    const [r] = scan(
-      ([i, x]: [Array, any]) => [[i.ref.add(1), bodyFn(i, x)], null],
-      [int32(lower), init],
-      null,
-      { length: Math.max(upper - lower, 0) },
+  // Counters made here; a loop that fails (a disposed init) consumed none of them.
+  const made: Array[] = [];
+  const int32 = (v: number | Array) => {
+    const a = v instanceof Array ? (v.dtype === "int32" ? v : v.astype("int32" as any)) : array(v, { dtype: "int32" as any });
+    if (a !== v) made.push(a);
+    return a;
+  };
+  try {
+    if (typeof lower === "number" && typeof upper === "number") {
+      const [r] = scan(
+        ([i, x]: [Array, any]) => [[i.ref.add(1), bodyFn(i, x)], null],
+        [int32(lower), init],
+        null,
+        { length: Math.max(upper - lower, 0) },
+      );
+      (r[0] as Array).dispose();
+      return r[1];
+    }
+    const r = whileLoop(
+      ([i, hi]: [Array, Array]) => i.less(hi),
+      ([i, hi, x]: [Array, Array, any]) => [i.ref.add(1), hi, bodyFn(i, x)],
+      [int32(lower), int32(upper), init],
     );
     (r[0] as Array).dispose();
-    return r[1];
+    (r[1] as Array).dispose();
+    return r[2];
+  } catch (e) {
+    for (const a of made) if (a._alive) a.dispose();
+    throw e;
   }
-  const r = whileLoop(
-    ([i, hi]: [Array, Array]) => i.less(hi),
-    ([i, hi, x]: [Array, Array, any]) => [i.ref.add(1), hi, bodyFn(i, x)],
-    [int32(lower), int32(upper), init],
-  );
-  (r[0] as Array).dispose();
-  (r[1] as Array).dispose();
-  return r[2];
 }
 
 /** lax.map: f over the leading axis of xs. */

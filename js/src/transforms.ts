@@ -2,7 +2,7 @@
 // makeJaxpr, linearize, jacfwd, jacrev, hessian. Trees are flattened here; the core sees
 // one list of leaves per argument and calls back into JS with tracer Arrays.
 import { Array, describeValue } from "./array.js";
-import { check, core, setPendingError, type Func } from "./core.js";
+import { check, core, coreCallback, type Func } from "./core.js";
 import { flatten, unflatten, type JsTree, JsTreeDef } from "./tree.js";
 
 /** A function holding compiled programs: `dispose()` frees them (jit's result). */
@@ -50,29 +50,6 @@ function fromCore(def: JsTreeDef, hs: any[]): any {
   return unflatten(def, hs.map(wrapLeaf));
 }
 
-/**
- * A JS callback for the core: `body` returns [what the core gets, the Arrays to dispose
- * once the core holds them (`done`)]. It never throws into the core: it keeps the error
- * and returns it.
- */
-function coreCallback(body: (cargs: any[][]) => [any, Array[]]) {
-  let pending: Array[] = [];
-  const jsfn: any = (cargs: any[][]) => {
-    try {
-      const [result, returned] = body(cargs);
-      pending = returned;
-      return result;
-    } catch (e) {
-      setPendingError(e);
-      return e instanceof Error ? e : new Error(String(e));
-    }
-  };
-  jsfn.done = () => {
-    for (const a of pending) if (a._alive) a.dispose();
-    pending = [];
-  };
-  return jsfn;
-}
 
 /**
  * f as the core sees it: called with one list of leaf handles per argument, it rebuilds the

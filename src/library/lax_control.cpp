@@ -123,7 +123,7 @@ Tree cond(const Array& pred, const BranchFn& true_fn, const BranchFn& false_fn, 
 
 Tree map(const std::function<Tree(const Tree&)>& f, const Tree& xs) {
   auto step = [&f](const Tree&, const Tree& x) { return std::pair<Tree, Tree>{Tree(), f(x)}; };
-  return scan(step, Tree(), xs).second;
+  return with_name("map", [&] { return scan(step, Tree(), xs).second; });
 }
 
 std::vector<Array> scan_flat(const ArraysFn& body, const std::vector<Array>& init, const std::vector<Array>& xs,
