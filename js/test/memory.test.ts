@@ -151,7 +151,6 @@ describe("memory()", () => {
 // webgpu: the runtime's GPUBuffers behind the C++ backend's counts, and a small jitted loop
 // (a dense layer's SGD step) whose GPU pools, staging buffers and pipelines stay flat.
 const gpu = (await kiln.init("webgpu")).includes("webgpu");
-// (An `if`, not describe.runIf: the browser run's Vitest shim has only describe.)
 if (gpu) describe("memory() on webgpu", () => {
   test("counts GPUBuffers and keeps them in step with the core's buffers", async () => {
     const before = memory();

@@ -1,5 +1,5 @@
-// The part of Vitest's API that the suite uses (describe, test/it with .each, beforeEach,
-// expect), for the browser bundle: test files run unchanged, with Vitest's own `expect`.
+// The part of Vitest's API that the suite uses (describe with .runIf/.skipIf, test/it with
+// .each, beforeEach, expect), for the browser bundle: test files run unchanged, with Vitest's own `expect`.
 import * as chai from "chai";
 import { JestAsymmetricMatchers, JestChaiExpect, JestExtend } from "@vitest/expect";
 
@@ -24,6 +24,10 @@ export function describe(name: string, body: () => void) {
   body();
   current = saved;
 }
+// Conditional suites, as Vitest's: the body registers its tests only when it runs.
+const skipped = (_name: string, _body: () => void) => {};
+describe.runIf = (cond: unknown) => (cond ? describe : skipped);
+describe.skipIf = (cond: unknown) => (cond ? skipped : describe);
 export function beforeEach(fn: Fn) {
   current.hooks.push(fn);
 }
@@ -33,8 +37,12 @@ function format(name: string, args: unknown[]): string {
 }
 function makeTest() {
   const t: any = (name: string, fn: Fn) => current.children.push({ name, fn, args: [] });
-  t.each = (table: unknown[][]) => (name: string, fn: Fn) => {
-    for (const row of table) current.children.push({ name: format(name, row), fn, args: row });
+  // A row that is not an array is one argument, as in Vitest (test.each(["a", "b"])).
+  t.each = (table: unknown[]) => (name: string, fn: Fn) => {
+    for (const row of table) {
+      const args = Array.isArray(row) ? row : [row];
+      current.children.push({ name: format(name, args), fn, args });
+    }
   };
   return t;
 }
