@@ -104,7 +104,7 @@ export function whileLoop(cond: (carry: any) => Array, bodyFn: (carry: any) => a
   return rebuild(c.def, r);
 }
 
-/** lax.switch: branches[clamp(index, 0, n - 1)](...operands); every branch returns one structure. */
+/** lax.switch: `branches[clamp(index, 0, n - 1)](...operands)`; every branch returns one structure. */
 export function switch_(index: Array | number, branches: ((...ops: any[]) => any)[], ...operands: any[]): any {
   return branch("switch", index, branches, operands);
 }
