@@ -555,8 +555,7 @@ void while_rule(OnnxEmitter& m, const Eqn& e, const std::string&) {
   };
   const std::string first = inline_body(m, cj, with(cond_consts, init))[0];
   OnnxEmitter b(bj, m);
-  const auto [iter, cond] = loop_inputs(b);
-  (void)iter, (void)cond;
+  loop_inputs(b);  // the iteration number and condition go unread: the cond body decides
   for (size_t i = 0; i < nc; i++) b.var_names[size_t(bj.invars[i])] = body_consts[i];
   for (size_t i = nc; i < nc + nk; i++) b.input(bj.vars[size_t(bj.invars[i])], bj.invars[i]);
   b.emit_consts(nullptr);
