@@ -273,6 +273,110 @@ std::vector<ExportCase> window_cases() {
   return c;
 }
 
+
+// One tanh RNN cell, h' = tanh(h W + x U + b): the body closes over W, U and b (traced
+// arguments), which become the scan's consts.
+std::pair<Tree, Tree> rnn(const std::vector<Tree>& p, const Array& h0, const Array& xs) {
+  const Array &w = a(p, 0), &u = a(p, 1), &b = a(p, 2);
+  return lax::scan([&](const Tree& h, const Tree& x) {
+                     Array next = np::tanh(np::matmul(h.array(), w) + np::matmul(x.array(), u) + b);
+                     return std::pair<Tree, Tree>{Tree(next), Tree(next * 2.0)};
+                   },
+                   Tree(h0), Tree(xs));
+}
+
+std::vector<Tree> rnn_args() { return {floats({4, 4}, 1, 0.5), floats({3, 4}, 2, 0.5), floats({4}, 3, 0.1), floats({4}, 4), floats({6, 3}, 5)}; }
+
+std::vector<ExportCase> control_cases() {
+  std::vector<ExportCase> c;
+  c.push_back({"scan_rnn", fn([](auto& p) {
+                 auto [h, ys] = rnn(p, a(p, 3), a(p, 4));
+                 return list({h.array(), ys.array()});
+               }),
+               rnn_args()});
+  c.push_back({"scan_reverse", fn([](auto& p) {
+                 auto [c, ys] = lax::scan([](const Tree& c, const Tree& x) {
+                                            const Array& v = c[0].array();
+                                            Tree next = Tree(Tree::List{v * 0.9 + x.array(), c[1].array() + 1});
+                                            return std::pair<Tree, Tree>{next, Tree(Tree::List{v * x.array(), np::sum(x.array())})};
+                                          },
+                                          Tree(Tree::List{a(p, 0), Array(0)}), Tree(a(p, 1)), std::nullopt, true);
+                 return list({c[0].array(), c[1].array(), ys[0].array(), ys[1].array()});
+               }),
+               {floats({3}, 0), floats({5, 3}, 1)}});
+  // Newton's method for sqrt(a), elementwise, until every residual is small (or 50 steps).
+  c.push_back({"while_newton_sqrt", fn([](auto& p) {
+                 const Array& target = a(p, 0);
+                 Tree out = lax::while_loop(
+                     [&](const Tree& s) {
+                       const Array& x = s[1].array();
+                       return np::logical_and(np::any(np::abs(x * x - target) > 1e-5), s[0].array() < 50);
+                     },
+                     [&](const Tree& s) {
+                       const Array& x = s[1].array();
+                       return Tree(Tree::List{s[0].array() + 1, (x + target / x) * 0.5});
+                     },
+                     Tree(Tree::List{Array(0), target}));
+                 return list({out[0].array(), out[1].array()});
+               }),
+               {np::abs(floats({5}, 0, 3)) + 0.5}});
+  c.push_back({"fori_loop_static", fn([](auto& p) {
+                 return lax::fori_loop(1, 6, [](const Array& i, const Tree& x) { return Tree(x.array() * 0.5 + i.astype(kiln::float32)); },
+                                       Tree(a(p, 0)))
+                     .array();
+               }),
+               {floats({2, 3}, 0)}});
+  c.push_back({"fori_loop_dynamic", fn([](auto& p) {
+                 Tree r = lax::fori_loop(a(p, 1), a(p, 2), [](const Array& i, const Tree& x) {
+                   return Tree(Tree::List{x[0].array() * 1.1 - i.astype(kiln::float32) * 0.1, x[1].array() + i});
+                 }, Tree(Tree::List{a(p, 0), Array(0)}));
+                 return list({r[0].array(), r[1].array()});
+               }),
+               {floats({4}, 0), Array(2), Array(7)}});
+  // Both branches taken: one predicate is true, the other false.
+  c.push_back({"cond", fn([](auto& p) {
+                 const Array& x = a(p, 0);
+                 auto branches = [&](const Array& pred) {
+                   return lax::cond(pred, [](const std::vector<Tree>& o) { return Tree(np::sin(o[0].array()) + o[1].array()); },
+                                    [](const std::vector<Tree>& o) { return Tree(o[0].array() * o[1].array()); }, {Tree(x), Tree(a(p, 1))});
+                 };
+                 return list({branches(np::sum(x) > 0).array(), branches(np::sum(x) < 0).array()});
+               }),
+               {floats({2, 3}, 0), floats({2, 3}, 1)}});
+  // Indices -1, 1 and 5 over 3 branches: clamped to 0, 1 and 2.
+  c.push_back({"switch_3_branches", fn([](auto& p) {
+                 const Array &x = a(p, 0), &idx = a(p, 1);
+                 std::vector<lax::BranchFn> fs = {[](const std::vector<Tree>& o) { return Tree(o[0].array() + 1.0); },
+                                                  [](const std::vector<Tree>& o) { return Tree(np::exp(o[0].array())); },
+                                                  [](const std::vector<Tree>& o) { return Tree(np::sum(o[0].array()) * o[0].array()); }};
+                 Tree::List outs;
+                 for (int64_t k = 0; k < 3; k++) outs.push_back(lax::switch_(idx[k], fs, {Tree(x)}));
+                 return Tree(outs);
+               }),
+               {floats({4}, 0), np::array(std::vector<int32_t>{-1, 1, 5}, {3})}});
+  // The gradient of a scan is a scan (the body transposed), under jit.
+  c.push_back({"scan_rnn_value_and_grad", kiln::jit(kiln::value_and_grad([](const std::vector<Tree>& p) {
+                 auto [h, ys] = rnn(p, a(p, 3), a(p, 4));
+                 return Tree(np::sum(np::square(ys.array())) + np::sum(h.array()));
+               }, kiln::Argnums{0, 1, 2})),
+               rnn_args()});
+  // Control flow inside control flow: a switch and a fori_loop in a scan's body.
+  c.push_back({"nested_scan_switch_fori", fn([](auto& p) {
+                 auto [c, ys] = lax::scan([](const Tree& c, const Tree& x) {
+                   const Array& v = c.array();
+                   Array idx = (np::sum(x.array()) * 2.0).astype(kiln::int32);
+                   Tree y = lax::switch_(idx, {[](const std::vector<Tree>& o) { return Tree(o[0].array() - 1.0); },
+                                               [](const std::vector<Tree>& o) {
+                                                 return lax::fori_loop(0, 3, [](const Array&, const Tree& z) { return Tree(np::cos(z.array())); }, o[0]);
+                                               }},
+                                         {Tree(v + x.array())});
+                   return std::pair<Tree, Tree>{y, Tree(np::max(y.array()))};
+                 }, Tree(a(p, 0)), Tree(a(p, 1)));
+                 return list({c.array(), ys.array()});
+               }),
+               {floats({3}, 0), floats({6, 3}, 1, 0.6)}});
+  return c;
+}
 }  // namespace
 
 kiln::ExportOptions export_options(const ExportCase& c) {
@@ -294,7 +398,7 @@ std::vector<ExportRun> export_runs(const std::vector<ExportCase>& corpus) {
 
 std::vector<ExportCase> export_corpus() {
   std::vector<ExportCase> all;
-  for (auto part : {model_cases, op_cases, movement_cases, window_cases})
+  for (auto part : {model_cases, op_cases, movement_cases, window_cases, control_cases})
     for (ExportCase& c : part()) all.push_back(std::move(c));
   return all;
 }

@@ -22,7 +22,8 @@ struct ExportOptions {
   // name (dim_param), and sizes that depend on it (reshapes, broadcasts, slices) are
   // computed in the graph from the input's shape. Found by tracing at the example's batch
   // size and at one more; a function whose jaxpr changes otherwise with the batch (a
-  // constant, a window or gather along the batch axis) throws kiln::Error.
+  // constant, a window or gather along the batch axis) throws kiln::Error, as does a
+  // function with control flow.
   std::string batch_dim;
   // The arguments whose array leaves carry the batch on axis 0 (empty: every non-static
   // argument); the others (weights) keep their sizes.
@@ -31,13 +32,14 @@ struct ExportOptions {
 
 // Traces f on `example_args` (only their structure, shapes and dtypes matter) and writes
 // the jaxpr as an ONNX ModelProto: inputs input_0.. and outputs output_0.. in flattened
-// order, constants as initializers. Throws kiln::Error naming the primitive that has no
-// ONNX form (bitcast_convert_type) or that cannot be written at these types.
+// order, constants as initializers; scan, while_loop and fori_loop as Loop, cond and
+// switch as If. Throws kiln::Error naming the primitive that has no ONNX form
+// (bitcast_convert_type) or that cannot be written at these types.
 std::vector<uint8_t> export_onnx(const Fn& f, const std::vector<Tree>& example_args, const ExportOptions& options = {});
 
 // The same jaxpr as StableHLO MLIR text: one `func.func public @main` taking the flattened
 // arguments and returning the flattened outputs (the form jax's own lowering prints),
-// compilable by XLA.
+// compilable by XLA; loops as stablehlo.while, cond and switch as stablehlo.case.
 std::string export_stablehlo(const Fn& f, const std::vector<Tree>& example_args, const ExportOptions& options = {});
 
 // One array as an ONNX TensorProto (the layout of onnx's test data .pb files), for feeding

@@ -18,6 +18,8 @@ using frontend::Jaxpr;
 
 namespace {
 
+frontend::ControlRef flatten_control(const char* op, const frontend::ControlOp& c);
+
 // Appends src's equations to dst with src's inputs bound to `args`; returns src's outputs
 // as atoms of dst. Calls inside are inlined the same way.
 std::vector<Atom> inline_into(const char* op, Jaxpr& dst, const Jaxpr& src, const std::vector<Atom>& args) {
@@ -28,10 +30,6 @@ std::vector<Atom> inline_into(const char* op, Jaxpr& dst, const Jaxpr& src, cons
   auto map = [&](const Atom& a) { return a.is_var() ? env[size_t(a.var)] : consts[size_t(a.cst)]; };
   for (const Eqn& e : src.eqns) {
     if (e.custom) fail(op, "cannot export a custom_vjp's linear map (export the function, not its linearization)");
-    // Loop and If (stablehlo.while/case) rules are not written yet: refuse rather than let
-    // the equation's unused `prim` field pick a wrong rule.
-    if (e.control)
-      fail(op, "cannot export control flow (", e.control->name(), ") yet: ONNX Loop/If and stablehlo.while/case are not written");
     std::vector<Atom> in;
     for (const Atom& a : e.in) in.push_back(map(a));
     if (e.call) {
@@ -41,6 +39,7 @@ std::vector<Atom> inline_into(const char* op, Jaxpr& dst, const Jaxpr& src, cons
     }
     Eqn n = e;
     n.in = in;
+    if (e.control) n.control = flatten_control(op, *e.control);
     n.out.clear();
     for (int o : e.out) {
       int v = dst.add_var(src.vars[size_t(o)]);
@@ -54,11 +53,8 @@ std::vector<Atom> inline_into(const char* op, Jaxpr& dst, const Jaxpr& src, cons
   return outs;
 }
 
-}  // namespace
-
-Jaxpr trace_for_export(const char* op, const Fn& f, const std::vector<Tree>& args, const ExportOptions& options) {
-  ClosedJaxpr traced = make_jaxpr(f, args, options.static_argnums);
-  const Jaxpr& src = *traced.jaxpr;
+// `src` with its calls inlined and simplified (the form both targets write), same invars.
+Jaxpr flatten(const char* op, const Jaxpr& src) {
   Jaxpr flat;
   std::vector<Atom> in;
   for (int v : src.invars) {
@@ -68,6 +64,25 @@ Jaxpr trace_for_export(const char* op, const Fn& f, const std::vector<Tree>& arg
   }
   flat.outs = inline_into(op, flat, src, in);
   return frontend::simplify_jaxpr(flat);
+}
+
+// A control op whose bodies are flattened too (they are written as ONNX subgraphs and
+// StableHLO regions, so a call inside a body is inlined there).
+frontend::ControlRef flatten_control(const char* op, const frontend::ControlOp& c) {
+  auto n = std::make_shared<frontend::ControlOp>();
+  n->kind = c.kind, n->num_consts = c.num_consts, n->num_carry = c.num_carry, n->cond_consts = c.cond_consts;
+  n->length = c.length, n->reverse = c.reverse, n->unroll = c.unroll;
+  for (const frontend::CallRef& b : c.bodies) {
+    n->bodies.push_back(frontend::make_call(std::make_shared<const Jaxpr>(flatten(op, *b->jaxpr)), b->device, b->name));
+  }
+  return n;
+}
+
+}  // namespace
+
+Jaxpr trace_for_export(const char* op, const Fn& f, const std::vector<Tree>& args, const ExportOptions& options) {
+  ClosedJaxpr traced = make_jaxpr(f, args, options.static_argnums);
+  return flatten(op, *traced.jaxpr);
 }
 
 namespace {
@@ -110,6 +125,10 @@ bool same_params(const frontend::Params& x, const frontend::Params& y) {
 
 BatchDependence batch_dependence(const char* op, const Fn& f, const std::vector<Tree>& args, const ExportOptions& options,
                                  const Jaxpr& j) {
+  for (const Eqn& e : j.eqns)
+    if (e.control)
+      fail(op, "batch_dim: a function with control flow (", e.control->name(),
+           ") is exported at a fixed batch size (its bodies' sizes are not made symbolic)");
   int64_t batch = 0;
   const Jaxpr g = trace_for_export(op, f, grown_args(op, args, options, batch), options);
   auto differs = [&](const std::string& what) {

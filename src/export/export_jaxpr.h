@@ -1,11 +1,13 @@
 // What both exporters start from: the function traced once into a flat jaxpr (calls of
 // nested jits inlined, simplified as jit does), with checks shared by the targets.
 #pragma once
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "export/export.h"
+#include "frontend/control.h"
 #include "frontend/jaxpr.h"
 
 namespace kiln::exporter {
@@ -56,14 +58,22 @@ struct WindowPlan {
 WindowPlan plan_window(const Shape& in, const Shape& out, const frontend::Params& params);
 
 // A rule table of one target: one slot per primitive, empty where the target has no rule
-// (the error then names the primitive and the target).
-template <class Rule>
+// (the error then names the primitive and the target), and one per control-flow kind
+// (scan, while, cond), whose rules write every output of their multi-output equation.
+template <class Rule, class ControlRule = Rule>
 struct ExportRules {
   std::vector<Rule> rules = std::vector<Rule>(frontend::kNumPrims);
+  std::array<ControlRule, 3> control;
   void add(frontend::Prim p, Rule r) { rules[size_t(p)] = r; }
+  void add(frontend::ControlKind k, ControlRule r) { control[size_t(k)] = r; }
   const Rule& get(const char* op, frontend::Prim p) const {
     const Rule& r = rules[size_t(p)];
     if (!r) fail(op, "cannot export primitive ", frontend::prim_name(p), ": the target has no equivalent");
+    return r;
+  }
+  const ControlRule& get(const char* op, const frontend::ControlOp& c) const {
+    const ControlRule& r = control[size_t(c.kind)];
+    if (!r) fail(op, "cannot export control flow (", c.name(), "): the target has no rule for it");
     return r;
   }
 };

@@ -10,6 +10,7 @@
 
 #include "export/export_jaxpr.h"
 #include "formats/onnx.h"
+#include "frontend/control.h"
 
 namespace kiln {
 
@@ -78,23 +79,34 @@ OnnxAttribute attr_string(const std::string& name, const std::string& v) {
 }
 
 // The graph being written: names of the jaxpr's values, fresh names for intermediate
-// results of multi-node rules, and constants as initializers.
+// results of multi-node rules, and constants as initializers. A control-flow body is
+// written by a child emitter into its own graph (a Loop's or If's subgraph): names stay
+// unique across the model (ONNX forbids a subgraph to shadow an outer name), initializers
+// all go to the main graph, which every subgraph may read.
 struct OnnxEmitter {
   const Jaxpr& j;
   formats::OnnxGraph g;
   std::vector<std::string> var_names;
-  int fresh_id = 0;
+  OnnxEmitter* root = this;
+  std::string prefix;  // of this jaxpr's variable and constant names
+  int fresh_id = 0, scopes = 0, nodes = 0;  // the root's counters
   // With a symbolic batch: how sizes depend on it, the equation being written, the input
   // whose axis 0 is the batch, and the [1] int64 tensor of its size once computed.
   const exporter::BatchDependence* batch = nullptr;
   size_t eqn = 0;
   std::string batch_input, batch_size;
 
-  explicit OnnxEmitter(const Jaxpr& jaxpr) : j(jaxpr), var_names(jaxpr.vars.size()) {
-    for (size_t v = 0; v < var_names.size(); v++) var_names[v] = "v" + std::to_string(v);
+  explicit OnnxEmitter(const Jaxpr& jaxpr) : j(jaxpr), var_names(jaxpr.vars.size()) { name_vars(); }
+  OnnxEmitter(const Jaxpr& jaxpr, OnnxEmitter& parent)
+      : j(jaxpr), var_names(jaxpr.vars.size()), root(parent.root), prefix("s" + std::to_string(++parent.root->scopes) + "_") {
+    name_vars();
+    g.name = "body_" + prefix.substr(0, prefix.size() - 1);  // a subgraph needs a name
   }
-  std::string fresh() { return "t" + std::to_string(fresh_id++); }
-  std::string name(const Atom& a) const { return a.is_var() ? var_names[size_t(a.var)] : "const" + std::to_string(a.cst); }
+  void name_vars() {
+    for (size_t v = 0; v < var_names.size(); v++) var_names[v] = prefix + "v" + std::to_string(v);
+  }
+  std::string fresh() { return "t" + std::to_string(root->fresh_id++); }
+  std::string name(const Atom& a) const { return a.is_var() ? var_names[size_t(a.var)] : prefix + "const" + std::to_string(a.cst); }
   std::string in(const Eqn& e, size_t i) const { return name(e.in[i]); }
   DType dtype(const Eqn& e, size_t i = 0) const { return j.aval(e.in[i]).dtype; }
   const Shape& shape(const Eqn& e, size_t i = 0) const { return j.aval(e.in[i]).shape; }
@@ -105,7 +117,7 @@ struct OnnxEmitter {
     if (out.empty()) out = fresh();
     formats::OnnxNode n;
     n.op_type = op_type;
-    n.name = op_type + "_" + std::to_string(g.nodes.size());
+    n.name = op_type + "_" + std::to_string(root->nodes++);  // unique in the model, subgraphs included
     n.inputs = std::move(inputs);
     n.outputs = {out};
     n.attributes = std::move(attrs);
@@ -114,8 +126,8 @@ struct OnnxEmitter {
   }
   std::string initializer(OnnxTensor t) {
     t.name = fresh();
-    g.initializers.push_back(std::move(t));
-    return g.initializers.back().name;
+    root->g.initializers.push_back(std::move(t));
+    return root->g.initializers.back().name;
   }
   // A 1-D int64 initializer (shapes, axes, pads, indices).
   std::string ints(const std::vector<int64_t>& v, std::optional<std::vector<int64_t>> dims = std::nullopt) {
@@ -166,7 +178,18 @@ struct OnnxEmitter {
     }
     return initializer(std::move(t));
   }
+  // Writes the jaxpr's constants (a splat one as one value expanded to its shape, in the
+  // graph, so a shape that depends on a symbolic batch is computed there too) and its
+  // equations, the variables bound to inputs already named in var_names.
+  void emit_consts(const std::vector<std::vector<exporter::Affine>>* const_dims);
+  void emit_eqns();
+  // Appends `a` to this (sub)graph's outputs under a fresh name (a subgraph's outputs
+  // must be values it computes).
+  std::string output(const Atom& a);
+  // Declares a graph input of type `a` bound to `var` (a jaxpr variable, or -1).
+  std::string input(const frontend::Aval& a, int var = -1);
 };
+
 
 using OnnxRule = std::function<void(OnnxEmitter&, const Eqn&, const std::string&)>;
 
@@ -306,7 +329,11 @@ OnnxRule reduce(const char* op_type) {
   return [op_type](OnnxEmitter& m, const Eqn& e, const std::string& out) {
     // Empty axes would reduce everything in ONNX (noop_with_empty_axes = 0): an identity here.
     if (e.params.axes.empty()) return void(m.node("Identity", {m.in(e, 0)}, {}, out));
-    m.node(op_type, {m.in(e, 0), m.ints(axes_of(e))}, {attr_int("keepdims", 0)}, out);
+    if (m.dtype(e) != DType::Bool) return void(m.node(op_type, {m.in(e, 0), m.ints(axes_of(e))}, {attr_int("keepdims", 0)}, out));
+    // any/all (max/min of bools): onnxruntime reduces no bool tensors, so through int32.
+    const std::string i = m.node("Cast", {m.in(e, 0)}, {attr_int("to", int64_t(OnnxDataType::Int32))});
+    const std::string r = m.node(op_type, {i, m.ints(axes_of(e))}, {attr_int("keepdims", 0)});
+    m.node("Cast", {r}, {attr_int("to", int64_t(OnnxDataType::Bool))}, out);
   };
 }
 
@@ -386,6 +413,209 @@ void gather_rule(OnnxEmitter& m, const Eqn& e, const std::string& out) {
   m.node("Gather", {m.in(e, 0), i}, {attr_int("axis", axis)}, out);
 }
 
+// A graph input/output's type; with a symbolic batch, dims equal to it are the dim_param,
+// other dims that depend on it are left unknown.
+formats::OnnxValueInfo value_info(const std::string& name, const frontend::Aval& a, const std::vector<exporter::Affine>& dep,
+                                  const std::string& batch_dim) {
+  formats::OnnxValueInfo v;
+  v.name = name;
+  v.type.kind = formats::OnnxType::Kind::Tensor;
+  v.type.elem_type = int32_t(onnx_type(a.dtype));
+  v.type.has_shape = true;
+  for (size_t k = 0; k < a.shape.size(); k++) {
+    const exporter::Affine d = k < dep.size() ? dep[k] : exporter::Affine{};
+    if (d.a == 0) v.type.shape.push_back({true, a.shape[k], ""});
+    else v.type.shape.push_back({false, 0, d == exporter::Affine{1, 0} ? batch_dim : ""});
+  }
+  return v;
+}
+
+
+// ---- control flow ------------------------------------------------------------------------
+
+const exporter::ExportRules<OnnxRule>& onnx_rules();
+
+void OnnxEmitter::emit_consts(const std::vector<std::vector<exporter::Affine>>* const_dims) {
+  for (size_t c = 0; c < j.consts.size(); c++) {
+    const Array& k = j.consts[c];
+    const std::string cname = name(Atom::of_const(int(c)));
+    if (!exporter::is_splat(k)) {
+      root->g.initializers.push_back(tensor_of(k, cname));
+      continue;
+    }
+    const std::string value = initializer(tensor_of(k.reshape({-1})[int64_t(0)], ""));
+    node("Expand", {value, sizes({k.shape().begin(), k.shape().end()}, const_dims ? (*const_dims)[c] : std::vector<exporter::Affine>{})},
+         {}, cname);
+  }
+}
+
+void OnnxEmitter::emit_eqns() {
+  const auto& rules = onnx_rules();
+  for (const Eqn& e : j.eqns) {
+    const OnnxRule& r = e.control ? rules.get(kOp, *e.control) : rules.get(kOp, e.prim);
+    r(*this, e, var_names[size_t(e.out[0])]);
+    eqn++;
+  }
+}
+
+std::string OnnxEmitter::output(const Atom& a) {
+  const std::string out = node("Identity", {name(a)});
+  g.outputs.push_back(value_info(out, j.aval(a), {}, ""));
+  return out;
+}
+
+std::string OnnxEmitter::input(const frontend::Aval& a, int var) {
+  const std::string in = var >= 0 ? var_names[size_t(var)] : fresh();
+  g.inputs.push_back(value_info(in, a, {}, ""));
+  return in;
+}
+
+formats::OnnxValueInfo scalar_info(const std::string& name, OnnxDataType t) {
+  formats::OnnxValueInfo v;
+  v.name = name;
+  v.type.kind = formats::OnnxType::Kind::Tensor;
+  v.type.elem_type = int32_t(t);
+  v.type.has_shape = true;
+  return v;
+}
+
+OnnxAttribute attr_graph(const std::string& name, formats::OnnxGraph g) {
+  OnnxAttribute a;
+  a.name = name, a.type = OnnxAttributeType::Graph;
+  a.graphs.push_back(std::move(g));
+  return a;
+}
+
+// A Loop body's first two inputs (iteration number, condition); returns their names.
+std::pair<std::string, std::string> loop_inputs(OnnxEmitter& b) {
+  const std::string iter = b.fresh(), cond = b.fresh();
+  b.g.inputs.push_back(scalar_info(iter, OnnxDataType::Int64));
+  b.g.inputs.push_back(scalar_info(cond, OnnxDataType::Bool));
+  return {iter, cond};
+}
+
+// Writes `body` into `host`'s own graph (no subgraph), its inputs bound to `ins`; returns
+// the names of its outputs.
+std::vector<std::string> inline_body(OnnxEmitter& host, const Jaxpr& body, const std::vector<std::string>& ins) {
+  OnnxEmitter b(body, host);
+  for (size_t i = 0; i < ins.size(); i++) b.var_names[size_t(body.invars[i])] = ins[i];
+  b.emit_consts(nullptr);
+  b.emit_eqns();
+  for (auto& n : b.g.nodes) host.g.nodes.push_back(std::move(n));
+  std::vector<std::string> outs;
+  for (const Atom& a : body.outs) outs.push_back(b.name(a));
+  return outs;
+}
+
+// scan -> Loop with the trip count `length` and no condition: the carry is loop-carried,
+// consts and xs are read from the outer scope (x slice = Gather of xs at the iteration, or
+// at length-1-iteration when reversed), y slices are the Loop's scan outputs, stacked in
+// iteration order (so a reversed scan's ys are flipped after the Loop).
+void scan_rule(OnnxEmitter& m, const Eqn& e, const std::string&) {
+  const frontend::ControlOp& op = *e.control;
+  const Jaxpr& body = *op.bodies[0]->jaxpr;
+  const size_t nc = size_t(op.num_consts), nk = size_t(op.num_carry), nx = e.in.size() - nc - nk;
+  OnnxEmitter b(body, m);
+  const auto [iter, cond] = loop_inputs(b);
+  for (size_t i = 0; i < nc; i++) b.var_names[size_t(body.invars[i])] = m.in(e, i);
+  for (size_t i = nc; i < nc + nk; i++) b.input(body.vars[size_t(body.invars[i])], body.invars[i]);
+  std::string at = iter;
+  if (op.reverse) at = b.node("Sub", {m.ints({op.length - 1}, std::vector<int64_t>{}), iter});
+  for (size_t i = nc + nk; i < nc + nk + nx; i++)
+    b.node("Gather", {m.in(e, i), at}, {attr_int("axis", 0)}, b.var_names[size_t(body.invars[i])]);
+  b.emit_consts(nullptr);
+  b.emit_eqns();
+  const std::string cond_out = b.node("Identity", {cond});
+  b.g.outputs.push_back(scalar_info(cond_out, OnnxDataType::Bool));
+  for (const Atom& a : body.outs) b.output(a);
+  std::vector<std::string> ins = {m.ints({op.length}, std::vector<int64_t>{}), ""}, outs;
+  for (size_t i = nc; i < nc + nk; i++) ins.push_back(m.in(e, i));
+  for (size_t k = 0; k < e.out.size(); k++) outs.push_back(k >= nk && op.reverse ? m.fresh() : m.var_names[size_t(e.out[k])]);
+  m.node("Loop", ins, {attr_graph("body", std::move(b.g))}, outs[0]);
+  m.g.nodes.back().outputs = outs;
+  if (!op.reverse) return;
+  const int64_t lowest = std::numeric_limits<int64_t>::min();
+  for (size_t k = nk; k < e.out.size(); k++)
+    m.node("Slice", {outs[k], m.ints({-1}), m.ints({lowest}), m.ints({0}), m.ints({-1})}, {}, m.var_names[size_t(e.out[k])]);
+}
+
+// while -> Loop with no trip count: the condition is computed once before the Loop (the
+// cond body inlined) and again at the end of each iteration on the new carry.
+void while_rule(OnnxEmitter& m, const Eqn& e, const std::string&) {
+  const frontend::ControlOp& op = *e.control;
+  const Jaxpr &cj = *op.bodies[0]->jaxpr, &bj = *op.bodies[1]->jaxpr;
+  const size_t ncc = size_t(op.cond_consts), nc = size_t(op.num_consts), nk = size_t(op.num_carry);
+  std::vector<std::string> cond_consts, body_consts, init;
+  for (size_t i = 0; i < ncc; i++) cond_consts.push_back(m.in(e, i));
+  for (size_t i = ncc; i < ncc + nc; i++) body_consts.push_back(m.in(e, i));
+  for (size_t i = ncc + nc; i < e.in.size(); i++) init.push_back(m.in(e, i));
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const std::string first = inline_body(m, cj, with(cond_consts, init))[0];
+  OnnxEmitter b(bj, m);
+  loop_inputs(b);  // the iteration number and condition go unread: the cond body decides
+  for (size_t i = 0; i < nc; i++) b.var_names[size_t(bj.invars[i])] = body_consts[i];
+  for (size_t i = nc; i < nc + nk; i++) b.input(bj.vars[size_t(bj.invars[i])], bj.invars[i]);
+  b.emit_consts(nullptr);
+  b.emit_eqns();
+  std::vector<std::string> next;
+  for (const Atom& a : bj.outs) next.push_back(b.name(a));
+  const std::string again = b.node("Identity", {inline_body(b, cj, with(cond_consts, next))[0]});
+  b.g.outputs.push_back(scalar_info(again, OnnxDataType::Bool));
+  for (const Atom& a : bj.outs) b.output(a);
+  std::vector<std::string> outs;
+  for (int o : e.out) outs.push_back(m.var_names[size_t(o)]);
+  m.node("Loop", with({"", first}, init), {attr_graph("body", std::move(b.g))}, outs[0]);
+  m.g.nodes.back().outputs = outs;
+}
+
+// cond/switch -> If on index <= k, then branch k, else (an If on index <= k+1 ...) down
+// to the last branch: an index below 0 takes branch 0 and one past the end the last, the
+// clamp of JAX's switch. Branches read the operands from the outer scope.
+// `ins` are the equation's inputs (index, operands) as named in the graph that holds it.
+formats::OnnxGraph branch_graph(OnnxEmitter& host, const Eqn& e, const std::vector<std::string>& ins, size_t k) {
+  const Jaxpr& body = *e.control->bodies[k]->jaxpr;
+  OnnxEmitter b(body, host);
+  for (size_t i = 0; i < body.invars.size(); i++) b.var_names[size_t(body.invars[i])] = ins[i + 1];
+  b.emit_consts(nullptr);
+  b.emit_eqns();
+  for (const Atom& a : body.outs) b.output(a);
+  return std::move(b.g);
+}
+
+void emit_if(OnnxEmitter& host, const Eqn& e, const std::vector<std::string>& ins, size_t k, const std::vector<std::string>& outs) {
+  const size_t n = e.control->bodies.size();
+  const std::string pick = host.node("LessOrEqual", {ins[0], host.scalar(DType::Int32, double(k))});
+  formats::OnnxGraph rest;
+  if (k + 2 == n) {
+    rest = branch_graph(host, e, ins, n - 1);
+  } else {
+    const Jaxpr& last = *e.control->bodies[n - 1]->jaxpr;
+    OnnxEmitter r(last, host);
+    std::vector<std::string> inner;
+    for (const Atom& a : last.outs) {
+      inner.push_back(r.fresh());
+      r.g.outputs.push_back(value_info(inner.back(), last.aval(a), {}, ""));
+    }
+    emit_if(r, e, ins, k + 1, inner);
+    rest = std::move(r.g);
+  }
+  host.node("If", {pick}, {attr_graph("then_branch", branch_graph(host, e, ins, k)), attr_graph("else_branch", std::move(rest))}, outs[0]);
+  host.g.nodes.back().outputs = outs;
+}
+
+void cond_rule(OnnxEmitter& m, const Eqn& e, const std::string&) {
+  std::vector<std::string> outs, ins;
+  for (int o : e.out) outs.push_back(m.var_names[size_t(o)]);
+  for (size_t i = 0; i < e.in.size(); i++) ins.push_back(m.in(e, i));
+  if (e.control->bodies.size() > 1) return emit_if(m, e, ins, 0, outs);
+  ins.erase(ins.begin());  // one branch: no choice to make
+  const std::vector<std::string> got = inline_body(m, *e.control->bodies[0]->jaxpr, ins);
+  for (size_t k = 0; k < outs.size(); k++) m.node("Identity", {got[k]}, {}, outs[k]);
+}
+
 const exporter::ExportRules<OnnxRule>& onnx_rules() {
   static const exporter::ExportRules<OnnxRule> table = [] {
     exporter::ExportRules<OnnxRule> t;
@@ -440,26 +670,12 @@ const exporter::ExportRules<OnnxRule>& onnx_rules() {
     t.add(Prim::Stride, stride_rule);
     t.add(Prim::Window, window_rule);
     t.add(Prim::Gather, gather_rule);
+    t.add(frontend::ControlKind::Scan, scan_rule);
+    t.add(frontend::ControlKind::While, while_rule);
+    t.add(frontend::ControlKind::Cond, cond_rule);
     return t;
   }();
   return table;
-}
-
-// A graph input/output's type; with a symbolic batch, dims equal to it are the dim_param,
-// other dims that depend on it are left unknown.
-formats::OnnxValueInfo value_info(const std::string& name, const frontend::Aval& a, const std::vector<exporter::Affine>& dep,
-                                  const std::string& batch_dim) {
-  formats::OnnxValueInfo v;
-  v.name = name;
-  v.type.kind = formats::OnnxType::Kind::Tensor;
-  v.type.elem_type = int32_t(onnx_type(a.dtype));
-  v.type.has_shape = true;
-  for (size_t k = 0; k < a.shape.size(); k++) {
-    const exporter::Affine d = k < dep.size() ? dep[k] : exporter::Affine{};
-    if (d.a == 0) v.type.shape.push_back({true, a.shape[k], ""});
-    else v.type.shape.push_back({false, 0, d == exporter::Affine{1, 0} ? batch_dim : ""});
-  }
-  return v;
 }
 
 }  // namespace
@@ -503,24 +719,8 @@ std::vector<uint8_t> export_onnx(const Fn& f, const std::vector<Tree>& example_a
     }
     m.g.outputs.push_back(value_info(name, j.aval(a), dims(a), options.batch_dim));
   }
-  // A splat constant (relu's zeros, a mask of ones) is one value expanded to its shape (in
-  // the graph, so a shape that depends on a symbolic batch is computed there too).
-  for (size_t c = 0; c < j.consts.size(); c++) {
-    const Array& k = j.consts[c];
-    const std::string name = "const" + std::to_string(c);
-    if (!exporter::is_splat(k)) {
-      m.g.initializers.push_back(tensor_of(k, name));
-      continue;
-    }
-    const std::string value = m.initializer(tensor_of(k.reshape({-1})[int64_t(0)], ""));
-    m.node("Expand", {value, m.sizes({k.shape().begin(), k.shape().end()}, m.batch ? batch.const_dims[c] : std::vector<exporter::Affine>{})},
-           {}, name);
-  }
-  const auto& rules = onnx_rules();
-  for (const Eqn& e : j.eqns) {
-    rules.get(kOp, e.prim)(m, e, m.var_names[size_t(e.out[0])]);
-    m.eqn++;
-  }
+  m.emit_consts(m.batch ? &batch.const_dims : nullptr);
+  m.emit_eqns();
   for (size_t k = 0, r = 0; k < j.outs.size(); k++) {
     const std::string name = "output_" + std::to_string(k);
     if (r < identities.size() && identities[r].second == name) {

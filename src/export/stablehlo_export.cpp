@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "export/export_jaxpr.h"
+#include "frontend/control.h"
 
 namespace kiln {
 
@@ -84,14 +85,42 @@ struct Value {
   std::string type() const { return tensor_type(shape, dtype); }
 };
 
+// The module's text being written. A control-flow body is written by a child emitter
+// into its own text (a region of stablehlo.while/case), sharing the root's counter so
+// that no name in a region shadows one of an enclosing region (MLIR rejects that).
 struct HloEmitter {
   const Jaxpr& j;
   std::ostringstream body;
   std::vector<Value> vars, consts;
   int fresh_id = 0;
+  int* counter = &fresh_id;
 
   explicit HloEmitter(const Jaxpr& jaxpr) : j(jaxpr), vars(jaxpr.vars.size()) {}
-  std::string fresh() { return "%t" + std::to_string(fresh_id++); }
+  HloEmitter(const Jaxpr& jaxpr, HloEmitter& parent) : j(jaxpr), vars(jaxpr.vars.size()), counter(parent.counter) {}
+  std::string fresh() { return "%t" + std::to_string((*counter)++); }
+  // Writes the jaxpr with its inputs bound to `ins`: constants, then equations; returns
+  // its outputs.
+  std::vector<Value> emit(const std::vector<Value>& ins);
+  // An op of several results (`%t:n = ...`, read as %t#k) with regions.
+  std::vector<Value> op_n(const std::string& name, const std::vector<Value>& operands, std::vector<Value> results,
+                          const std::string& props, const std::vector<std::string>& regions) {
+    const std::string r = fresh();
+    body << "    " << r << ":" << results.size() << " = \"" << name << "\"(";
+    for (size_t i = 0; i < operands.size(); i++) body << (i ? ", " : "") << operands[i].name;
+    body << ")";
+    if (!props.empty()) body << " <{" << props << "}>";
+    body << " (";
+    for (size_t i = 0; i < regions.size(); i++) body << (i ? ", " : "") << regions[i];
+    body << ") : (";
+    for (size_t i = 0; i < operands.size(); i++) body << (i ? ", " : "") << operands[i].type();
+    body << ") -> (";
+    for (size_t i = 0; i < results.size(); i++) {
+      results[i].name = r + "#" + std::to_string(i);
+      body << (i ? ", " : "") << results[i].type();
+    }
+    body << ")\n";
+    return results;
+  }
   const Value& in(const Eqn& e, size_t i) const {
     const Atom& a = e.in[i];
     return a.is_var() ? vars[size_t(a.var)] : consts[size_t(a.cst)];
@@ -138,6 +167,8 @@ struct HloEmitter {
 };
 
 using HloRule = std::function<Value(HloEmitter&, const Eqn&)>;
+// A control-flow equation's rule gives all its outputs.
+using HloControlRule = std::function<std::vector<Value>(HloEmitter&, const Eqn&)>;
 
 HloRule same(const char* name) {
   return [name](HloEmitter& m, const Eqn& e) {
@@ -312,7 +343,7 @@ HloRule with_props(const char* name, std::function<std::string(const Eqn&)> prop
   };
 }
 
-void add_elementwise(exporter::ExportRules<HloRule>& t) {
+void add_elementwise(exporter::ExportRules<HloRule, HloControlRule>& t) {
   for (auto [p, op] : std::initializer_list<std::pair<Prim, const char*>>{
            {Prim::Neg, "stablehlo.negate"}, {Prim::Sqrt, "stablehlo.sqrt"}, {Prim::Exp, "stablehlo.exponential"},
            {Prim::Expm1, "stablehlo.exponential_minus_one"}, {Prim::Log, "stablehlo.log"},
@@ -348,9 +379,142 @@ void add_elementwise(exporter::ExportRules<HloRule>& t) {
   t.add(Prim::Where, where_rule);
 }
 
-const exporter::ExportRules<HloRule>& hlo_rules() {
-  static const exporter::ExportRules<HloRule> table = [] {
-    exporter::ExportRules<HloRule> t;
+
+// ---- control flow ------------------------------------------------------------------------
+
+const exporter::ExportRules<HloRule, HloControlRule>& hlo_rules();
+
+std::vector<Value> HloEmitter::emit(const std::vector<Value>& ins) {
+  for (size_t i = 0; i < j.invars.size(); i++) vars[size_t(j.invars[i])] = ins[i];
+  for (const Array& c : j.consts) {
+    std::vector<uint8_t> bytes = c.bytes();
+    if (exporter::is_splat(c)) bytes.resize(itemsize(c.dtype()));  // one element: MLIR's splat
+    consts.push_back(constant(c.shape(), c.dtype(), bytes));
+  }
+  const auto& rules = hlo_rules();
+  for (const Eqn& e : j.eqns) {
+    if (!e.control) {
+      vars[size_t(e.out[0])] = rules.get(kOp, e.prim)(*this, e);
+      continue;
+    }
+    const std::vector<Value> outs = rules.get(kOp, *e.control)(*this, e);
+    for (size_t k = 0; k < outs.size(); k++) vars[size_t(e.out[k])] = outs[k];
+  }
+  std::vector<Value> outs;
+  for (const Atom& a : j.outs) outs.push_back(a.is_var() ? vars[size_t(a.var)] : consts[size_t(a.cst)]);
+  return outs;
+}
+
+// A region: block arguments of the types of `args` (fresh names written into `args`), the
+// text `fill` writes with them, then stablehlo.return of what it returns.
+std::string region(HloEmitter& parent, const Jaxpr& j, std::vector<Value>& args,
+                   const std::function<std::vector<Value>(HloEmitter&)>& fill) {
+  HloEmitter r(j, parent);
+  std::string head = "{\n    ^bb0(";
+  for (size_t i = 0; i < args.size(); i++) {
+    args[i].name = r.fresh();
+    head += (i ? ", " : "") + args[i].name + ": " + args[i].type();
+  }
+  head += "):\n";
+  if (args.empty()) head = "{\n";
+  const std::vector<Value> rets = fill(r);
+  std::string ret = "    \"stablehlo.return\"(", types;
+  for (size_t i = 0; i < rets.size(); i++) ret += (i ? ", " : "") + rets[i].name, types += (i ? ", " : "") + rets[i].type();
+  return head + r.body.str() + ret + ") : (" + types + ") -> ()\n  }";
+}
+
+std::vector<Value> ins_of(HloEmitter& m, const Eqn& e, size_t from, size_t to) {
+  std::vector<Value> v;
+  for (size_t i = from; i < to; i++) v.push_back(m.in(e, i));
+  return v;
+}
+
+Value i32(HloEmitter& m, int64_t v) { return m.constant({}, DType::Int32, scalar_bytes(DType::Int32, double(v))); }
+
+// scan -> stablehlo.while over (counter, carry, ys): the condition is counter < length;
+// the body reads x slices with dynamic_slice at the counter (length-1-counter when
+// reversed) and writes y slices into the ys with dynamic_update_slice, as jax lowers scan.
+std::vector<Value> scan_rule(HloEmitter& m, const Eqn& e) {
+  const frontend::ControlOp& op = *e.control;
+  const Jaxpr& body = *op.bodies[0]->jaxpr;
+  const size_t nc = size_t(op.num_consts), nk = size_t(op.num_carry), nx = e.in.size() - nc - nk;
+  const std::vector<Value> consts = ins_of(m, e, 0, nc), xs = ins_of(m, e, nc + nk, e.in.size());
+  std::vector<Value> init = {i32(m, 0)};
+  for (size_t i = nc; i < nc + nk; i++) init.push_back(m.in(e, i));
+  for (size_t k = nk; k < e.out.size(); k++) {
+    const Aval& y = m.j.vars[size_t(e.out[k])];
+    init.push_back(m.constant(y.shape, y.dtype, scalar_bytes(y.dtype, 0)));
+  }
+  std::vector<Value> cond_args = init, body_args = init;
+  const std::string cond = region(m, body, cond_args, [&](HloEmitter& r) {
+    return std::vector<Value>{r.compare("LT", cond_args[0], i32(r, op.length))};
+  });
+  const std::string step = region(m, body, body_args, [&](HloEmitter& r) {
+    const Value& i = body_args[0];
+    const Value at = op.reverse ? r.binary("stablehlo.subtract", i32(r, op.length - 1), i) : i;
+    std::vector<Value> ins = consts;
+    ins.insert(ins.end(), body_args.begin() + 1, body_args.begin() + 1 + long(nk));
+    for (size_t x = 0; x < nx; x++) {
+      Shape sizes = xs[x].shape;
+      sizes[0] = 1;
+      std::vector<Value> idx = {xs[x], at};
+      for (size_t d = 1; d < sizes.size(); d++) idx.push_back(i32(r, 0));
+      const Value slice = r.op("stablehlo.dynamic_slice", idx, {"", sizes, xs[x].dtype}, "slice_sizes = " + i64_array(sizes));
+      ins.push_back(r.reshape(slice, Shape(sizes.begin() + 1, sizes.end())));
+    }
+    const std::vector<Value> outs = r.emit(ins);
+    std::vector<Value> next = {r.binary("stablehlo.add", i, i32(r, 1))};
+    next.insert(next.end(), outs.begin(), outs.begin() + long(nk));
+    for (size_t k = nk; k < outs.size(); k++) {
+      const Value& ys = body_args[1 + k];
+      Shape one = outs[k].shape;
+      one.insert(one.begin(), 1);
+      std::vector<Value> idx = {ys, r.reshape(outs[k], one), at};
+      for (size_t d = 1; d < one.size(); d++) idx.push_back(i32(r, 0));
+      next.push_back(r.op("stablehlo.dynamic_update_slice", idx, {"", ys.shape, ys.dtype}));
+    }
+    return next;
+  });
+  std::vector<Value> res = m.op_n("stablehlo.while", init, init, "", {cond, step});
+  res.erase(res.begin());
+  return res;
+}
+
+// while -> stablehlo.while: the cond body is the condition region, the body the other.
+std::vector<Value> while_rule(HloEmitter& m, const Eqn& e) {
+  const frontend::ControlOp& op = *e.control;
+  const size_t ncc = size_t(op.cond_consts), nc = size_t(op.num_consts);
+  const std::vector<Value> cond_consts = ins_of(m, e, 0, ncc), body_consts = ins_of(m, e, ncc, ncc + nc);
+  const std::vector<Value> init = ins_of(m, e, ncc + nc, e.in.size());
+  auto run = [](HloEmitter& r, std::vector<Value> ins, const std::vector<Value>& carry) {
+    ins.insert(ins.end(), carry.begin(), carry.end());
+    return r.emit(ins);
+  };
+  std::vector<Value> cond_args = init, body_args = init;
+  const std::string cond = region(m, *op.bodies[0]->jaxpr, cond_args, [&](HloEmitter& r) { return run(r, cond_consts, cond_args); });
+  const std::string step = region(m, *op.bodies[1]->jaxpr, body_args, [&](HloEmitter& r) { return run(r, body_consts, body_args); });
+  return m.op_n("stablehlo.while", init, init, "", {cond, step});
+}
+
+// cond/switch -> stablehlo.case on the index clamped to [0, branches-1] (XLA would run the
+// last branch for any index out of range, JAX's switch clamps: below 0 is branch 0).
+std::vector<Value> cond_rule(HloEmitter& m, const Eqn& e) {
+  const frontend::ControlOp& op = *e.control;
+  const std::vector<Value> operands = ins_of(m, e, 1, e.in.size());
+  const Value index = m.op("stablehlo.clamp", {i32(m, 0), m.in(e, 0), i32(m, int64_t(op.bodies.size()) - 1)}, {"", {}, DType::Int32});
+  std::vector<std::string> branches;
+  for (const frontend::CallRef& b : op.bodies) {
+    std::vector<Value> none;
+    branches.push_back(region(m, *b->jaxpr, none, [&](HloEmitter& r) { return r.emit(operands); }));
+  }
+  std::vector<Value> results;
+  for (int o : e.out) results.push_back({"", m.j.vars[size_t(o)].shape, m.j.vars[size_t(o)].dtype});
+  return m.op_n("stablehlo.case", {index}, results, "", branches);
+}
+
+const exporter::ExportRules<HloRule, HloControlRule>& hlo_rules() {
+  static const exporter::ExportRules<HloRule, HloControlRule> table = [] {
+    exporter::ExportRules<HloRule, HloControlRule> t;
     add_elementwise(t);
     constexpr double inf = std::numeric_limits<double>::infinity();
     t.add(Prim::ReduceSum, reduce("stablehlo.add", 0, 0, 0));
@@ -370,6 +534,9 @@ const exporter::ExportRules<HloRule>& hlo_rules() {
     t.add(Prim::Stride, stride_rule);
     t.add(Prim::Window, window_rule);
     t.add(Prim::Gather, gather_rule);
+    t.add(frontend::ControlKind::Scan, scan_rule);
+    t.add(frontend::ControlKind::While, while_rule);
+    t.add(frontend::ControlKind::Cond, cond_rule);
     return t;
   }();
   return table;
@@ -392,19 +559,12 @@ std::string export_stablehlo(const Fn& f, const std::vector<Tree>& example_args,
   head << ") -> (";
   for (size_t k = 0; k < j.outs.size(); k++) head << (k ? ", " : "") << tensor_type(j.aval(j.outs[k]).shape, j.aval(j.outs[k]).dtype);
   head << ") {\n";
-  for (const Array& c : j.consts) {
-    std::vector<uint8_t> bytes = c.bytes();
-    if (exporter::is_splat(c)) bytes.resize(itemsize(c.dtype()));  // one element: MLIR's splat
-    m.consts.push_back(m.constant(c.shape(), c.dtype(), bytes));
-  }
-  const auto& rules = hlo_rules();
-  for (const Eqn& e : j.eqns) m.vars[size_t(e.out[0])] = rules.get(kOp, e.prim)(m, e);
+  std::vector<Value> args;
+  for (int v : j.invars) args.push_back(m.vars[size_t(v)]);
+  const std::vector<Value> outs = m.emit(args);
   std::ostringstream ret;
   ret << "    return";
-  for (size_t k = 0; k < j.outs.size(); k++) {
-    const Atom& a = j.outs[k];
-    ret << (k ? ", " : " ") << (a.is_var() ? m.vars[size_t(a.var)] : m.consts[size_t(a.cst)]).name;
-  }
+  for (size_t k = 0; k < outs.size(); k++) ret << (k ? ", " : " ") << outs[k].name;
   ret << " : ";
   for (size_t k = 0; k < j.outs.size(); k++) ret << (k ? ", " : "") << tensor_type(j.aval(j.outs[k]).shape, j.aval(j.outs[k]).dtype);
   return head.str() + m.body.str() + ret.str() + "\n  }\n}\n";

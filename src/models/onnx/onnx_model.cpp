@@ -8,6 +8,7 @@
 #include "formats/onnx.h"
 #include "frontend/jit.h"
 #include "frontend/trace.h"
+#include "library/lax_control.h"
 #include "library/numpy.h"
 #include "models/onnx/onnx_ops.h"
 
@@ -107,6 +108,8 @@ void check_feed(const ValueSpec& s, const Array& a, std::map<std::string, int64_
 }
 
 void run_nodes(const ModelState& st, const OnnxGraph& g, std::map<std::string, Array>& env);
+std::vector<Array> run_subgraph(const ModelState& st, const OnnxGraph& g, const std::map<std::string, Array>& env,
+                                const std::vector<Array>& ins);
 
 // If: a branch runs over a copy of the enclosing scope (it reads outer values by name). With
 // a condition known while translating, only the chosen branch runs. A condition computed
@@ -116,15 +119,7 @@ void run_nodes(const ModelState& st, const OnnxGraph& g, std::map<std::string, A
 std::vector<Array> run_if(const ModelState& st, const NodeContext& ctx, const std::map<std::string, Array>& env) {
   const Array& cond = ctx.input(0);
   if (cond.size() != 1) ctx.fail("the condition has shape ", shape_str(cond.shape()), ", expected one element");
-  auto branch = [&](const char* name) {
-    const OnnxGraph& b = ctx.node().find_attribute(name)->graphs.at(0);
-    std::map<std::string, Array> scope = env;
-    for (const formats::OnnxTensor& t : b.initializers) scope[t.name] = tensor_to_array(st.bytes, t);
-    run_nodes(st, b, scope);
-    std::vector<Array> outs;
-    for (const formats::OnnxValueInfo& o : b.outputs) outs.push_back(scope.at(o.name));
-    return outs;
-  };
+  auto branch = [&](const char* name) { return run_subgraph(st, ctx.node().find_attribute(name)->graphs.at(0), env, {}); };
   if (!frontend::tracer_of(cond)) return branch(cond.to_vector<double>()[0] != 0 ? "then_branch" : "else_branch");
   const std::vector<Array> then_outs = branch("then_branch"), else_outs = branch("else_branch");
   if (then_outs.size() != else_outs.size())
@@ -141,6 +136,92 @@ std::vector<Array> run_if(const ModelState& st, const NodeContext& ctx, const st
   return outs;
 }
 
+// Runs a subgraph (If's branch, Loop's body) over a copy of the enclosing scope, its inputs
+// bound to `ins`; returns its outputs.
+std::vector<Array> run_subgraph(const ModelState& st, const OnnxGraph& g, const std::map<std::string, Array>& env,
+                                const std::vector<Array>& ins) {
+  std::map<std::string, Array> scope = env;
+  for (const formats::OnnxTensor& t : g.initializers) scope[t.name] = tensor_to_array(st.bytes, t);
+  for (size_t i = 0; i < ins.size() && i < g.inputs.size(); ++i) scope[g.inputs[i].name] = ins[i];
+  run_nodes(st, g, scope);
+  std::vector<Array> outs;
+  for (const formats::OnnxValueInfo& o : g.outputs) outs.push_back(scope.at(o.name));
+  return outs;
+}
+
+// Whether a Loop body passes its condition through unchanged (output 0 is input 1, or an
+// Identity of it): then a trip count alone decides the iterations.
+bool condition_passes_through(const OnnxGraph& body) {
+  if (body.inputs.size() < 2 || body.outputs.empty()) return false;
+  const std::string &in = body.inputs[1].name, &out = body.outputs[0].name;
+  if (in == out) return true;
+  for (const OnnxNode& n : body.nodes)
+    if (n.op_type == "Identity" && n.outputs.size() == 1 && n.outputs[0] == out) return n.inputs.at(0) == in;
+  return false;
+}
+
+// Loop (inputs: trip count M, condition, carried values; body: (iteration, condition,
+// carried) -> (condition, carried, scan outputs)) as kiln's control flow, so a traced loop
+// stays one loop: with a trip count known while translating and a body that passes its
+// condition through, a scan of M steps (scan outputs stacked as ONNX does); otherwise a
+// while loop on (condition and iteration < M), which cannot have scan outputs (their
+// length would depend on the data).
+std::vector<Array> run_loop(const ModelState& st, const NodeContext& ctx, const std::map<std::string, Array>& env) {
+  const OnnxGraph& body = ctx.node().find_attribute("body")->graphs.at(0);
+  std::vector<Array> carried;
+  for (size_t i = 2; i < ctx.num_inputs(); ++i) carried.push_back(ctx.input(i));
+  const size_t nv = carried.size();
+  if (body.inputs.size() != nv + 2 || body.outputs.size() < nv + 1)
+    ctx.fail("the body has ", body.inputs.size(), " inputs and ", body.outputs.size(), " outputs for ", nv, " carried values");
+  const size_t num_scan = body.outputs.size() - 1 - nv;
+  const std::optional<int64_t> trip = ctx.has_input(0) ? std::optional<int64_t>(ctx.host_ints(0).at(0)) : std::nullopt;
+  const Array yes = numpy::array(std::vector<bool>{true}, {});
+  const Array cond = ctx.has_input(1) ? ctx.input(1).astype(bool_).reshape({}) : yes;
+  const bool known_true = !frontend::tracer_of(cond) && cond.to_vector<double>()[0] != 0;
+  if (trip && condition_passes_through(body) && known_true) {
+    if (*trip <= 0 && num_scan > 0) ctx.fail("a trip count of ", *trip, " leaves the scan outputs without a shape");
+    carried.insert(carried.begin(), numpy::array(std::vector<int32_t>{0}, {}));
+    std::vector<Array> outs = lax::scan_flat(
+        [&](const std::vector<Array>& c) {
+          std::vector<Array> ins = {c[0], yes};
+          ins.insert(ins.end(), c.begin() + 1, c.end());
+          std::vector<Array> step = run_subgraph(st, body, env, ins);
+          step[0] = c[0] + 1;  // the counter in place of the condition
+          return step;
+        },
+        carried, {}, std::max<int64_t>(*trip, 0));
+    outs.erase(outs.begin());
+    return outs;
+  }
+  if (num_scan > 0)
+    ctx.fail("scan outputs of a loop whose number of iterations depends on the data (a trip count not known while ",
+             "translating, a condition computed or fed as an input, or a body that changes it) are not supported: ",
+             "their length would depend on the data");
+  carried.insert(carried.begin(), {numpy::array(std::vector<int32_t>{0}, {}), cond});
+  std::vector<Array> outs = lax::while_flat(
+      [&](const std::vector<Array>& c) {
+        Array go = c[1];
+        if (trip) go = numpy::logical_and(go, c[0] < Array(int32_t(*trip)));
+        return std::vector<Array>{go};
+      },
+      [&](const std::vector<Array>& c) {
+        std::vector<Array> step = run_subgraph(st, body, env, c);
+        step[0] = step[0].astype(bool_).reshape({});
+        step.insert(step.begin(), c[0] + 1);
+        return step;
+      },
+      carried);
+  outs.erase(outs.begin(), outs.begin() + 2);
+  return outs;
+}
+
+// The ops whose subgraphs read the enclosing scope, run by the evaluator rather than a rule.
+using GraphOp = std::vector<Array> (*)(const ModelState&, const NodeContext&, const std::map<std::string, Array>&);
+const std::map<std::string, GraphOp>& graph_ops() {
+  static const std::map<std::string, GraphOp> ops = {{"If", run_if}, {"Loop", run_loop}};
+  return ops;
+}
+
 // Runs the nodes of `g` (the model's graph or a branch) in order over `env`, the values in
 // scope, adding each node's outputs to it.
 void run_nodes(const ModelState& st, const OnnxGraph& g, std::map<std::string, Array>& env) {
@@ -150,7 +231,8 @@ void run_nodes(const ModelState& st, const OnnxGraph& g, std::map<std::string, A
     const NodeContext ctx(n, st.opset, std::move(args), st.bytes, &st.value_types);
     std::vector<Array> outs;
     try {
-      outs = n.op_type == "If" ? run_if(st, ctx, env) : st.rules.at(&n)->rule(ctx);
+      const auto graph_op = graph_ops().find(n.op_type);
+      outs = graph_op != graph_ops().end() ? graph_op->second(st, ctx, env) : st.rules.at(&n)->rule(ctx);
     } catch (const Error& e) {
       // A library error inside a rule is told with the node it happened in.
       const std::string what = e.what();

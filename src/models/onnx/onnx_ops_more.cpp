@@ -200,14 +200,16 @@ std::vector<Array> window(const NodeContext& c) {
 
 }  // namespace
 
-// If's branches read values of the enclosing scope by name, which a rule cannot see: the
-// graph evaluator (onnx_model.cpp, run_if) runs it, and this row only declares its opsets and
-// attributes for the load-time checks.
-static std::vector<Array> if_in_evaluator(const NodeContext& c) { c.fail("If is run by the graph evaluator"); }
+// If's branches and Loop's body read values of the enclosing scope by name, which a rule
+// cannot see: the graph evaluator (onnx_model.cpp, run_if and run_loop) runs them, and these
+// rows only declare their opsets and attributes for the load-time checks (and Loop's trip
+// count as read on the host).
+static std::vector<Array> in_evaluator(const NodeContext& c) { c.fail(c.node().op_type, " is run by the graph evaluator"); }
 
 std::vector<OpRule> composite_rules() {
   return {
-      {"If", 1, kMax, {"then_branch", "else_branch"}, if_in_evaluator},
+      {"If", 1, kMax, {"then_branch", "else_branch"}, in_evaluator},
+      {"Loop", 1, kMax, {"body"}, in_evaluator, {0}},
       {"NegativeLogLikelihoodLoss", 12, kMax, {"ignore_index", "reduction"}, nll_loss},
       {"SoftmaxCrossEntropyLoss", 12, kMax, {"ignore_index", "reduction"}, softmax_cross_entropy},
       {"ConvTranspose", 1, kMax,
