@@ -77,6 +77,18 @@ def tensors(n_vocab):
     return out + [("output_norm.weight", [N_EMBD], F32), ("output.weight", [N_EMBD, n_vocab], Q8_0)]
 
 
+def silence_rows(blob, dims, rows):
+    """q8_0 output rows with zero scales: those tokens' logits are 0, below the maximum of the
+    others, so greedy text never holds a lone byte >= 0x80 (invalid UTF-8, which tests could
+    not compare as text) or the end-of-text token (generation runs to maxTokens)."""
+    b = bytearray(blob)
+    per_row = dims[0] // 32 * 34
+    for r in rows:
+        for blk in range(dims[0] // 32):
+            b[r * per_row + blk * 34:r * per_row + blk * 34 + 2] = b"\0\0"
+    return bytes(b)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
@@ -94,12 +106,15 @@ def main():
             kv("tokenizer.ggml.eos_token_id", 4, len(tokens) - 1), kv("tokenizer.ggml.add_bos_token", 7, False)]
     rng = np.random.default_rng(a.seed)
     infos, blobs, offset = b"", [], 0
-    for name, dims, t in tensors(len(tokens)):
+    n_vocab = len(tokens)
+    for name, dims, t in tensors(n_vocab):
         _, block, nbytes, _ = TYPES[t]
         size = int(np.prod(dims)) // block * nbytes
         infos += gguf_string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
         infos += struct.pack("<IQ", t, offset)
         blob = random_tensor(rng, dims, t, size)
+        if name == "output.weight":
+            blob = silence_rows(blob, dims, [b for b in range(0x80, 0x100)] + [n_vocab - 1])
         blob += b"\0" * ((-len(blob)) % 32)
         blobs.append(blob)
         offset += len(blob)

@@ -218,7 +218,9 @@ describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webg
   test("greedy tokens equal wasm's; decode steps compile, allocate and submit nothing new", async () => {
     const steps = 24;
     const options = { maxTokens: steps };
-    const prompt = "in the";
+    // Along this prompt's greedy path the top-1/top-2 logit margin is at least 6e-3 (measured
+    // on wasm), far above the devices' float differences (~1e-6): equal tokens are expected.
+    const prompt = "x";
     const wasm = await llm.load(TINY, { device: "wasm", nCtx: 64, prefillBucket: 4 });
     let want: string[];
     try {

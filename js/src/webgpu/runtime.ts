@@ -501,7 +501,7 @@ function bandFromEnv(): { bandRows?: number } {
  */
 function rowLanesFromEnv(): { rowLanes?: number } {
   const v = (globalThis as any).process?.env?.KILN_WEBGPU_ROW_LANES as string | undefined;
-  if (v === undefined) return {};
+  if (v === undefined || v === "") return {}; // empty: the rule (a sweep's "after" run)
   const n = Number(v);
   if (!/^[1-9]\d*$/.test(v) || (n & (n - 1)) !== 0 || n > 256)
     throw new Error(`KILN_WEBGPU_ROW_LANES: "${v}" is not a power of two from 1 to 256`);
