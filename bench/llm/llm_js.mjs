@@ -1,7 +1,9 @@
 // The JS llm API's speed: prefill and decode tok/s of a GGUF on one device, the second run
-// reported (the first compiles the programs).
+// reported (the first compiles the programs). On webgpu also the work per decode step from
+// profiler.webgpuCounters(): kernels dispatched, command buffers submitted, pipelines and
+// GPUBuffers created (the steady state creates none).
 //   node bench/llm/llm_js.mjs MODEL.gguf [device=wasm] [tokens=32] [nCtx=256]
-import { init, llm } from "../../js/dist/index.js";
+import { init, llm, profiler } from "../../js/dist/index.js";
 
 const [file, device = "wasm", tokens = "32", nCtx = "256"] = process.argv.slice(2);
 if (device === "webgpu") await init("webgpu");
@@ -14,8 +16,20 @@ for (const run of ["warm-up", "measured"]) {
   const g = model.generate(prompt, { maxTokens: Number(tokens), temperature: 1, topK: 40, seed: 1 });
   const t = performance.now();
   let n = 0;
-  for await (const _ of g) n++;
+  const counters = [];
+  for await (const _ of g) {
+    n++;
+    const c = profiler.webgpuCounters();
+    if (c) counters.push(c);
+  }
   const s = g.stats();
+  if (counters.length > 4) {
+    // Pieces 3.. (each iteration dispatches the next decode step): per-step means.
+    const a = counters[2], b = counters[counters.length - 1], steps = counters.length - 3;
+    const per = (k) => ((b[k] - a[k]) / steps).toFixed(2);
+    console.log(`${run}: per decode step (last ${steps}): ${per("dispatches")} kernels, ${per("submits")} submits, ` +
+      `${per("pipelines")} new pipelines, ${per("createdBuffers")} new GPUBuffers`);
+  }
   console.log(`${run}: ${s.promptTokens} prompt tokens, prefill ${s.prefillTokensPerSecond.toFixed(1)} tok/s (${s.prefillMs.toFixed(0)} ms); ` +
     `${s.generatedTokens} tokens, decode ${s.decodeTokensPerSecond.toFixed(2)} tok/s; ${((performance.now() - t) / 1000).toFixed(1)} s, stop ${s.stopReason}`);
 }

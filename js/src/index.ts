@@ -74,6 +74,18 @@ export interface TraceEvent {
   duration: number;
 }
 
+/** Cumulative work of the webgpu device since it was created (see {@link profiler}). */
+export interface WebGpuCounters {
+  /** Kernels dispatched. */
+  dispatches: number;
+  /** Command buffers submitted. */
+  submits: number;
+  /** Compute pipelines compiled (cached by WGSL text, so a warm loop adds none). */
+  pipelines: number;
+  /** GPUBuffers created: storage, readback and uniform (a loop whose pools are warm adds none). */
+  createdBuffers: number;
+}
+
 /**
  * Kernel traces, as jax-js's profiler: between startTrace() and stopTrace() every kernel
  * dispatch is timed on the host (its run on cpu/wasm; its encoding on webgpu, whose GPU runs
@@ -91,6 +103,14 @@ export const profiler = {
     const perf = (globalThis as any).performance;
     if (perf?.measure) for (const e of events) perf.measure(e.name, { start: e.start, duration: e.duration });
     return events;
+  },
+  /**
+   * The webgpu device's counters (null before init("webgpu")): the difference between two
+   * calls is the work in between, e.g. one LLM decode step's kernels and submits.
+   */
+  webgpuCounters(): WebGpuCounters | null {
+    const s = webGpuRuntime()?.stats();
+    return s ? { dispatches: s.dispatches, submits: s.submits, pipelines: s.pipelines, createdBuffers: s.createdBuffers } : null;
   },
 };
 

@@ -138,6 +138,7 @@ export class Generation implements AsyncIterableIterator<string> {
   private finished: GenerationStats | null = null;
   private readonly signal: AbortSignal | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  private prefetch: { h: Handle; bytes: Promise<Uint8Array> } | null = null;
 
   /** @ignore */
   constructor(
@@ -174,12 +175,13 @@ export class Generation implements AsyncIterableIterator<string> {
       } else if (this.signal?.aborted) {
         return this.end("aborted"); // aborted while the caller held the last piece
       }
-      const h = check(this.gen.pending()) as Handle;
+      const read = this.prefetch ?? this.readPending();
+      this.prefetch = null;
       let row: Uint8Array;
       try {
-        row = await readBytes(h);
+        row = await read.bytes;
       } finally {
-        h.delete();
+        read.h.delete();
       }
       // Ended while the read was in flight: by return() or the model's dispose().
       if (!this.gen) return { done: true, value: undefined };
@@ -192,6 +194,10 @@ export class Generation implements AsyncIterableIterator<string> {
         this.end("aborted");
         return { done: false, value: piece };
       }
+      // The next step was dispatched by feed(); its logits' read starts now, so on webgpu the
+      // copy joins the step's command buffer (one submit per token) and the GPU works while
+      // the caller handles this piece.
+      this.prefetch = this.readPending();
       await tick();
       return { done: false, value: piece };
     } catch (e) {
@@ -211,7 +217,19 @@ export class Generation implements AsyncIterableIterator<string> {
     if (!this.finished) this.end(reason);
   }
 
+  /** Starts reading the pending logits; the handle is deleted once the read is awaited (or at end). */
+  private readPending(): { h: Handle; bytes: Promise<Uint8Array> } {
+    const h = check(this.gen.pending()) as Handle;
+    const bytes = readBytes(h);
+    bytes.catch(() => {}); // awaited by the next step; unawaited when the generation ends first
+    return { h, bytes };
+  }
+
   private end(reason: string | null): IteratorResult<string> {
+    if (this.prefetch) {
+      this.prefetch.h.delete();
+      this.prefetch = null;
+    }
     if (this.gen) {
       if (reason !== null) this.gen.stop(reason);
       this.finished = withRates(this.gen.stats());

@@ -31,7 +31,7 @@ const notArrayFirst = new Set([
   "numpy.fft.fft", "numpy.fft.fftn", "numpy.fft.fft2", "numpy.fft.ifft", "numpy.fft.ifftn", "numpy.fft.ifft2",
   "numpy.fft.irfft", "numpy.fft.irfftn", "numpy.fft.irfft2", "numpy.fft.hfft",
   "random.key", "tree.flatten", "tree.leaves", "tree.structure", "tree.unflatten", "tree.map", "tree.ref", "tree.dispose",
-  "profiler.startTrace", "profiler.stopTrace",
+  "profiler.startTrace", "profiler.stopTrace", "profiler.webgpuCounters",
   "optax.adam", "optax.adamw", "optax.rmsprop", "optax.sgd", "optax.applyUpdates", "optax.identity", "optax.setToZero",
   "optax.chain", "optax.addDecayedWeights", "optax.clip", "optax.clipByGlobalNorm", "optax.globalNorm", "optax.scale",
   "optax.scaleByAdam", "optax.scaleByLearningRate", "optax.scaleByRms", "optax.scaleByStddev", "optax.scaleBySchedule",

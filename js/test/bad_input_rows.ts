@@ -242,6 +242,7 @@ function transforms(): Row[] {
     ok("devicePut", () => void kiln.devicePut({} as any)),
     ok("profiler.startTrace", () => kiln.profiler.startTrace()),
     ok("profiler.stopTrace", () => kiln.profiler.stopTrace()),
+    ok("profiler.webgpuCounters", () => kiln.profiler.webgpuCounters()),
   ];
 }
 

@@ -5,7 +5,7 @@
 // and each decode step about one (docs/ARCHITECTURE.md, LLM runtime in JS). Node only: the
 // browser run covers generation through examples/llm-web (test/browser/llm.mjs).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { init, llm, memory } from "../dist/index.js";
+import { init, llm, memory, profiler, type WebGpuCounters } from "../dist/index.js";
 import greedyText from "../../tests/fixtures/llm/smollm2_greedy.txt?raw";
 import tokenizeText from "../../tests/fixtures/llm/smollm2_tokenize.txt?raw";
 
@@ -199,6 +199,55 @@ describe.runIf(onGpu)("llm: SmolLM2 on webgpu", () => {
       const pieces = await collect(g);
       expect(pieces.join("")).toBe(m.tokenizer.decode(c.rows.slice(0, n).map((r) => r.greedy)));
       expect(g.stats()).toMatchObject({ promptTokens: c.ids.length, generatedTokens: n, stopReason: "max_tokens" });
+    } finally {
+      m.dispose();
+    }
+  }, 600_000);
+});
+
+// A decode step on webgpu, on a tiny model (tools/gen_tiny_llm.py: 2 layers, random weights)
+// so that it runs in make test on SwiftShader: the same greedy tokens as wasm, and a steady
+// state whose counters (profiler.webgpuCounters()) do not move: no pipeline after the first 3 decode
+// steps, no new GPUBuffer after the second (the first decode step's outputs are still alive
+// while the second allocates its own, so two sets exist; the prefill before it had other
+// sizes), the same kernels every step, and one submit per step (the step's dispatches and the
+// copy of its logits for readback in one command buffer).
+const TINY = new URL("../../tests/fixtures/llm/tiny_llama.gguf", import.meta.url);
+const tinyGpu = (await init("webgpu")).includes("webgpu");
+describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webgpu", () => {
+  test("greedy tokens equal wasm's; decode steps compile, allocate and submit nothing new", async () => {
+    const steps = 24;
+    const options = { maxTokens: steps };
+    // Along this prompt's greedy path the top-1/top-2 logit margin is at least 6e-3 (measured
+    // on wasm), far above the devices' float differences (~1e-6): equal tokens are expected.
+    const prompt = "x";
+    const wasm = await llm.load(TINY, { device: "wasm", nCtx: 64, prefillBucket: 4 });
+    let want: string[];
+    try {
+      want = await collect(wasm.generate(prompt, options));
+    } finally {
+      wasm.dispose();
+    }
+    const m = await llm.load(TINY, { device: "webgpu", nCtx: 64, prefillBucket: 4 });
+    try {
+      const got: string[] = [];
+      const counters: WebGpuCounters[] = [];
+      for await (const piece of m.generate(prompt, options)) {
+        got.push(piece);
+        counters.push(profiler.webgpuCounters()!);
+      }
+      expect(got).toEqual(want);
+      expect(new Set(want).size).toBeGreaterThan(1); // the random model does not repeat one token
+      // counters[i] is read after piece i, whose loop iteration dispatched decode step i + 1.
+      const delta = (i: number, k: keyof WebGpuCounters) => counters[i][k] - counters[i - 1][k];
+      for (let i = 3; i < steps - 1; i++) {
+        expect(delta(i, "pipelines"), `pipelines at step ${i + 1}`).toBe(0);
+        expect(delta(i, "createdBuffers"), `buffers created at step ${i + 1}`).toBe(0);
+        expect(delta(i, "submits"), `submits at step ${i + 1}`).toBe(1);
+        expect(delta(i, "dispatches"), `dispatches at step ${i + 1}`).toBe(delta(2, "dispatches"));
+      }
+      expect(delta(2, "createdBuffers")).toBe(0);
+      expect(delta(2, "dispatches")).toBeGreaterThan(20);
     } finally {
       m.dispose();
     }

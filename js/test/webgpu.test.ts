@@ -169,6 +169,8 @@ if (!gpu && requireGpu) {
     const M: [number[], string, number[]] = [values(24 * 1000, 12, "float"), "float32", [24, 1000]];
     const MI: [number[], string, number[]] = [values(24 * 1000, 13, "int"), "int32", [24, 1000]];
     const S: [number[], string, number[]] = [values(40 * 30, 14, "float"), "float32", [40, 30]];
+    // 13 rows of 600: several outputs per tree workgroup (32 lanes each), the last group partly empty.
+    const R: [number[], string, number[]] = [values(13 * 600, 15, "float"), "float32", [13, 600]];
     const REDUCTIONS: [string, (x: np.Array) => np.Array, [number[], string, number[]], number, number][] = [
       ["sum axis 1, serial", (x) => np.sum(x, 1), S, 0, 0],
       ["max axis 0, serial", (x) => np.max(x, 0), S, 0, 0],
@@ -178,6 +180,8 @@ if (!gpu && requireGpu) {
       ["max axis 1, tree", (x) => np.max(x, 1), M, 0, 0],
       ["min axis 1, tree", (x) => np.min(x, 1), M, 0, 0],
       ["int32 sum axis 1, tree", (x) => np.sum(x, 1), MI, 0, 0],
+      ["sum axis 1, tree of 13 rows", (x) => np.sum(x, 1), R, 600 * 6e-8, 1e-5],
+      ["max axis 1, tree of 13 rows", (x) => np.max(x, 1), R, 0, 0],
       ["argmax axis 1", (x) => np.argmax(x, 1), M, 0, 0],
       ["softmax axis 1", (x) => nn.softmax(x, 1), M, 1e-5, 1e-8],
     ];

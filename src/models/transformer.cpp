@@ -32,9 +32,15 @@ Array rms_norm(const Array& x, const Array& weight, float eps) {
   return x * np::rsqrt(mean_sq + Array(eps)) * weight;
 }
 
-// x [T, heads, head_dim] rotated by position: the first rope_dim dims in pairs, the rest kept.
-Array rope(const TransformerConfig& c, const Array& x, const Array& positions, float base) {
-  const int64_t T = x.shape(0), heads = x.shape(1), half = c.rope_dim / 2;
+// cos and sin of each position's RoPE angles, [T, 1, rope_dim / 2]: computed once per step
+// and RoPE base and shared by every layer's q and k (built per rope() call, they were 4 kernels
+// per layer on webgpu: ~120 of a SmolLM2 decode step's ~830 dispatches).
+struct RopeTables {
+  Array cos, sin;
+};
+
+RopeTables rope_tables(const TransformerConfig& c, const Array& positions, float base) {
+  const int64_t T = positions.shape(0), half = c.rope_dim / 2;
   // theta_i = pos * base^(-2i/rope_dim), the per-pair factor built by repeated float
   // multiplication as llama.cpp's rope cache does.
   std::vector<float> inv_freq(static_cast<size_t>(half));
@@ -43,7 +49,14 @@ Array rope(const TransformerConfig& c, const Array& x, const Array& positions, f
   for (int64_t i = 0; i < half; ++i, f *= step) inv_freq[size_t(i)] = f;
   const Array theta = np::reshape(positions.astype(DType::Float32), {T, 1, 1}) *
                       np::array(inv_freq, {1, 1, half});
-  const Array cos = np::cos(theta), sin = np::sin(theta);
+  return {np::cos(theta), np::sin(theta)};
+}
+
+// x [T, heads, head_dim] rotated by position: the first rope_dim dims in pairs, the rest kept.
+Array rope(const TransformerConfig& c, const Array& x, const RopeTables& t) {
+  const int64_t T = x.shape(0), heads = x.shape(1), half = c.rope_dim / 2;
+  const Array& cos = t.cos;
+  const Array& sin = t.sin;
   Array rot = np::index(x, {Slice{}, Slice{}, Slice{0, c.rope_dim, {}}});
   Array x0, x1;
   if (c.rope == RopeStyle::AdjacentPairs) {
@@ -213,10 +226,9 @@ struct Masks {
 
 std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers& L, int64_t l,
                                         const Array& x, const Array& cache,
-                                        const Array& positions, const Masks& allowed) {
+                                        const RopeTables& angles, const Masks& allowed) {
   const std::string p = "blk." + std::to_string(l) + ".";
   const int64_t T = x.shape(0);
-  const float base = is_sliding(c, l) ? c.rope_base_sliding : c.rope_base;
   const Array h = rms_norm(x, L.vector(p + "attn_norm.weight"), c.rms_eps);
   Array q = np::reshape(L.linear(p + "attn_q.weight", h), {T, c.n_head, c.head_dim});
   Array k = np::reshape(L.linear(p + "attn_k.weight", h), {T, c.n_head_kv, c.head_dim});
@@ -225,8 +237,8 @@ std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers
     q = rms_norm(q, L.vector(p + "attn_q_norm.weight"), c.rms_eps);
     k = rms_norm(k, L.vector(p + "attn_k_norm.weight"), c.rms_eps);
   }
-  q = rope(c, q, positions, base);
-  k = rope(c, k, positions, base);
+  q = rope(c, q, angles);
+  k = rope(c, k, angles);
   const Array heads = attention(c, q, cache[l][0], cache[l][1], k, v, allowed.cached, allowed.fresh);
   Array out = L.linear(p + "attn_output.weight", heads);
   if (c.post_norms) out = rms_norm(out, L.vector(p + "post_attention_norm.weight"), c.rms_eps);
@@ -256,12 +268,16 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   const Masks windowed = c.sliding_window > 0 ? Masks{cache_mask(start, T, n_ctx, c.sliding_window),
                                                       new_rows_mask(T, c.sliding_window)}
                                               : causal;
+  const RopeTables global_angles = rope_tables(c, positions, c.rope_base);
+  const RopeTables sliding_angles =
+      c.sliding_window > 0 ? rope_tables(c, positions, c.rope_base_sliding) : global_angles;
   Array x = dequantize_rows(L.matrix("token_embd.weight"), tokens);
   if (c.embedding_scale != 1.0f) x = x * Array(c.embedding_scale);
   Tree::List new_kv;
   for (int64_t l = 0; l < c.n_layer; ++l) {
-    auto [attn, kv] =
-        attention_block(c, L, l, x, cache, positions, is_sliding(c, l) ? windowed : causal);
+    const bool sliding = is_sliding(c, l);
+    auto [attn, kv] = attention_block(c, L, l, x, cache, sliding ? sliding_angles : global_angles,
+                                      sliding ? windowed : causal);
     x = x + attn;
     x = x + mlp_block(c, L, l, x);
     new_kv.emplace_back(kv);

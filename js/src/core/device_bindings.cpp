@@ -30,6 +30,9 @@ val enable_webgpu(const val& limits) {
     if (staging < 0 || staging > 2) fail("webgpu", "staging ", staging, " is invalid, expected 0, 1 or 2");
     p.staging = webgpu::WgslStaging(staging);
     p.band_rows = get_int(limits, "bandRows", p.band_rows);
+    p.row_lanes = get_int(limits, "rowLanes", p.row_lanes);
+    if (p.row_lanes < 0 || (p.row_lanes & (p.row_lanes - 1)) != 0)
+      fail("webgpu", "rowLanes ", p.row_lanes, " is invalid, expected 0 or a power of two");
     // tiles: [[bm, bn, bk, tm, tn], ...], largest first (a per-device override of the defaults).
     if (limits["tiles"].isArray()) {
       p.tiles.clear();

@@ -14,6 +14,8 @@ export class BufferPool {
   #free = new Map<number, GPUBuffer[]>();
   #order = new Set<GPUBuffer>(); // every pooled buffer, the one given back longest ago first
   #pooled = 0;
+  /** GPUBuffers this pool has created (a steady-state loop stops adding to it). */
+  created = 0;
 
   /** `limit`: bytes kept at most; beyond it the buffers given back longest ago are destroyed. */
   constructor(
@@ -32,6 +34,7 @@ export class BufferPool {
       this.#pooled -= cls;
       return b;
     }
+    this.created++;
     return this.device.createBuffer({ size: cls, usage: this.usage });
   }
 

@@ -19,8 +19,10 @@ const MAP_READ = 0x1, COPY_SRC = 0x4, COPY_DST = 0x8, UNIFORM = 0x40, STORAGE = 
 const STORAGE_USAGE = STORAGE | COPY_SRC | COPY_DST;
 const STAGING_USAGE = MAP_READ | COPY_DST;
 // Encoders are submitted at least this often even without a readback, so a long eager loop
-// keeps the GPU busy and its command buffers bounded.
-const MAX_DISPATCHES_PER_SUBMIT = 256;
+// keeps the GPU busy and its command buffers bounded. High enough that a whole LLM decode
+// step (~800 dispatches for SmolLM2's 30 layers, ~500 for Gemma 3 270M's 18) and its logits'
+// readback go to the GPU as one command buffer in one submit.
+const MAX_DISPATCHES_PER_SUBMIT = 2048;
 const VERIFIED: AsyncCheck = { state: "ok", error: null, ready: Promise.resolve() };
 // Buffer handles of every runtime of this process: after a device loss, the arrays of the
 // old device keep their handles, which the new runtime must recognize as not its own.
@@ -46,8 +48,9 @@ export interface RuntimeStats {
   stagingBytes: number;
   uniformBuffers: number; // one small uniform per output size
   pipelines: number;
-  dispatches: number;
-  submits: number;
+  dispatches: number; // recorded since the runtime started
+  submits: number; // command buffers submitted since then
+  createdBuffers: number; // GPUBuffers created since then (storage, staging, uniform)
 }
 
 export class WebGpuRuntime {
@@ -78,6 +81,7 @@ export class WebGpuRuntime {
   #flushQueued = false;
   #scopes: Promise<void>[] = [];
   #stats = { dispatches: 0, submits: 0 };
+  #uniformsCreated = 0;
 
   /** `adapter`: the adapter's description, for messages and tests ("SwiftShader ..."). */
   constructor(device: GPUDevice, readonly adapter = "") {
@@ -100,7 +104,7 @@ export class WebGpuRuntime {
 
   /** The limits the WGSL generator needs (see webgpu::WgslParams). */
   codegenLimits(): {
-    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; maxStorageBuffers: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number; bandRows?: number;
+    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; maxStorageBuffers: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number; bandRows?: number; rowLanes?: number;
   } {
     const l = this.device.limits;
     // SwiftShader runs workgroups on CPU threads, where a 256-invocation tree reduction with
@@ -112,7 +116,7 @@ export class WebGpuRuntime {
       workgroupStorage: l.maxComputeWorkgroupStorageSize,
       maxInvocations: Math.min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX),
       maxStorageBuffers: l.maxStorageBuffersPerShaderStage,
-      tiles: tilesFromEnv(), ...stagingFromEnv(), ...bandFromEnv(),
+      tiles: tilesFromEnv(), ...stagingFromEnv(), ...bandFromEnv(), ...rowLanesFromEnv(),
     };
   }
 
@@ -125,6 +129,7 @@ export class WebGpuRuntime {
       pendingBuffers: this.#freedInEpoch.length,
       stagingBuffers: this.#staging.pooledBuffers, stagingBytes: this.#staging.pooledBytes,
       uniformBuffers: this.#uniforms.size, pipelines: this.#pipelines.size, ...this.#stats,
+      createdBuffers: this.#storage.created + this.#staging.created + this.#uniformsCreated,
     };
   }
 
@@ -343,6 +348,7 @@ export class WebGpuRuntime {
         this.#uniforms.clear();
       }
       u = this.device.createBuffer({ size: 16, usage: UNIFORM | COPY_DST });
+      this.#uniformsCreated++;
       this.device.queue.writeBuffer(u, 0, new Uint32Array([size, 0, 0, 0]));
       this.#uniforms.set(size, u);
     }
@@ -352,11 +358,20 @@ export class WebGpuRuntime {
   /** Submits the open encoder (the flush point before readbacks and conflicting writes). */
   flush(): void {
     if (!this.#encoder) return;
-    this.#pass!.end();
+    this.#submitOpen([], "a submit");
+  }
+
+  /**
+   * Ends the open encoder's pass, records `extra` (a readback's copy) after it, and submits the
+   * command buffer. `checks`: what else the submit's validation error may belong to.
+   */
+  #submitOpen(checks: AsyncCheck[], what: string, extra?: (e: GPUCommandEncoder) => void): void {
+    const encoder = this.#encoder ?? this.device.createCommandEncoder();
+    this.#pass?.end();
+    extra?.(encoder);
     // A submit that binds a pipeline whose WGSL did not compile, or a buffer that could not be
     // allocated, fails too; that error belongs to them (reads of their outputs report it).
-    const encoder = this.#encoder;
-    this.#scoped([...this.#encoderChecks], "a submit", () => this.device.queue.submit([encoder.finish()]));
+    this.#scoped([...new Set([...this.#encoderChecks, ...checks])], what, () => this.device.queue.submit([encoder.finish()]));
     this.#encoderChecks = new Set();
     this.#encoder = null;
     this.#pass = null;
@@ -405,7 +420,6 @@ export class WebGpuRuntime {
     if (!rec) return null;
     if (offset % 4 !== 0) return (this.#fail(`webgpu.read: offset ${offset} is not a multiple of 4`), null);
     if (rec.created.state === "failed") return (this.#fail(rec.created.error!), null);
-    this.flush();
     const padded = Math.max(4, Math.ceil(bytes / 4) * 4);
     // A staging buffer can run out of memory too: then the read fails with that, not with
     // the map's error.
@@ -413,11 +427,11 @@ export class WebGpuRuntime {
     if (stagingCreated) this.device.pushErrorScope("out-of-memory");
     const staging = this.#staging.take(padded);
     const stagingError = stagingCreated ? this.device.popErrorScope().catch(() => null) : Promise.resolve(null);
-    const enc = this.device.createCommandEncoder();
-    enc.copyBufferToBuffer(rec.buffer, offset, staging, 0, padded);
+    // The copy goes after the open encoder's work, in the same command buffer: a decode step
+    // and the read of its logits are one submit.
     const checks = [rec.created, ...rec.taint];
-    this.#scoped(checks, "a read's copy", () => this.device.queue.submit([enc.finish()]));
-    this.#stats.submits++;
+    this.#submitOpen(checks, this.#encoder ? "a submit" : "a read's copy",
+      (e) => e.copyBufferToBuffer(rec.buffer, offset, staging, 0, padded));
     const scopes = this.#scopes.slice();
     return this.#untilLost((async () => {
       const oom = await stagingError;
@@ -479,6 +493,19 @@ function bandFromEnv(): { bandRows?: number } {
   if (v === undefined) return {};
   if (!/^[1-9]\d*$/.test(v)) throw new Error(`KILN_WEBGPU_BAND: "${v}" is not a positive integer`);
   return { bandRows: Number(v) };
+}
+
+/**
+ * KILN_WEBGPU_ROW_LANES=n (Node.js): invocations per output of tree reductions (a power of two
+ * up to 256; 256 = one output per workgroup) instead of the generator's rule; for tuning.
+ */
+function rowLanesFromEnv(): { rowLanes?: number } {
+  const v = (globalThis as any).process?.env?.KILN_WEBGPU_ROW_LANES as string | undefined;
+  if (v === undefined || v === "") return {}; // empty: the rule (a sweep's "after" run)
+  const n = Number(v);
+  if (!/^[1-9]\d*$/.test(v) || (n & (n - 1)) !== 0 || n > 256)
+    throw new Error(`KILN_WEBGPU_ROW_LANES: "${v}" is not a power of two from 1 to 256`);
+  return { rowLanes: n };
 }
 
 function tilesFromEnv(): number[][] | undefined {

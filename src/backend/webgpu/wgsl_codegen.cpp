@@ -78,19 +78,27 @@ WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
     const DType d = k.exp.dtype();
     const Reduction& r = *k.reduction;
     const std::string T = wgsl_type(d);
+    const int lanes = tree_lanes(r.size, p);
+    w.outputs_per_group = p.workgroup / lanes;
+    const std::string L = std::to_string(lanes), id = wgsl_const(d, Reduction::identity(r.op, d));
+    // Output g of the group is reduced by lanes [g * L, g * L + L): lane l folds terms l,
+    // l + L, ... (neighbouring lanes read neighbouring terms), then the lanes' sums meet in a
+    // tree in workgroup memory. Every invocation reaches every barrier (uniform control flow).
     s += "var<workgroup> sh: array<" + T + ", " + wg + ">;\n";
     s += "@compute @workgroup_size(" + wg + ")\n"
          "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,\n"
          "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
-         "  let g = i32(wid.x + wid.y * nwg.x);\n"
-         "  var acc: " + T + " = " + wgsl_const(d, Reduction::identity(r.op, d)) + ";\n"
-         "  for (var r = i32(lid); r < " + std::to_string(r.size) + "; r = r + " + wg + ") {\n"
-         "    acc = " + wgsl_combine(r.op, d, "acc", "f_exp(g, r)") + ";\n  }\n"
+         "  let lane = lid % " + L + "u;\n"
+         "  let g = i32((wid.x + wid.y * nwg.x) * " + std::to_string(w.outputs_per_group) + "u + lid / " + L + "u);\n"
+         "  var acc: " + T + " = " + id + ";\n"
+         "  if (u32(g) < params.size) {\n"
+         "    for (var r = i32(lane); r < " + std::to_string(r.size) + "; r = r + " + L + ") {\n"
+         "      acc = " + wgsl_combine(r.op, d, "acc", "f_exp(g, r)") + ";\n    }\n  }\n"
          "  sh[lid] = acc;\n  workgroupBarrier();\n"
-         "  for (var s = " + std::to_string(p.workgroup / 2) + "u; s > 0u; s = s >> 1u) {\n"
-         "    if (lid < s) { sh[lid] = " + wgsl_combine(r.op, d, "sh[lid]", "sh[lid + s]") + "; }\n"
+         "  for (var s = " + std::to_string(lanes / 2) + "u; s > 0u; s = s >> 1u) {\n"
+         "    if (lane < s) { sh[lid] = " + wgsl_combine(r.op, d, "sh[lid]", "sh[lid + s]") + "; }\n"
          "    workgroupBarrier();\n  }\n"
-         "  if (lid == 0u && u32(g) < params.size) { out[u32(g)] = " + wgsl_store_bits(od, "f_epi(g, sh[0])") + "; }\n}\n";
+         "  if (lane == 0u && u32(g) < params.size) { out[u32(g)] = " + wgsl_store_bits(od, "f_epi(g, sh[lid])") + "; }\n}\n";
     return w.wgsl = std::move(s), w;
   }
   if (k.reduction) s += serial_reducer(k);
@@ -112,9 +120,19 @@ WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
   return w;
 }
 
+int tree_lanes(int64_t reduce, const WgslParams& p) {
+  if (p.row_lanes > 0) return std::min(p.row_lanes, p.workgroup);
+  // About 16 terms per lane, between 32 lanes (a warp) and the whole workgroup: a matvec over
+  // 576 or 1536 columns keeps 8 or 4 outputs per workgroup instead of 256 invocations that
+  // fold 2-6 terms each and then wait at 8 barriers; long rows keep the one-output tree.
+  int lanes = 32;
+  while (lanes < p.workgroup && int64_t(lanes) * 2 * 16 <= reduce) lanes *= 2;
+  return std::min(lanes, p.workgroup);
+}
+
 Grid dispatch_grid(const WgslKernel& w, int64_t size, const WgslParams& p) {
   int64_t groups = w.strategy == WgslStrategy::Tiled        ? w.groups
-                   : w.strategy == WgslStrategy::TreeReduce ? size
+                   : w.strategy == WgslStrategy::TreeReduce ? (size + w.outputs_per_group - 1) / w.outputs_per_group
                                                             : ((size + w.per_word - 1) / w.per_word + w.workgroup - 1) / w.workgroup;
   groups = std::max<int64_t>(groups, 1);
   Grid g;

@@ -32,6 +32,11 @@ struct WgslParams {
   // cheap and whose loads want the tree's coalesced order (a serial row per invocation reads
   // with a stride of the row length).
   int64_t tree_max_outputs = 1024;
+  // Invocations that reduce one output of a tree reduction (a power of two, at most
+  // `workgroup`; the workgroup holds workgroup / lanes outputs). 0: the rule in
+  // tree_lanes() (wgsl_codegen.cpp), which gives short rows (a decode step's matvecs: 576,
+  // 1536) fewer lanes than long ones; `workgroup`: one output per workgroup, as before.
+  int row_lanes = 0;
   int max_groups_x = 65535;    // WebGPU's default maxComputeWorkgroupsPerDimension
   // Contraction tiles, largest first: a kernel takes the first that fits the device and
   // gives at least `fill_groups` workgroups (enough to occupy the GPU), else the last that
@@ -61,7 +66,11 @@ struct WgslKernel {
   int workgroup = 256;
   int per_word = 1;  // outputs packed per u32 word (4 for bool, 2 for float16), one invocation each word
   int64_t groups = 0;  // Tiled: workgroups to dispatch (the others derive it from the size)
+  int outputs_per_group = 1;  // TreeReduce: workgroup / lanes per output
 };
+
+// Lanes per output of a tree reduction over `reduce` terms (WgslParams::row_lanes).
+int tree_lanes(int64_t reduce, const WgslParams& p);
 
 WgslKernel generate_wgsl(const Kernel& k, const WgslParams& p = {});
 
