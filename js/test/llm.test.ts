@@ -65,6 +65,8 @@ describe("llm: SmolLM2 on wasm", () => {
     expect(model.tokenizer.encode("<|im_start|>", { parseSpecial: true })).toEqual([1]);
     expect(model.tokenizer.decode(Int32Array.from([1, 19556]), { renderSpecial: true })).toBe("<|im_start|>Hello");
     expect(() => model.tokenizer.encode(5 as any)).toThrow(/tokenizer.encode: text got the number 5, expected a string/);
+    // A byte token that is no whole character (234: the byte 0x90) decodes to U+FFFD, not to bytes past the end.
+    expect(model.tokenizer.decode([234])).toBe("\uFFFD");
     expect(() => model.tokenizer.decode([49152])).toThrow(/tokenizer.decode: token id 49152 is out of range/);
     expect(() => model.tokenizer.decode("abc" as any)).toThrow(/tokenizer.decode: ids got/);
   });

@@ -190,6 +190,13 @@ OnDevice::~OnDevice() { set_default_device(saved); }
 
 std::string current_device() { return default_device(); }
 
+val js_text(const std::string& utf8) {
+  // A copy first: the threaded core's memory is a SharedArrayBuffer, which TextDecoder refuses.
+  val bytes = val::global("Uint8Array").new_(
+      emscripten::typed_memory_view(utf8.size(), reinterpret_cast<const uint8_t*>(utf8.data())));
+  return val::global("TextDecoder").new_(std::string("utf-8")).call<val>("decode", bytes);
+}
+
 val strings_to_js(const std::vector<std::string>& strings) {
   val out = val::array();
   for (const std::string& s : strings) out.call<void>("push", val(s));

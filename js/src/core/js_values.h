@@ -80,6 +80,12 @@ struct OnDevice {
 // The default device's name (what OnDevice sets).
 std::string current_device();
 
+// A JS string from bytes that may not be whole UTF-8 (a token's text can end inside a
+// character): invalid or truncated sequences become U+FFFD, as TextDecoder does in browsers.
+// (embind's val(std::string) decodes with UTF8ToString, which reads on past the end of a
+// truncated sequence.)
+val js_text(const std::string& utf8);
+
 // A JS array of strings (method, input and operator names).
 val strings_to_js(const std::vector<std::string>& strings);
 

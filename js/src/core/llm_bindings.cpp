@@ -87,7 +87,7 @@ struct LlmGeneration {
       if (b.size() % 4) fail("llm.generate", "got ", b.size(), " bytes of logits, expected float32");
       std::vector<float> row(b.size() / 4);
       std::memcpy(row.data(), b.data(), b.size());
-      return val(g.next(row));
+      return js_text(g.next(row));
     } catch (const std::exception& e) {
       return js_error(e.what());
     }
@@ -117,7 +117,7 @@ struct LlmModel {
       for (int32_t id : v)
         if (id < 0 || id >= m.tokenizer().vocab_size())
           fail("tokenizer.decode", "token id ", id, " is out of range [0, ", m.tokenizer().vocab_size(), ")");
-      return val(m.tokenizer().decode(v, js_bool(render_special, "renderSpecial")));
+      return js_text(m.tokenizer().decode(v, js_bool(render_special, "renderSpecial")));
     } catch (const std::exception& e) {
       return js_error(e.what());
     }
