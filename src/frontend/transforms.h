@@ -96,9 +96,9 @@ ArrayFn custom_vjp(const ArrayFn& f, const std::function<std::pair<Array, Tree>(
 // of contractions (matmuls, JAX's dot_general outputs), or everything (no recomputation).
 enum class CheckpointPolicy { NothingSaveable, DotsSaveable, EverythingSaveable };
 namespace checkpoint_policies {
-inline constexpr CheckpointPolicy nothing_saveable = CheckpointPolicy::NothingSaveable;
-inline constexpr CheckpointPolicy dots_saveable = CheckpointPolicy::DotsSaveable;
-inline constexpr CheckpointPolicy everything_saveable = CheckpointPolicy::EverythingSaveable;
+inline constexpr CheckpointPolicy nothing_saveable = CheckpointPolicy::NothingSaveable;  // recompute all
+inline constexpr CheckpointPolicy dots_saveable = CheckpointPolicy::DotsSaveable;  // keep matmul results
+inline constexpr CheckpointPolicy everything_saveable = CheckpointPolicy::EverythingSaveable;  // recompute none
 }  // namespace checkpoint_policies
 
 // f, rematerialized (JAX's jax.checkpoint): same values and derivatives, but reverse mode
