@@ -190,7 +190,7 @@ test-fixtures:
 JAX_GENERATORS := tools/gen_jax_fixtures.py tools/gen_random_fixtures.py tools/gen_nn_fixtures.py \
   tools/gen_optax_fixtures.py tools/gen_sort_linalg_fixtures.py tools/gen_random_samplers_fixtures.py \
   tools/gen_spectral_fixtures.py tools/gen_api_gaps_fixtures.py tools/gen_control_flow_fixtures.py \
-  tools/gen_scatter_fixtures.py tools/gen_qr_fixtures.py
+  tools/gen_scatter_fixtures.py tools/gen_qr_fixtures.py tools/gen_remat_fixtures.py
 check-jax-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-jax.txt
 	for g in $(JAX_GENERATORS); do python3 "$$g" --check || exit 1; done

@@ -63,6 +63,12 @@ void transforms_rows(std::vector<Row>& r) {
     auto bwd = [](const Tree&, const Tree&) { return std::vector<Tree>{np::ones({4})}; };
     kiln::grad(kiln::custom_vjp(Fn(sum_xy), fwd, bwd))({f23(), f23()});
   }, {"custom_vjp"}));
+  r.push_back(err("checkpoint", [] { kiln::checkpoint(Fn()); }, {"checkpoint", "empty"}));
+  r.push_back(err("checkpoint", [] { kiln::checkpoint(ArrayFn()); }, {"checkpoint", "empty"}));
+  r.push_back(err("checkpoint", [] { kiln::grad(kiln::checkpoint(Fn(sum_xy)))({np::ones({2, 3}, kiln::int32), f23()}); }, {"grad", "int32"}));
+  r.push_back(err("checkpoint", [] { kiln::checkpoint(Fn(sum_xy), kiln::CheckpointPolicy(7))({f23(), f23()}); }, {"checkpoint", "policy 7"}));
+  r.push_back(err("remat", [] { kiln::remat(Fn()); }, {"checkpoint", "empty"}));
+  r.push_back(err("remat", [] { kiln::remat(ArrayFn(vec_fn), kiln::CheckpointPolicy(9))(f23()); }, {"checkpoint", "policy 9"}));
 }
 
 void jit_tree_rows(std::vector<Row>& r) {
@@ -164,6 +170,11 @@ void io_misc_rows(std::vector<Row>& r) {
   r.push_back(ok_row("add_trace_event", [] { kiln::add_trace_event({"x", NAN, -1}); }));
   r.push_back(ok_row("memory_stats", [] { expect_true(kiln::memory_stats().arrays > 0, "sentinels are live"); }));
   r.push_back(err("memory_stats", [] { kiln::memory_stats().device("tpu"); }, {"tpu"}));
+  r.push_back(ok_row("reset_peak_memory", [] {
+    kiln::reset_peak_memory();
+    kiln::reset_peak_memory();  // twice: nothing left to free
+    for (const auto& d : kiln::memory_stats().devices) expect_true(d.peak_bytes == d.bytes && d.pooled_bytes == 0, "peak restarted");
+  }));
   r.push_back(err("check_array_size", [] { kiln::check_array_size("mine", {-1}, kiln::float32); }, {"mine", "(-1,)"}));
   r.push_back(err("check_array_size", [] { kiln::check_array_size("mine", {int64_t(1) << 62, 4}, kiln::float32); }, {"mine"}));
   r.push_back(ok_row("max_array_bytes", [] { expect_true(kiln::max_array_bytes() >= (int64_t(1) << 31), "at least 2 GiB"); }));

@@ -16,8 +16,8 @@ import { initWebGpu, webGpuRuntime, webGpuUnavailableReason } from "./webgpu/att
 import { readBytes } from "./array.js";
 
 export { Array, DType, type Device, numpy, lax, nn, random, tree, scipySpecial, llm, executorch, onnx, JsTreeDef, type JsTree };
-export { memory, type MemoryInfo, type DeviceMemoryInfo, type WebGpuMemoryInfo } from "./memory.js";
-export { grad, valueAndGrad, vmap, jit, jvp, vjp, linearize, customJvp, customVjp, jacfwd, jacrev, jacrev as jacobian, hessian, makeJaxpr, ClosedJaxpr, Jaxpr, exportOnnx, exportStablehlo, type OwnedFunction } from "./transforms.js";
+export { memory, resetPeakMemory, type MemoryInfo, type DeviceMemoryInfo, type WebGpuMemoryInfo } from "./memory.js";
+export { grad, valueAndGrad, vmap, jit, jvp, vjp, linearize, customJvp, customVjp, checkpoint, remat, checkpointPolicies, type CheckpointPolicy, jacfwd, jacrev, jacrev as jacobian, hessian, makeJaxpr, ClosedJaxpr, Jaxpr, exportOnnx, exportStablehlo, type OwnedFunction } from "./transforms.js";
 
 /** Every device name jax-js knows; those kiln has are returned by init(). */
 export const devices: Device[] = ["cpu", "wasm", "webgpu", "webgl"];

@@ -94,3 +94,12 @@ export function memory(): MemoryInfo {
   }
   return info;
 }
+
+/**
+ * Frees the buffers jit keeps pooled for reuse and restarts every device's `peakBytes` at
+ * the bytes live now, so that `peakBytes - numBytes` read after some work is the most memory
+ * that work held at once (as kiln::reset_peak_memory in C++).
+ */
+export function resetPeakMemory(): void {
+  core.resetPeakMemory();
+}

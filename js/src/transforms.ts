@@ -402,6 +402,51 @@ function callCustom(kind: string, op: string, f: (...a: any[]) => any, args: any
   }
 }
 
+/** What {@link checkpoint} saves for the backward pass (JAX's `jax.checkpoint_policies`). */
+export type CheckpointPolicy = "nothing_saveable" | "dots_saveable" | "everything_saveable";
+
+/**
+ * The policies of {@link checkpoint}, named as jax-js names JAX's: `nothingSaveable` (the
+ * default: every intermediate is recomputed), `dotsSaveable` (matmul results are kept) and
+ * `everythingSaveable` (nothing is recomputed).
+ */
+export const checkpointPolicies = {
+  nothingSaveable: "nothing_saveable",
+  dotsSaveable: "dots_saveable",
+  everythingSaveable: "everything_saveable",
+} as const satisfies Record<string, CheckpointPolicy>;
+
+/**
+ * JAX's `jax.checkpoint` (`remat`): f with the same values and derivatives, but reverse mode
+ * (grad, vjp) keeps only what `policy` saves of f's forward pass and recomputes the rest
+ * from f's arguments in the backward pass, trading compute for memory: checkpoint each layer
+ * of a deep network to keep one activation per layer alive. Like f, the result consumes its
+ * arguments (pytrees of Arrays); it composes with jit, vmap, jvp and nesting.
+ *
+ * @throws Error when `f` is not a function or `policy` is not a {@link CheckpointPolicy}.
+ * @example
+ * ```ts
+ * import { checkpoint, checkpointPolicies, grad, numpy as np } from "kiln";
+ * const layer = checkpoint((w: np.Array, h: np.Array) => np.tanh(np.matmul(h, w)), { policy: checkpointPolicies.dotsSaveable });
+ * ```
+ */
+export function checkpoint<F extends (...args: any[]) => any>(f: F, opts: { policy?: CheckpointPolicy } = {}): F {
+  return rematAs("checkpoint", f, opts);
+}
+
+/** Another name for {@link checkpoint}, as in JAX (`jax.remat`); its errors name remat. */
+export function remat<F extends (...args: any[]) => any>(f: F, opts: { policy?: CheckpointPolicy } = {}): F {
+  return rematAs("remat", f, opts);
+}
+
+function rematAs<F extends (...args: any[]) => any>(op: string, f: F, opts: { policy?: CheckpointPolicy }): F {
+  checkFunction(op, f);
+  const policy = opts.policy ?? "nothing_saveable";
+  if (!(Object.values(checkpointPolicies) as string[]).includes(policy))
+    throw new Error(`${op}: got policy ${String(policy)}, expected one of ${Object.values(checkpointPolicies).join(", ")}`);
+  return ((...args: any[]) => callCustom("checkpoint", op, f, args, () => ({ policy }))) as F;
+}
+
 export type CustomJvpFunction<F extends (...args: any[]) => any> = F & {
   defjvp(rule: (primals: any[], tangents: any[]) => [any, any]): CustomJvpFunction<F>;
 };

@@ -18,7 +18,7 @@ const { numpy: np } = kiln;
 const notArrayFirst = new Set([
   "init", "getWebGPUDevice", "webgpuDebug", "setDebug", "defaultDevice", "devicePut", "blockUntilReady", "memory",
   "grad", "valueAndGrad", "vmap", "jit", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian", "hessian", "makeJaxpr",
-  "customJvp", "customVjp", "exportOnnx", "exportStablehlo",
+  "customJvp", "customVjp", "checkpoint", "remat", "resetPeakMemory", "exportOnnx", "exportStablehlo",
   "lax.scan", "lax.whileLoop", "lax.foriLoop", "lax.cond", "lax.switch", "lax.map",
   "numpy.array", "numpy.zeros", "numpy.ones", "numpy.full", "numpy.eye", "numpy.identity", "numpy.arange", "numpy.linspace",
   "numpy.logspace", "numpy.geomspace", "numpy.tri", "numpy.broadcastShapes", "numpy.broadcastArrays", "numpy.concatenate",

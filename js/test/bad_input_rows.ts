@@ -204,6 +204,10 @@ function transforms(): Row[] {
     err("customVjp", () => kiln.customVjp({} as any)),
     err("customVjp", (m) => kiln.customVjp(sq)(m.arr([1, 2])), "defvjp"),
     refErr("customVjp", (m) => kiln.customVjp(sq).defvjp((x: any) => [sq(x), null], () => [null])(m.freed())),
+    err("checkpoint", () => kiln.checkpoint({} as any)),
+    err("checkpoint", () => kiln.checkpoint(sq, { policy: "some" as any }), "policy some"),
+    refErr("checkpoint", (m) => kiln.checkpoint(sq)(m.freed())),
+    err("remat", () => kiln.remat(sq, { policy: 3 as any }), "policy 3"),
     // Control flow and export: functions, trees and arrays are checked before anything runs.
     err("lax.scan", () => lax.scan({} as any, 0, null, { length: 2 })),
     err("lax.scan", (m) => lax.scan((c: any, x: any) => [c, x], m.arr(0), m.arr(1)), "leading axis"),
@@ -238,6 +242,7 @@ function transforms(): Row[] {
     ok("webgpuDebug", () => kiln.webgpuDebug(false)),
     ok("init", () => void kiln.init("tpu" as any)),
     ok("memory", () => kiln.memory(), (r) => expect(r.numArrays).toBeGreaterThan(0)),
+    ok("resetPeakMemory", () => kiln.resetPeakMemory()),
     ok("blockUntilReady", () => void kiln.blockUntilReady({} as any)),
     ok("devicePut", () => void kiln.devicePut({} as any)),
     ok("profiler.startTrace", () => kiln.profiler.startTrace()),

@@ -2,6 +2,7 @@
 #include "backend/backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <vector>
 
@@ -10,18 +11,50 @@
 #include "backend/native/native_backend.h"
 #endif
 #include "backend/wasm/wasm_backend.h"
+#include "backend/peak.h"
 #include "ir/error.h"
 
 namespace kiln {
+
+namespace {
+
+// The peak each backend reports (buffer_counts) lives here, not in Backend, so that it can
+// be restarted (reset_peak_bytes): a fixed table of (backend, peak) slots, claimed lock-free
+// on a backend's first allocation, as Buffer's constructor runs on any thread.
+struct PeakSlot {
+  std::atomic<const Backend*> backend{nullptr};
+  std::atomic<int64_t> peak{0};
+};
+PeakSlot peak_slots[16];
+
+std::atomic<int64_t>* peak_of(const Backend* b) {
+  for (PeakSlot& s : peak_slots) {
+    const Backend* k = s.backend.load(std::memory_order_acquire);
+    if (k == b) return &s.peak;
+    if (k == nullptr && (s.backend.compare_exchange_strong(k, b) || k == b)) return &s.peak;
+  }
+  return nullptr;  // more backends than slots: buffer_counts falls back to the lifetime peak
+}
+
+void raise_peak(std::atomic<int64_t>& peak, int64_t live) {
+  int64_t p = peak.load(std::memory_order_relaxed);
+  while (live > p && !peak.compare_exchange_weak(p, live)) {
+  }
+}
+
+}  // namespace
+
+void reset_peak_bytes(const Backend& backend) {
+  if (std::atomic<int64_t>* p = peak_of(&backend)) p->store(backend.buffer_counts().bytes);
+}
 
 Buffer::Buffer(Backend* backend, int64_t handle, int64_t bytes)
     : backend_(backend), handle_(handle), bytes_(bytes) {
   backend_->live_buffers_.fetch_add(1, std::memory_order_relaxed);
   backend_->allocations_.fetch_add(1, std::memory_order_relaxed);
   int64_t live = backend_->live_bytes_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  int64_t peak = backend_->peak_bytes_.load(std::memory_order_relaxed);
-  while (live > peak && !backend_->peak_bytes_.compare_exchange_weak(peak, live)) {
-  }
+  raise_peak(backend_->peak_bytes_, live);
+  if (std::atomic<int64_t>* p = peak_of(backend_)) raise_peak(*p, live);
 }
 
 Buffer::~Buffer() {
@@ -41,7 +74,8 @@ BufferCounts Backend::buffer_counts() const {
   BufferCounts c;
   c.buffers = live_buffers_.load();
   c.bytes = live_bytes_.load();
-  c.peak_bytes = peak_bytes_.load();
+  const std::atomic<int64_t>* p = peak_of(this);
+  c.peak_bytes = (p ? *p : peak_bytes_).load();
   c.allocations = allocations_.load();
   return c;
 }

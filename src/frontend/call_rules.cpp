@@ -299,7 +299,8 @@ CallRef call_transpose(const CallJaxpr& c, const std::vector<bool>& linear, cons
         if (a.is_var()) a = sub[size_t(a.var)];
       };
       // Equations of constants only (views of residuals that partial evaluation moved
-      // into this call) are evaluated now, so what remains is linear.
+      // into this call, and a checkpoint's recomputed primal values) are evaluated now, so
+      // what remains is linear.
       std::vector<Eqn> linear_eqns;
       for (auto& e : lj.eqns) {
         bool all_const = !e.custom;
@@ -307,13 +308,19 @@ CallRef call_transpose(const CallJaxpr& c, const std::vector<bool>& linear, cons
           read(a);
           all_const = all_const && !a.is_var();
         }
+        if (!all_const && e.control && control_eval_known(e, lj, sub)) {
+          linear_eqns.push_back(e);
+          continue;
+        }
         if (!all_const) {
           linear_eqns.push_back(e);
           continue;
         }
         std::vector<Array> vals;
         for (auto& a : e.in) vals.push_back(lj.consts[size_t(a.cst)]);
-        std::vector<Array> r = e.call ? bind_call(e.call, vals) : std::vector<Array>{frontend::bind(e.prim, vals, e.params)};
+        std::vector<Array> r = e.call      ? bind_call(e.call, vals)
+                               : e.control ? bind_control(e.control, vals)
+                                           : std::vector<Array>{frontend::bind(e.prim, vals, e.params)};
         for (size_t o = 0; o < e.out.size(); o++) sub[size_t(e.out[o])] = lj.add_const(r[o]);
       }
       lj.eqns = std::move(linear_eqns);

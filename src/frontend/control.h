@@ -19,7 +19,13 @@ class JvpTrace;
 class BatchTrace;
 class JaxprTrace;
 
-enum class ControlKind : uint8_t { Scan, While, Cond };
+enum class ControlKind : uint8_t { Scan, While, Cond, Remat };
+
+// What a rematerialized body (checkpoint) keeps for the backward pass (JAX's
+// jax.checkpoint_policies): nothing (every intermediate is recomputed from the inputs), the
+// results of contractions (kiln has no dot primitive: a reduce_sum of a product, which the
+// lowering turns into a matmul kernel) or everything (a plain call).
+enum class RematPolicy : uint8_t { NothingSaveable, DotsSaveable, EverythingSaveable };
 
 // The operands and bodies of each kind:
 // - Scan: inputs (consts[num_consts], carry[num_carry], xs...) -> (carry, ys...); bodies
@@ -29,6 +35,9 @@ enum class ControlKind : uint8_t { Scan, While, Cond };
 //   carry; bodies {cond: (cond consts, carry) -> bool[], body: (body consts, carry) -> carry}.
 // - Cond: inputs (index: int32[], operands...) -> outs; bodies are the branches, operands ->
 //   outs, all of one signature; the index is clamped to the branches (JAX's switch).
+// - Remat: inputs -> outs of its one body (JAX's checkpoint/remat, remat.cpp): it runs as a
+//   call, but partial evaluation saves only what `policy` allows and the unknown part
+//   recomputes the rest from the inputs in the backward pass.
 struct ControlOp {
   ControlKind kind = ControlKind::Scan;
   std::vector<CallRef> bodies;
@@ -36,8 +45,9 @@ struct ControlOp {
   int64_t length = 0;
   bool reverse = false;
   int unroll = 1;  // accepted as in JAX; kiln runs one body per step either way
+  RematPolicy policy = RematPolicy::NothingSaveable;
 
-  std::string name() const;  // "scan", "while", "cond"
+  std::string name() const;  // "scan", "while", "cond", "checkpoint"
   std::vector<Aval> in_avals() const;
   std::vector<Aval> out_avals() const;
   // Derived ops (jvp, batched, split, transposed) and the scan's compiled step, cached
@@ -51,6 +61,7 @@ using ControlRef = std::shared_ptr<const ControlOp>;
 ControlRef make_scan(CallRef body, int num_consts, int num_carry, int64_t length, bool reverse, int unroll);
 ControlRef make_while(CallRef cond, CallRef body, int cond_consts, int num_consts);
 ControlRef make_cond(std::vector<CallRef> branches);
+ControlRef make_remat(CallRef body, RematPolicy policy);
 
 // A function traced once into a closed call (closure conversion): arrays the function
 // closes over that are traced by an enclosing transformation become leading inputs of the
@@ -72,6 +83,9 @@ std::vector<Array> while_flat(const ArraysFn& cond, const ArraysFn& body, const 
 // cond/switch: branches[clamp(index)](operands...); index an int32 scalar.
 std::vector<Array> cond_flat(const Array& index, const std::vector<ArraysFn>& branches,
                              const std::vector<Array>& operands);
+
+// checkpoint: f(args...) as one remat op (closed over what f captures).
+std::vector<Array> remat_flat(const ArraysFn& f, const std::vector<Array>& args, RematPolicy policy);
 
 // Applies the op through the trace stack (the top trace's process_control), or runs it.
 std::vector<Array> bind_control(const ControlRef& op, const std::vector<Array>& args);
@@ -99,5 +113,23 @@ ControlEqnSplit split_control_eqn(const Eqn& e, const std::vector<bool>& in_know
 // linear), cotangents of the outputs (invalid = zero) -> cotangents of the linear inputs.
 std::vector<Array> control_transpose(const ControlOp& op, const std::vector<Array>& args,
                                      const std::vector<Aval>& in_avals, const std::vector<Array>& cts);
+
+// In a call being transposed (call_transpose), a control equation with constant and
+// variable inputs that still computes primal values (a checkpoint, or a loop inside one,
+// reaches transpose unsplit from a checkpoint's recomputed body): its known part runs now,
+// its known outputs become constants of j (recorded in sub) and e becomes the unknown
+// part. False, e untouched, when there is nothing known to run.
+bool control_eval_known(Eqn& e, Jaxpr& j, std::vector<Atom>& sub);
+
+// The remat op's partial evaluation (remat.cpp): the known op computes the known outputs
+// and the residuals the policy saves; the unknown op takes (those residuals, then every
+// input of the original op, known ones included) and recomputes what was not saved.
+struct RematSplit {
+  ControlRef known, unknown;
+  std::vector<bool> out_known;
+  size_t num_res = 0;
+  bool pass_known = true;  // false under everything_saveable: a plain call split
+};
+RematSplit split_remat(const ControlOp& op, const std::vector<bool>& known);
 
 }  // namespace kiln::frontend

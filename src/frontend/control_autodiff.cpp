@@ -63,6 +63,7 @@ struct OpSplit {
   std::vector<bool> out_known;  // per output
   size_t num_res = 0;
   size_t res_at = 0;  // the residuals go before this argument of the original op
+  bool pass_known = false;  // the unknown op also takes the known arguments (remat recomputes)
 };
 
 OpSplit split_scan(const ControlOp& op, std::vector<bool> known) {
@@ -160,6 +161,17 @@ OpSplit split_cond(const ControlOp& op, const std::vector<bool>& known) {
 
 std::shared_ptr<const OpSplit> op_split(const ControlRef& op, const std::vector<bool>& known) {
   return cached<OpSplit>(*op, "pe:" + mask_key(known), [&] {
+    if (op->kind == ControlKind::Remat) {
+      RematSplit rs = split_remat(*op, known);
+      OpSplit r;
+      r.known = rs.known;
+      r.unknown = rs.unknown;
+      r.in_known = known;
+      r.out_known = rs.out_known;
+      r.num_res = rs.num_res;
+      r.pass_known = rs.pass_known;
+      return std::make_shared<const OpSplit>(std::move(r));
+    }
     return std::make_shared<const OpSplit>(op->kind == ControlKind::Scan ? split_scan(*op, known) : split_cond(*op, known));
   });
 }
@@ -225,8 +237,8 @@ std::vector<Array> control_partial_eval(JaxprTrace& t, const ControlRef& op, con
     if (i == sp->res_at)
       for (size_t r = 0; r < sp->num_res; r++) e.in.push_back(t.jaxpr->add_const(kout[nko + r]));
     if (i == args.size()) break;
-    if (op->kind == ControlKind::Cond && i == 0) e.in.push_back(atoms[0]);
-    else if (!sp->in_known[i]) e.in.push_back(atoms[i].is_var() ? atoms[i] : t.jaxpr->add_const(kv[i]));
+    if ((op->kind == ControlKind::Cond && i == 0) || !sp->in_known[i] || sp->pass_known)
+      e.in.push_back(atoms[i].is_var() ? atoms[i] : t.jaxpr->add_const(kv[i]));
   }
   const std::string dev = args[0].device();
   std::vector<Aval> uav = sp->unknown->out_avals();
@@ -271,10 +283,48 @@ ControlEqnSplit split_control_eqn(const Eqn& e, const std::vector<bool>& in_know
     if (i == sp->res_at)
       for (int v : res) r.unknown.in.push_back(Atom::of_var(v));
     if (i == e.in.size()) break;
-    if (op->kind == ControlKind::Cond && i == 0) r.unknown.in.push_back(e.in[0]);
-    else if (!sp->in_known[i]) r.unknown.in.push_back(e.in[i]);
+    if ((op->kind == ControlKind::Cond && i == 0) || !sp->in_known[i] || sp->pass_known)
+      r.unknown.in.push_back(e.in[i]);
   }
   return r;
+}
+
+bool control_eval_known(Eqn& e, Jaxpr& j, std::vector<Atom>& sub) {
+  std::vector<bool> known;
+  std::vector<Array> kv;
+  bool some = false, all = true;
+  for (auto& a : e.in) {
+    known.push_back(!a.is_var());
+    kv.push_back(a.is_var() ? Array() : j.consts[size_t(a.cst)]);
+    some = some || known.back();
+    all = all && known.back();
+  }
+  if (!some || all || e.control->kind == ControlKind::While) return false;
+  auto sp = op_split(e.control, known);
+  bool any_known_out = false;
+  for (bool b : sp->out_known) any_known_out = any_known_out || b;
+  // A loop or branch whose outputs all depend on variables is linear as it stands (its
+  // constant inputs are residuals); a checkpoint's body still computes primal values.
+  if (!any_known_out && e.control->kind != ControlKind::Remat) return false;
+  std::vector<Array> kargs, kout;
+  for (size_t i = 0; i < e.in.size(); i++)
+    if (sp->in_known[i] || (e.control->kind == ControlKind::Cond && i == 0)) kargs.push_back(kv[i]);
+  if (!sp->known->out_avals().empty()) kout = bind_control(sp->known, kargs);
+  const size_t nko = kout.size() - sp->num_res;
+  Eqn u;
+  u.control = sp->unknown;
+  for (size_t i = 0; i <= e.in.size(); i++) {
+    if (i == sp->res_at)
+      for (size_t r = 0; r < sp->num_res; r++) u.in.push_back(j.add_const(kout[nko + r]));
+    if (i == e.in.size()) break;
+    if ((e.control->kind == ControlKind::Cond && i == 0) || !sp->in_known[i] || sp->pass_known) u.in.push_back(e.in[i]);
+  }
+  for (size_t i = 0, q = 0; i < sp->out_known.size(); i++) {
+    if (sp->out_known[i]) sub[size_t(e.out[i])] = j.add_const(kout[q++]);
+    else u.out.push_back(e.out[i]);
+  }
+  e = std::move(u);
+  return true;
 }
 
 std::vector<Array> control_transpose(const ControlOp& op, const std::vector<Array>& args,
@@ -283,6 +333,24 @@ std::vector<Array> control_transpose(const ControlOp& op, const std::vector<Arra
   const std::string dev = default_device();
   std::vector<Array> cts = instantiate_all(cts0, op.out_avals(), dev);
   std::vector<Array> in_ct(args.size());
+  if (op.kind == ControlKind::Remat) {
+    // The transposed body recomputes the primal values it needs from its constant inputs
+    // (call_transpose evaluates them first); it stays a remat op, opaque to jit's CSE.
+    std::vector<bool> lin;
+    std::vector<Array> in;
+    for (auto& a : args) {
+      lin.push_back(!a.valid());
+      if (a.valid()) in.push_back(a);
+    }
+    in.insert(in.end(), cts.begin(), cts.end());
+    auto top = cached<ControlOp>(op, "T:" + mask_key(lin), [&] {
+      return make_remat(call_transpose(*op.bodies[0], lin, std::vector<bool>(cts.size(), true)), op.policy);
+    });
+    std::vector<Array> r = bind_control(top, in);
+    for (size_t i = 0, k = 0; i < args.size(); i++)
+      if (lin[i]) in_ct[i] = r[k++];
+    return in_ct;
+  }
   if (op.kind == ControlKind::Cond) {
     std::vector<bool> lin;
     std::vector<Array> in{args[0]};

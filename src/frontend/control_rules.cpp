@@ -80,10 +80,17 @@ std::vector<Array> ungroup(JvpTrace& t, const std::vector<Array>& r, const std::
 }  // namespace
 
 std::string ControlOp::name() const {
-  return kind == ControlKind::Scan ? "scan" : kind == ControlKind::While ? "while" : "cond";
+  switch (kind) {
+    case ControlKind::Scan: return "scan";
+    case ControlKind::While: return "while";
+    case ControlKind::Cond: return "cond";
+    case ControlKind::Remat: return "checkpoint";
+  }
+  return "?";
 }
 
 std::vector<Aval> ControlOp::in_avals() const {
+  if (kind == ControlKind::Remat) return ins_of(*bodies[0]);
   if (kind == ControlKind::Cond) {
     std::vector<Aval> r{{{}, DType::Int32, false}};
     for (auto& a : ins_of(*bodies[0])) r.push_back(a);
@@ -100,7 +107,7 @@ std::vector<Aval> ControlOp::in_avals() const {
 }
 
 std::vector<Aval> ControlOp::out_avals() const {
-  if (kind == ControlKind::Cond) return outs_of(*bodies[0]);
+  if (kind == ControlKind::Cond || kind == ControlKind::Remat) return outs_of(*bodies[0]);
   const CallJaxpr& body = *bodies.back();
   std::vector<Aval> ins = ins_of(body), outs = outs_of(body);
   std::vector<Aval> r = slice(ins, size_t(num_consts), size_t(num_carry));
@@ -233,6 +240,18 @@ std::vector<Array> control_jvp(JvpTrace& t, const ControlRef& op, const std::vec
   for (auto& x : tan) any = any || x.valid();
   if (!any) return bind_control(op, p);
   std::vector<Aval> outs = op->out_avals();
+  if (op->kind == ControlKind::Remat) {
+    // The body's jvp, rematerialized with the same policy: (primals, defined tangents).
+    std::vector<bool> has;
+    std::vector<Array> in = p;
+    for (auto& x : tan) {
+      has.push_back(x.valid());
+      if (x.valid()) in.push_back(x);
+    }
+    auto jop = cached<ControlOp>(*op, "jvp:" + mask_key(has),
+                                 [&] { return make_remat(call_jvp(*op->bodies[0], has), op->policy); });
+    return ungroup(t, bind_control(jop, in), outs, {int(outs.size())});
+  }
   if (op->kind == ControlKind::Cond) {
     // Each branch's jvp: (operands, defined tangents) -> (outputs, float tangents).
     std::vector<bool> has;
@@ -306,6 +325,18 @@ std::vector<Array> control_vmap(BatchTrace& t, const ControlRef& op, const std::
   if (!any) return bind_control(op, vals);
   auto front = [&](size_t i) { return dims[i] ? move_batch_axis(vals[i], dims[i], 0, n) : vals[i]; };
   std::vector<Array> r;
+  if (op->kind == ControlKind::Remat) {
+    std::vector<bool> mask;
+    std::vector<Array> in;
+    for (size_t i = 0; i < vals.size(); i++) {
+      mask.push_back(dims[i].has_value());
+      in.push_back(front(i));
+    }
+    auto vop = cached<ControlOp>(*op, "vmap:" + mask_key(mask) + ":" + std::to_string(n),
+                                 [&] { return make_remat(call_vmap(*op->bodies[0], mask, n), op->policy); });
+    for (auto& o : bind_control(vop, in)) r.push_back(t.make(o, 0));
+    return r;
+  }
   if (op->kind == ControlKind::Cond) {
     std::vector<bool> mask;
     std::vector<Array> ops;

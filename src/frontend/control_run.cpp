@@ -102,6 +102,7 @@ bool read_bool(const Array& p) {
 std::vector<Array> run_control(const ControlOp& op, const std::vector<Array>& args) {
   check_args(op, args);
   if (op.kind == ControlKind::Scan) return run_scan(op, args);
+  if (op.kind == ControlKind::Remat) return run_call(*op.bodies[0], args);
   if (op.kind == ControlKind::Cond) {
     if (!get_backend(args[0].device()).can_read_sync())
       fail("cond", "the branch index must be read back, and device ", args[0].device(), " cannot read synchronously");

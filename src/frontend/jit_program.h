@@ -68,5 +68,7 @@ struct PooledBuffers {
   int64_t buffers = 0, bytes = 0;
 };
 PooledBuffers pooled_buffers(const Backend& be);
+// Frees every buffer the pool keeps (of every device).
+void release_pooled_buffers();
 
 }  // namespace kiln::frontend

@@ -41,6 +41,14 @@ class BufferPool {
     pooled_ += cls;
     free_[{&b->backend(), cls}].push_back(std::move(b));
   }
+  void clear() {
+    std::map<std::pair<const Backend*, int64_t>, std::vector<BufferRef>> drop;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      drop.swap(free_);
+      pooled_ = 0;
+    }
+  }  // freed here, outside the lock
   PooledBuffers counts(const Backend& be) {
     PooledBuffers c;
     std::lock_guard<std::mutex> lock(mu_);
@@ -83,8 +91,18 @@ void run_control_step(const Program& p, const ProgramStep& st, std::vector<Buffe
 
 PooledBuffers pooled_buffers(const Backend& be) { return pool().counts(be); }
 
+void release_pooled_buffers() { pool().clear(); }
+
+// How deep in programs this thread runs: a program run by a control step of another (a
+// loop body, a checkpoint's recomputation) returns its outputs into that program's slots.
+static thread_local int program_depth = 0;
+
 std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& args) {
   Backend& be = get_backend(p.device);
+  struct Depth {
+    bool nested = program_depth++ > 0;
+    ~Depth() { program_depth--; }
+  } depth;
   std::vector<BufferRef> bufs(p.slots.size());
   for (size_t s = 0; s < p.slots.size(); s++) {
     const Slot& sl = p.slots[s];
@@ -94,6 +112,10 @@ std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& a
   // Buffers that leave the call inside the returned arrays are freed with them, not given
   // back, so they are allocated outright: taking them from the pool would drain it by one
   // buffer per call whenever earlier work left spares of their size (counters not flat).
+  // Except in a nested program: its outputs are temporaries of the program that runs it,
+  // given back to the pool at their last use there, so they must come from it too, or each
+  // control step would add its outputs to the pool without ever taking any (a jitted
+  // gradient of checkpointed layers then held every layer's buffers in the pool at once).
   std::vector<bool> escapes(p.slots.size(), false);
   for (const ProgramOutput& o : p.outs)
     for (int s : o.srcs) escapes[size_t(s)] = true;
@@ -107,7 +129,7 @@ std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& a
     }
     BufferRef& out = bufs[size_t(st.out)];
     const int64_t bytes = p.slots[size_t(st.out)].bytes;
-    if (!out) out = escapes[size_t(st.out)] ? be.allocate(bytes) : pool().take(be, bytes);
+    if (!out) out = escapes[size_t(st.out)] && !depth.nested ? be.allocate(bytes) : pool().take(be, bytes);
     if (st.exe) {
       handles.clear();
       for (int s : st.ins) handles.push_back(bufs[size_t(s)]->handle());

@@ -3,6 +3,7 @@
 #include "frontend/memory.h"
 
 #include "backend/backend.h"
+#include "backend/peak.h"
 #include "frontend/array_impl.h"
 #include "frontend/jit_program.h"
 #include "ir/error.h"
@@ -46,6 +47,11 @@ MemoryStats memory_stats() {
     s.devices.push_back(std::move(d));
   }
   return s;
+}
+
+void reset_peak_memory() {
+  frontend::release_pooled_buffers();
+  for (const std::string& name : available_devices()) reset_peak_bytes(get_backend(name));
 }
 
 }  // namespace kiln

@@ -35,4 +35,9 @@ struct MemoryStats {
 // its caches and pools are warm.
 MemoryStats memory_stats();
 
+// Frees the buffers jit's pool keeps for reuse and restarts every device's peak_bytes at the
+// bytes live now, so that `memory_stats().device(d).peak_bytes - bytes` after some work is the
+// most memory that work held at once (buffers the pool refills during it count as held).
+void reset_peak_memory();
+
 }  // namespace kiln

@@ -1,5 +1,5 @@
 // kiln's composable transformations (JAX's API): jvp, linearize, vjp, grad, value_and_grad,
-// vmap, jacfwd, jacrev, hessian, stop_gradient, custom_jvp and custom_vjp, over pytrees.
+// vmap, jacfwd, jacrev, hessian, stop_gradient, custom_jvp, custom_vjp and checkpoint, over pytrees.
 #pragma once
 #include <functional>
 #include <initializer_list>
@@ -90,5 +90,26 @@ using CustomBwd = std::function<std::vector<Tree>(const Tree&, const Tree&)>;
 Fn custom_vjp(const Fn& f, const CustomFwd& fwd, const CustomBwd& bwd);
 ArrayFn custom_vjp(const ArrayFn& f, const std::function<std::pair<Array, Tree>(const Array&)>& fwd,
                    const std::function<Array(const Tree&, const Array&)>& bwd);
+
+// What checkpoint saves for the backward pass (JAX's jax.checkpoint_policies): nothing
+// (the default: every intermediate is recomputed from the function's inputs), the results
+// of contractions (matmuls, JAX's dot_general outputs), or everything (no recomputation).
+enum class CheckpointPolicy { NothingSaveable, DotsSaveable, EverythingSaveable };
+namespace checkpoint_policies {
+inline constexpr CheckpointPolicy nothing_saveable = CheckpointPolicy::NothingSaveable;  // recompute all
+inline constexpr CheckpointPolicy dots_saveable = CheckpointPolicy::DotsSaveable;  // keep matmul results
+inline constexpr CheckpointPolicy everything_saveable = CheckpointPolicy::EverythingSaveable;  // recompute none
+}  // namespace checkpoint_policies
+
+// f, rematerialized (JAX's jax.checkpoint): same values and derivatives, but reverse mode
+// (grad, vjp, linearize) keeps only what `policy` saves from f's forward pass and
+// recomputes the rest from f's inputs during the backward pass, trading compute for
+// memory. Checkpoint each layer of a deep network to keep one activation per layer alive
+// instead of all of its intermediates. Composes with jit, vmap, jvp and nesting.
+Fn checkpoint(const Fn& f, CheckpointPolicy policy = CheckpointPolicy::NothingSaveable);
+ArrayFn checkpoint(const ArrayFn& f, CheckpointPolicy policy = CheckpointPolicy::NothingSaveable);
+// Another name for checkpoint, as in JAX.
+Fn remat(const Fn& f, CheckpointPolicy policy = CheckpointPolicy::NothingSaveable);
+ArrayFn remat(const ArrayFn& f, CheckpointPolicy policy = CheckpointPolicy::NothingSaveable);
 
 }  // namespace kiln

@@ -154,7 +154,17 @@ CustomBwd bwd_from_js(val fn) {
   return [r](const Tree& res, const Tree& ct) { return rule_lists(r, {res, ct}, 0, "bwd"); };
 }
 
-// kind: grad, value_and_grad, vmap, jit, jacfwd, jacrev, hessian, custom_jvp, custom_vjp. Returns a Func or an Error.
+CheckpointPolicy policy_of(const val& opts) {
+  val p = opts["policy"];
+  if (!is_set(p)) return CheckpointPolicy::NothingSaveable;
+  const std::string s = p.isString() ? p.as<std::string>() : "";
+  if (s == "nothing_saveable") return CheckpointPolicy::NothingSaveable;
+  if (s == "dots_saveable") return CheckpointPolicy::DotsSaveable;
+  if (s == "everything_saveable") return CheckpointPolicy::EverythingSaveable;
+  fail("checkpoint", "got policy '", s, "', expected nothing_saveable, dots_saveable or everything_saveable");
+}
+
+// kind: grad, value_and_grad, vmap, jit, jacfwd, jacrev, hessian, custom_jvp, custom_vjp, checkpoint. Returns a Func or an Error.
 val transform(const std::string& kind, val jsfn, const val& opts) {
   try {
     OpName op(kind);
@@ -169,6 +179,7 @@ val transform(const std::string& kind, val jsfn, const val& opts) {
     else if (kind == "hessian") g = hessian(f, argnums_of(opts));
     else if (kind == "custom_jvp") g = custom_jvp(f, jvp_rule_from_js(opts["jvp"]));
     else if (kind == "custom_vjp") g = custom_vjp(f, fwd_from_js(opts["fwd"]), bwd_from_js(opts["bwd"]));
+    else if (kind == "checkpoint") g = checkpoint(f, policy_of(opts));
     else fail("kiln", "no transformation named '", kind, "'");
     return val(Func{g});
   } catch (const std::exception& e) {

@@ -145,6 +145,7 @@ EMSCRIPTEN_BINDINGS(kiln_debug) {
   emscripten::function("startTrace", &kiln::start_trace);
   emscripten::function("stopTrace", &kiln::js::stop_trace);
   emscripten::function("memoryStats", &kiln::js::memory_stats);
+  emscripten::function("resetPeakMemory", &kiln::reset_peak_memory);
 }
 
 EMSCRIPTEN_BINDINGS(kiln_devices) {
