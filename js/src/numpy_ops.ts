@@ -394,8 +394,11 @@ function shape_(a: ArrayLike): number[] {
 function ndim_(a: ArrayLike): number {
   return a instanceof Array ? a.ndim : 0;
 }
-function size_(a: ArrayLike): number {
-  return a instanceof Array ? a.size : 1;
+function size_(a: ArrayLike, axis?: number): number {
+  const shape = a instanceof Array ? a.shape : [];
+  if (axis === undefined || axis === null) return shape.reduce((p, d) => p * d, 1);
+  if (!Number.isInteger(axis) || axis < -shape.length || axis >= shape.length) throw new Error(`size: axis ${axis} is out of bounds for an array of rank ${shape.length}`);
+  return shape[(axis + shape.length) % shape.length];
 }
 
 /** Whether all |actual - expected| <= atol + rtol * |expected| (consumes Array arguments). */
@@ -641,7 +644,7 @@ export const diagonal = named("diagonal", diagonal_);
 export const shape = named("shape", shape_);
 /** The number of axes of `a` (0 for a number); does not consume it. */
 export const ndim = named("ndim", ndim_);
-/** The number of elements of `a` (1 for a number); does not consume it. */
+/** The number of elements of `a` (1 for a number), or its length along `axis`; does not consume it. */
 export const size = named("size", size_);
 /**
  * Whether every `|actual - expected| <= atol + rtol * |expected|` (defaults rtol 1e-5, atol 1e-8; NaNs equal only with `equalNaN`). Reads synchronously and consumes its Arrays.
