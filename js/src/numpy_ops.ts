@@ -297,7 +297,7 @@ function broadcastShapes_(...shapes: number[][]): number[] {
     let d = 1;
     for (const s of shapes) {
       const e = s[s.length - n + i] ?? 1;
-      if (e !== 1 && d !== 1 && e !== d) throw new Error(`broadcastShapes: shapes ${shapes.map((s) => `[${s}]`).join(" ")} cannot be broadcast together`);
+      if (e !== 1 && d !== 1 && e !== d) throw new TypeError(`broadcastShapes: shapes ${shapes.map((s) => `[${s}]`).join(" ")} cannot be broadcast together`);
       if (e !== 1) d = e;
     }
     out.push(d);
@@ -573,7 +573,7 @@ export const broadcastTo = named("broadcastTo", broadcastTo_);
 /**
  * The shape that the given shapes broadcast to.
  *
- * @throws Error when they cannot be broadcast together.
+ * @throws TypeError when they cannot be broadcast together (as jax-js and the core for operands).
  */
 export const broadcastShapes = named("broadcastShapes", broadcastShapes_);
 /** The arrays broadcast to their common shape (consumed). */

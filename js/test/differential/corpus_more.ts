@@ -245,14 +245,8 @@ const randomFound: DiffCase[] = [
     sameAs: ({ numpy: np }) => np.array([[2, 1], [3, 4]], { dtype: np.int32 }),
   },
   { name: "cumsum of a zero-size array along a non-empty axis", run: ({ numpy: np }) => np.cumsum(np.zeros([0, 3, 2]), 2) },
+  { name: "vmap of cumsum over a zero-size batch", run: ({ numpy: np, vmap }) => vmap((x: any) => np.cumsum(x, 0))(np.zeros([0, 2])) },
   { name: "grad of cumsum of a zero-size array", run: ({ numpy: np, grad }) => grad((x: any) => np.sum(np.cumsum(x, 1)))(np.zeros([0, 3])) },
 ];
-
-// Error classes the core reports as Error yet (docs/COMPATIBILITY.md, Open gaps).
-const CLASS_GAP = "jax-js throws TypeError or RangeError here; kiln's core reports every error as Error (its errors carry no kind yet)";
-const classGaps = new Set(["bitwiseAnd of floats throws", "leftShift of floats throws", "grad of a non-scalar output throws", "grad with respect to int32 throws", "vmap over axes of different sizes throws", "arange with step 0 throws", "linspace of a negative count throws", "an index out of bounds throws", "too many indices throw", "bitcastConvertType to another width throws"]);
-for (const c of errorCases) if (classGaps.has(c.name)) c.gap = CLASS_GAP;
-const ZERO_SCAN = "kiln's cumsum of a zero-size array along a non-empty axis fails in the core (a window longer than the empty axis)";
-for (const c of randomFound) if (c.name.includes("cumsum")) c.gap = ZERO_SCAN;
 
 export const moreCases: DiffCase[] = [...errorCases, ...randomFound, ...samplerCases, ...momentCases, ...fftCases, ...linalgCases, ...nnCases, ...treeCases, ...topCases];
