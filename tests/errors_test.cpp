@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,30 @@ TEST_F(Errors, BroadcastMismatchInAdd) {
   EXPECT_KILN_ERROR(np::add(x, np::ones({4})), "add", "(2, 3)", "(4,)", "cannot be broadcast");
   EXPECT_KILN_ERROR(x + i.reshape({3, 1}), "add", "(2, 3)", "(3, 1)");
   EXPECT_KILN_ERROR(np::add(view, lazy), "add", "(3, 2)", "(2, 3)");
+  expect_intact();
+}
+
+// The kind of the kiln::Error `f` throws (bindings turn Type and Range into JS TypeError and
+// RangeError, as jax-js throws them), or nullopt when it throws none.
+std::optional<kiln::ErrorKind> kind_thrown(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const kiln::Error& e) {
+    return e.kind();
+  }
+  return std::nullopt;
+}
+
+TEST_F(Errors, KindsPickTheJsClass) {
+  using kiln::ErrorKind;
+  EXPECT_EQ(kind_thrown([&] { np::add(x, np::ones({4})); }), ErrorKind::Type);
+  // with_name keeps the kind when a composed function names itself in front.
+  EXPECT_EQ(kind_thrown([&] { kiln::with_name("outer_op", [&] { return np::add(x, np::ones({4})); }); }), ErrorKind::Type);
+  EXPECT_EQ(kind_thrown([&] { np::bitwise_and(x, x); }), ErrorKind::Type);
+  EXPECT_EQ(kind_thrown([&] { np::arange(0, 10, 0); }), ErrorKind::Range);
+  EXPECT_EQ(kind_thrown([&] { np::linspace(0, 1, -1); }), ErrorKind::Range);
+  EXPECT_EQ(kind_thrown([&] { np::sum(x, 2); }), ErrorKind::Value);
+  EXPECT_EQ(kind_thrown([&] { x.reshape({4}); }), ErrorKind::Value);
   expect_intact();
 }
 

@@ -153,13 +153,16 @@ export function coreCallback(body: (cargs: any[][]) => [any, DisposableArray[]])
   return jsfn;
 }
 
-/** Throws if the core returned an Error; otherwise returns the result. */
+/**
+ * Throws if the core returned an Error (of its class: the core makes a TypeError or
+ * RangeError where jax-js throws one), with this call's stack; otherwise returns the result.
+ */
 export function check<T>(r: T | Error): T {
   if (r instanceof Error) {
     const e = pendingError;
     pendingError = null;
     if (e !== null) throw e;
-    throw new Error(r.message);
+    throw r instanceof TypeError ? new TypeError(r.message) : r instanceof RangeError ? new RangeError(r.message) : new Error(r.message);
   }
   return r;
 }

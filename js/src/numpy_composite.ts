@@ -232,8 +232,8 @@ function logspace_(start: number, stop: number, num = 50, endpoint = true, base 
   return np.astype(np.power(base, e), dtype);
 }
 function geomspace_(start: number, stop: number, num = 50, endpoint = true, { dtype = DType.Float32, device }: { dtype?: DType; device?: Device } = {}): Array {
-  if (start === 0 || stop === 0 || Math.sign(start) !== Math.sign(stop)) throw new Error(`geomspace: got start ${start}, stop ${stop}, expected nonzero values of one sign`);
-  if (!Number.isInteger(num) || num < 0) throw new Error(`geomspace: got num ${num}, expected a non-negative integer`);
+  if (start === 0 || stop === 0 || Math.sign(start) !== Math.sign(stop)) throw new RangeError(`geomspace: got start ${start}, stop ${stop}, expected nonzero values of one sign`);
+  if (!Number.isInteger(num) || num < 0) throw new RangeError(`geomspace: got num ${num}, expected a non-negative integer`);
   // In JS doubles (NumPy computes in float64), so that no device needs float64 and integer
   // dtypes get 10, 100, ... rather than a float32 rounding below them; the ends are exact.
   const [l0, l1] = [Math.log10(Math.abs(start)), Math.log10(Math.abs(stop))];
@@ -258,8 +258,8 @@ function diag_(v: ArrayLike, k = 0): Array {
   const m = Math.min(sub.shape[0], sub.shape[1]);
   return sub.slice([0, m], [0, m]).diagonal();
 }
-function trace_(a: Array, offset = 0): Array {
-  return offset === 0 ? a.diagonal().sum(-1) : diag(a, offset).sum();
+function trace_(a: Array, offset = 0, axis1 = 0, axis2 = 1): Array {
+  return np.sum(np.diagonal(a, offset, axis1, axis2), -1);
 }
 function select_(condlist: ArrayLike[], choicelist: ArrayLike[], defaultValue: ArrayLike = 0): Array {
   if (condlist.length !== choicelist.length) throw new Error(`select: got ${condlist.length} conditions and ${choicelist.length} choices, expected as many`);
@@ -650,12 +650,12 @@ export const logspace = named("logspace", logspace_);
 /**
  * `num` values from `start` to `stop` in a geometric progression.
  *
- * @throws Error when start or stop is 0.
+ * @throws RangeError when start or stop is 0, or they differ in sign (as jax-js).
  */
 export const geomspace = named("geomspace", geomspace_);
 /** The k-th diagonal of a 2-D array, or a 2-D array with a 1-D `v` on its k-th diagonal. */
 export const diag = named("diag", diag_);
-/** The sum along the diagonal of `a` with the given offset. */
+/** The sum along the diagonal of `a` with the given offset, over axes `axis1` and `axis2` (default 0 and 1). */
 export const trace = named("trace", trace_);
 /**
  * Elementwise: the choice of the first condition that holds, `defaultValue` (default 0) where none does.

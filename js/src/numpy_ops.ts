@@ -297,7 +297,7 @@ function broadcastShapes_(...shapes: number[][]): number[] {
     let d = 1;
     for (const s of shapes) {
       const e = s[s.length - n + i] ?? 1;
-      if (e !== 1 && d !== 1 && e !== d) throw new Error(`broadcastShapes: shapes ${shapes.map((s) => `[${s}]`).join(" ")} cannot be broadcast together`);
+      if (e !== 1 && d !== 1 && e !== d) throw new TypeError(`broadcastShapes: shapes ${shapes.map((s) => `[${s}]`).join(" ")} cannot be broadcast together`);
       if (e !== 1) d = e;
     }
     out.push(d);
@@ -394,8 +394,11 @@ function shape_(a: ArrayLike): number[] {
 function ndim_(a: ArrayLike): number {
   return a instanceof Array ? a.ndim : 0;
 }
-function size_(a: ArrayLike): number {
-  return a instanceof Array ? a.size : 1;
+function size_(a: ArrayLike, axis?: number): number {
+  const shape = a instanceof Array ? a.shape : [];
+  if (axis === undefined || axis === null) return shape.reduce((p, d) => p * d, 1);
+  if (!Number.isInteger(axis) || axis < -shape.length || axis >= shape.length) throw new Error(`size: axis ${axis} is out of bounds for an array of rank ${shape.length}`);
+  return shape[(axis + shape.length) % shape.length];
 }
 
 /** Whether all |actual - expected| <= atol + rtol * |expected| (consumes Array arguments). */
@@ -570,7 +573,7 @@ export const broadcastTo = named("broadcastTo", broadcastTo_);
 /**
  * The shape that the given shapes broadcast to.
  *
- * @throws Error when they cannot be broadcast together.
+ * @throws TypeError when they cannot be broadcast together (as jax-js and the core for operands).
  */
 export const broadcastShapes = named("broadcastShapes", broadcastShapes_);
 /** The arrays broadcast to their common shape (consumed). */
@@ -641,7 +644,7 @@ export const diagonal = named("diagonal", diagonal_);
 export const shape = named("shape", shape_);
 /** The number of axes of `a` (0 for a number); does not consume it. */
 export const ndim = named("ndim", ndim_);
-/** The number of elements of `a` (1 for a number); does not consume it. */
+/** The number of elements of `a` (1 for a number), or its length along `axis`; does not consume it. */
 export const size = named("size", size_);
 /**
  * Whether every `|actual - expected| <= atol + rtol * |expected|` (defaults rtol 1e-5, atol 1e-8; NaNs equal only with `equalNaN`). Reads synchronously and consumes its Arrays.

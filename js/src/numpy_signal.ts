@@ -80,7 +80,8 @@ function unwrap_(p: ArrayLike, discont: number | null = null, axis = -1, period 
   const round = x.dtype === "float64" ? (v: number) => v : Math.fround;
   const T = round(period), interval = round(T / 2), disc = round(discont ?? T / 2);
   const [head, tail] = np.split(x.ref, [1], axis);
-  const [prev] = np.split(x, [n - 1], axis);
+  const [prev, last] = np.split(x, [n - 1], axis);
+  last.dispose();
   const dd = np.subtract(tail.ref, prev);
   // ddmod = mod(dd + T/2, T) - T/2, with -T/2 mapped to T/2 where dd > 0 (NumPy's rule).
   let ddmod = np.subtract(np.remainder(np.add(dd.ref, interval), T), interval);

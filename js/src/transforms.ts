@@ -350,6 +350,11 @@ export class ClosedJaxpr {
   toString(): string {
     return this.text;
   }
+  /**
+   * Releases the jaxpr, as jax-js's ClosedJaxpr.dispose (which frees its constants): kiln's
+   * holds only its text, so there is nothing to free; jax-js programs that call it run unchanged.
+   */
+  dispose(): void {}
 }
 export { ClosedJaxpr as Jaxpr };
 

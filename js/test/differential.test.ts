@@ -6,9 +6,11 @@ import * as kiln from "../dist/index.js";
 import { apiCases } from "./differential/corpus_api.js";
 import { namespaceCases } from "./differential/corpus_namespaces.js";
 import { argumentCases, miscCases, numericCases, transformCases } from "./differential/corpus_issue.js";
-import { checkOnKiln, checkOnKilnAsync, recordingLib, runProgram, type DiffCase, type Outcome } from "./differential/harness.js";
+import { moreCases } from "./differential/corpus_more.js";
+import { numpyNameCases } from "./differential/corpus_numpy.js";
+import { checkOnKilnAsync, recordingLib, runProgramAsync, type DiffCase, type Outcome } from "./differential/harness.js";
 
-const corpus: DiffCase[] = [...transformCases, ...argumentCases, ...numericCases, ...miscCases, ...apiCases, ...namespaceCases];
+const corpus: DiffCase[] = [...transformCases, ...argumentCases, ...numericCases, ...miscCases, ...apiCases, ...namespaceCases, ...numpyNameCases, ...moreCases];
 const oracle = new Map<string, Outcome>();
 const oracleRuns = (c: DiffCase) => (c.oracleNeeds ?? []).every((g) => g in globalThis);
 
@@ -35,7 +37,7 @@ beforeAll(async () => {
   // jax-js's cpu device: its wasm device cannot instantiate in Node 20 (memory limits).
   await jaxjs.init("cpu");
   jaxjs.defaultDevice("cpu");
-  for (const c of corpus) if (oracleRuns(c)) oracle.set(c.name, runProgram(jaxjs, c));
+  for (const c of corpus) if (oracleRuns(c)) oracle.set(c.name, await runProgramAsync(jaxjs, c));
 }, 120_000);
 
 for (const device of ["cpu", "wasm"] as const) {
@@ -43,9 +45,9 @@ for (const device of ["cpu", "wasm"] as const) {
     beforeEach(() => {
       kiln.defaultDevice(device);
     });
-    test.each(corpus.map((c) => [c.name, c] as const))("%s", (_name, c) => {
+    test.each(corpus.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
       if (!oracleRuns(c)) return;
-      const difference = checkOnKiln(kiln, c, oracle.get(c.name)!);
+      const difference = await checkOnKilnAsync(kiln, c, oracle.get(c.name)!, false);
       if (difference !== null) expect.fail(difference);
     });
   });
@@ -70,13 +72,13 @@ describe.skipIf(!haveWebGpu && !process.env.KILN_REQUIRE_WEBGPU)("differential a
 // KILN_DIFF_REPORT=1: one line per program and device with its difference (for triage),
 // then the exported names the corpus used (for docs/COMPATIBILITY.md).
 if (process.env.KILN_DIFF_REPORT) {
-  test("report", () => {
+  test("report", async () => {
     const used = new Set<string>();
     for (const device of ["cpu", "wasm"] as const) {
       kiln.defaultDevice(device);
       for (const c of corpus) {
         if (!oracleRuns(c)) continue;
-        const d = checkOnKiln(recordingLib(kiln, used), c, oracle.get(c.name)!);
+        const d = await checkOnKilnAsync(recordingLib(kiln, used), c, oracle.get(c.name)!, false);
         if (d !== null) console.log(`DIFF ${device} | ${c.name} | ${d}`);
       }
     }

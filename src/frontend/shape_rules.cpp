@@ -11,6 +11,8 @@ namespace kiln::frontend {
 namespace {
 
 [[noreturn]] void bad(Prim p, const std::string& msg) { fail(prim_name(p), msg); }
+// An operand of a dtype the primitive does not take: a TypeError in JS, as in jax-js.
+[[noreturn]] void bad_dtype(Prim p, const std::string& msg) { fail_as(ErrorKind::Type, prim_name(p), msg); }
 
 std::string avals_str(const std::vector<Aval>& in) {
   std::string s;
@@ -53,16 +55,16 @@ Aval elementwise(Prim p, const std::vector<Aval>& in) {
   switch (prim_info(p).operands) {
     case Operands::Any: break;
     case Operands::Numeric:
-      if (dt == DType::Bool) bad(p, "got dtype bool, expected a numeric dtype");
+      if (dt == DType::Bool) bad_dtype(p, "got dtype bool, expected a numeric dtype");
       break;
     case Operands::Float:
-      if (!is_float(dt)) bad(p, got() + ", expected a floating-point dtype");
+      if (!is_float(dt)) bad_dtype(p, got() + ", expected a floating-point dtype");
       break;
     case Operands::Int:
-      if (!is_int(dt)) bad(p, got() + ", expected an integer dtype");
+      if (!is_int(dt)) bad_dtype(p, got() + ", expected an integer dtype");
       break;
     case Operands::IntOrBool:
-      if (is_float(dt)) bad(p, got() + ", expected bool or an integer dtype");
+      if (is_float(dt)) bad_dtype(p, got() + ", expected bool or an integer dtype");
       break;
   }
   AluOp op = prim_info(p).alu;
@@ -76,7 +78,7 @@ Aval reduce(Prim p, const Aval& a, const Params& prm) {
   for (size_t i = 0; i < a.shape.size(); i++)
     if (std::find(prm.axes.begin(), prm.axes.end(), int(i)) == prm.axes.end()) out.push_back(a.shape[i]);
   if ((p == Prim::ReduceSum || p == Prim::ReduceProd) && a.dtype == DType::Bool)
-    bad(p, "got dtype bool, expected a numeric dtype");
+    bad_dtype(p, "got dtype bool, expected a numeric dtype");
   return {out, a.dtype, a.weak};
 }
 
@@ -101,7 +103,7 @@ Aval shape_rule(Prim p, const std::vector<Aval>& in, const Params& prm) {
     case Prim::Cast: return {a.shape, prm.dtype, prm.weak};
     case Prim::Bitcast:
       if (itemsize(prm.dtype) != itemsize(a.dtype) || a.dtype == DType::Bool || prm.dtype == DType::Bool)
-        bad(p, detail::cat("cannot reinterpret ", dtype_name(a.dtype), " as ", dtype_name(prm.dtype),
+        bad_dtype(p, detail::cat("cannot reinterpret ", dtype_name(a.dtype), " as ", dtype_name(prm.dtype),
                            ", expected non-bool dtypes of equal size"));
       return {a.shape, prm.dtype, false};
     case Prim::Reshape:
@@ -164,10 +166,11 @@ Aval shape_rule(Prim p, const std::vector<Aval>& in, const Params& prm) {
         if (prm.window[i] < 1 || prm.strides[i] < 1 || prm.dilation[i] < 1)
           bad(p, "window sizes, strides and dilations must be >= 1");
         int64_t span = (prm.window[i] - 1) * prm.dilation[i] + 1;
-        if (span > a.shape[i])
+        // An empty axis has no windows (vmap over a zero-size batch adds a window of 1 there).
+        if (span > a.shape[i] && a.shape[i] != 0)
           bad(p, detail::cat("window spans ", span, " elements on axis ", i, " of ", a.str(),
                              ", expected at most ", a.shape[i]));
-        s[i] = (a.shape[i] - span) / prm.strides[i] + 1;
+        s[i] = a.shape[i] == 0 ? 0 : (a.shape[i] - span) / prm.strides[i] + 1;
         k[i] = prm.window[i];
       }
       s.insert(s.end(), k.begin(), k.end());

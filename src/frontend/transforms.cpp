@@ -243,7 +243,7 @@ GradOut grad_core(const char* op, const Fn& f, const Argnums& argnums, bool has_
     for (size_t i = 0; i < r.defs[k].num_leaves; i++) {
       const Array& x = r.leaves[r.offsets[k] + i];
       if (!is_float(x.dtype()))
-        fail(op, "requires floating-point inputs, got ", dtype_name(x.dtype()),
+        fail_as(ErrorKind::Type, op, "requires floating-point inputs, got ", dtype_name(x.dtype()),
              shape_str(x.shape()), " in argument ", nums[k],
              " (use vjp, or cast the input to a float dtype)");
     }
@@ -256,7 +256,7 @@ GradOut grad_core(const char* op, const Fn& f, const Argnums& argnums, bool has_
          " (use vjp or jacrev)");
   const Array& y = outs[0];
   if (y.ndim() != 0)
-    fail(op, "requires a scalar output, got an array of shape ", shape_str(y.shape()),
+    fail_as(ErrorKind::Type, op, "requires a scalar output, got an array of shape ", shape_str(y.shape()),
          " (use vjp or jacrev)");
   if (!is_float(y.dtype()))
     fail(op, "requires a floating-point output, got ", dtype_name(y.dtype()));

@@ -77,7 +77,7 @@ Fn vmap(const Fn& f, Tree in_axes, Tree out_axes) {
       dims[i] = a < 0 ? a + nd : a;
       int64_t n = x.shape()[size_t(*dims[i])];
       if (size && *size != n)
-        fail(op, "got inconsistent sizes for the mapped axis: leaf ", size_leaf, " has size ",
+        fail_as(ErrorKind::Type, op, "got inconsistent sizes for the mapped axis: leaf ", size_leaf, " has size ",
              *size, " and leaf ", i, " (shape ", shape_str(x.shape()), ", axis ", *dims[i],
              ") has size ", n, ", expected equal sizes");
       if (!size) {
@@ -179,7 +179,7 @@ Fn jacfwd(const Fn& f, Argnums argnums) {
     for (size_t i = 0; i < nin; i++) {
       const Array& x = r.leaves[i];
       if (!is_float(x.dtype()))
-        fail("jacfwd", "requires floating-point inputs, got ", dtype_name(x.dtype()));
+        fail_as(ErrorKind::Type, "jacfwd", "requires floating-point inputs, got ", dtype_name(x.dtype()));
       auto push = [&r, i, nin](const std::vector<Array>& e) {
         std::vector<Array> ts(nin);
         ts[i] = e[0];
@@ -212,7 +212,7 @@ Fn jacrev(const Fn& f, Argnums argnums) {
     Restricted r = restrict_args("jacrev", f, args, nums);
     for (auto& x : r.leaves)
       if (!is_float(x.dtype()))
-        fail("jacrev", "requires floating-point inputs, got ", dtype_name(x.dtype()));
+        fail_as(ErrorKind::Type, "jacrev", "requires floating-point inputs, got ", dtype_name(x.dtype()));
     auto [outs, pull] = frontend::vjp_flat(r.fn, r.leaves);
     const size_t nout = outs.size(), nin = r.leaves.size();
     std::vector<std::vector<Array>> blocks(nout);

@@ -38,7 +38,7 @@ Shape broadcast_shape(const char* op, const std::vector<Shape>& shapes) {
       }
       std::string got;
       for (auto& t : shapes) got += (got.empty() ? "" : " ") + shape_str(t);
-      fail(op, "shapes ", got, " cannot be broadcast together");
+      fail_as(ErrorKind::Type, op, "shapes ", got, " cannot be broadcast together");
     }
   }
   return out;

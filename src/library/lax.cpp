@@ -490,7 +490,7 @@ Array convert_element_type(const Array& x, DType dtype) {
 Array bitcast_convert_type(const Array& x, DType dtype) {
   return with_name("bitcast_convert_type", [&]() -> Array {
     if (itemsize(dtype) != itemsize(x.dtype()) || dtype == DType::Bool || x.dtype() == DType::Bool)
-      fail("bitcast_convert_type", "cannot reinterpret ", dtype_name(x.dtype()), " as ",
+      fail_as(ErrorKind::Type, "bitcast_convert_type", "cannot reinterpret ", dtype_name(x.dtype()), " as ",
            dtype_name(dtype), ", expected non-bool dtypes of equal size");
     Params p;
     p.dtype = dtype;

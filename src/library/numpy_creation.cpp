@@ -84,7 +84,7 @@ Array full_like(const Array& a, const Array& fill_value, std::optional<DType> dt
 
 Array arange_impl(double start, double stop, double step, bool integral, std::optional<DType> dtype) {
   return with_name("arange", [&]() -> Array {
-    if (step == 0 || !std::isfinite(step)) fail("arange", "got step ", step, ", expected a finite non-zero step");
+    if (step == 0 || !std::isfinite(step)) fail_as(ErrorKind::Range, "arange", "got step ", step, ", expected a finite non-zero step");
     if (!std::isfinite(start) || !std::isfinite(stop))
       fail("arange", "got start ", start, " and stop ", stop, ", expected finite bounds");
     DType dt = dtype.value_or(integral ? DType::Int32 : DType::Float32);
@@ -100,7 +100,7 @@ Array arange_impl(double start, double stop, double step, bool integral, std::op
 
 Array linspace(double start, double stop, int64_t num, bool endpoint, DType dtype) {
   return with_name("linspace", [&]() -> Array {
-    if (num < 0) fail("linspace", "got num ", num, ", expected num >= 0");
+    if (num < 0) fail_as(ErrorKind::Range, "linspace", "got num ", num, ", expected num >= 0");
     check_array_size("linspace", {num}, dtype);
     std::vector<double> v(static_cast<size_t>(num));
     int64_t div = endpoint ? num - 1 : num;

@@ -260,7 +260,7 @@ Array logical(const char* op, Prim p, const Array& a, const Array& b) {
 Array bitwise(const char* op, Prim p, const Array& a, const Array& b) {
   auto args = promote_broadcast(op, {a, b});
   if (is_float(args[0].dtype()))
-    fail(op, "got dtype ", dtype_name(args[0].dtype()), ", expected bool or an integer dtype");
+    fail_as(ErrorKind::Type, op, "got dtype ", dtype_name(args[0].dtype()), ", expected bool or an integer dtype");
   return bind2(p, args[0], args[1]);
 }
 }  // namespace
@@ -289,7 +289,7 @@ Array bitwise_xor(const Array& a, const Array& b) {
 Array bitwise_not(const Array& a) {
   return with_name("bitwise_not", [&]() -> Array {
     if (is_float(a.dtype()))
-      fail("bitwise_not", "got dtype ", dtype_name(a.dtype()), ", expected bool or an integer dtype");
+      fail_as(ErrorKind::Type, "bitwise_not", "got dtype ", dtype_name(a.dtype()), ", expected bool or an integer dtype");
     return bind1(Prim::Not, a);
   });
 }

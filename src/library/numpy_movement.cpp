@@ -198,7 +198,7 @@ Array index(const Array& a, const std::vector<Index>& index) {
     }
     if (ellipses > 1) fail("index", "got ", ellipses, " ellipses, expected at most one");
     if (consumed > a.ndim())
-      fail("index", "too many indices: ", consumed, " for an array of rank ", a.ndim());
+      fail_as(ErrorKind::Range, "index", "too many indices: ", consumed, " for an array of rank ", a.ndim());
     std::vector<Index> terms;
     for (auto& t : index) {
       if (std::holds_alternative<Ellipsis>(t)) {
@@ -225,7 +225,7 @@ Array index(const Array& a, const std::vector<Index>& index) {
       if (auto* i = std::get_if<int64_t>(&t)) {
         int64_t k = *i < 0 ? *i + n : *i;
         if (k < 0 || k >= n)
-          fail("index", "index ", *i, " is out of bounds for axis ", axis, " with size ", n);
+          fail_as(ErrorKind::Range, "index", "index ", *i, " is out of bounds for axis ", axis, " with size ", n);
         ranges.push_back({k, k + 1});
         steps.push_back(1);
       } else {

@@ -131,7 +131,8 @@ Array cumulative(const char* op, bool is_sum, const Array& a, std::optional<int>
   int ax = normalize_axis(op, axis ? *axis : 0, x.ndim());
   if (x.dtype() == DType::Bool) x = cast(x, DType::Int32, false);
   int64_t n = x.shape()[size_t(ax)];
-  if (n == 0) return x;
+  // An empty array scans to itself (the windows below would span more than a zero-length axis).
+  if (x.size() == 0) return x;
   Array moved = moveaxis(x, ax, -1);
   int nd = moved.ndim();
   Params pad;

@@ -80,7 +80,7 @@ Plan plan_index(const char* op, const Array& x, const std::vector<AtIndex>& inde
   int consumed = 0, ellipses = 0;
   for (const auto& t : index) (std::holds_alternative<Ellipsis>(t.term) ? ellipses : consumed)++;
   if (ellipses > 1) fail(op, "got ", ellipses, " ellipses, expected at most one");
-  if (consumed > x.ndim()) fail(op, "too many indices: ", consumed, " for an array of rank ", x.ndim());
+  if (consumed > x.ndim()) fail_as(ErrorKind::Range, op, "too many indices: ", consumed, " for an array of rank ", x.ndim());
   std::vector<const AtIndex*> terms;
   AtIndex all{Slice{}};
   for (const auto& t : index) {

@@ -30,7 +30,7 @@ val bytes_of(const Handle& h) {
     std::vector<uint8_t> b = h.a.bytes();
     return val::global("Uint8Array").new_(typed_memory_view(b.size(), b.data()));
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -51,7 +51,7 @@ val from_bytes(const val& bytes, const val& shape, const std::string& dtype, con
     OnDevice on(device);
     return from_array(numpy::array(buf.data(), raw.shape, raw.dtype));
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -63,7 +63,7 @@ val weak_scalar(double v, const std::string& dtype, const std::string& device) {
     if (!dtype.empty() && dtype != "float32") a = lax::convert_element_type(a, dtype_from_name(dtype));
     return from_array(a);
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -77,7 +77,7 @@ val set_device(const std::string& d) {
     set_default_device(d);
     return val(d);
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 std::string get_device() { return default_device(); }
@@ -93,7 +93,7 @@ struct Func {
       if (!t.is_list()) fail("kiln", "a function takes a list of arguments, got ", t.kind());
       return from_tree(f(t.list()));
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
 };
@@ -183,7 +183,7 @@ val transform(const std::string& kind, val jsfn, const val& opts) {
     else fail("kiln", "no transformation named '", kind, "'");
     return val(Func{g});
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -202,7 +202,7 @@ val jvp_js(val jsfn, const val& primals, const val& tangents) {
     r.call<void>("push", from_tree(tan));
     return r;
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -222,7 +222,7 @@ val vjp_js(val jsfn, const val& primals, bool has_aux) {
     r.call<void>("push", from_tree(res.aux));
     return r;
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -235,7 +235,7 @@ val linearize_js(val jsfn, const val& primals) {
     r.call<void>("push", val(Func{lin}));
     return r;
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -243,7 +243,7 @@ val make_jaxpr_js(val jsfn, const val& args) {
   try {
     return val(make_jaxpr(from_js(jsfn), tree_args(args)).str());
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -256,7 +256,7 @@ val export_onnx_js(val jsfn, const val& args, int opset) {
     std::vector<uint8_t> b = export_onnx(from_js(jsfn), tree_args(args), options);
     return val::global("Uint8Array").new_(typed_memory_view(b.size(), b.data()));
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -264,7 +264,7 @@ val export_stablehlo_js(val jsfn, const val& args) {
   try {
     return val(export_stablehlo(from_js(jsfn), tree_args(args)));
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -284,7 +284,7 @@ val wasm_threads(int n) {
     r.call<void>("push", be.options().fma ? 1 : 0);
     return r;
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -326,7 +326,7 @@ val scan_js(val body, const val& init, const val& xs, double length, bool revers
     std::vector<Array> c = to_arrays(init), x = to_arrays(xs);
     return from_arrays(lax::scan_flat(flat_body(body, {c.size(), x.size()}), c, x, int64_t(length), reverse, unroll));
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -337,7 +337,7 @@ val while_js(val cond, val body, const val& init) {
     std::vector<Array> c = to_arrays(init);
     return from_arrays(lax::while_flat(flat_body(cond, {c.size()}), flat_body(body, {c.size()}), c));
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -350,7 +350,7 @@ val switch_js(const val& index, const val& branches, const val& operands) {
     for (int i = 0; i < js_length(branches, "branches"); i++) fs.push_back(flat_body(branches[i], {ops.size()}));
     return from_arrays(lax::switch_flat(to_array(index), fs, ops));
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 

@@ -55,7 +55,7 @@ val enable_webgpu(const val& limits) {
     register_backend("webgpu", std::move(backend));
     return val(true);
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -74,7 +74,7 @@ val read_async(const Handle& h, val done) {
         [done](std::string msg) { done(js_error(msg)); });
     return val::undefined();
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -84,7 +84,7 @@ val realize(const Handle& h) {
     h.a.eval();
     return val::undefined();
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -94,7 +94,7 @@ val set_debug(int level) {
     kiln::set_debug(level);
     return val::undefined();
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 

@@ -23,7 +23,7 @@ struct ExecutorchProgram {
       OnDevice on(device);
       return from_arrays(program.run(js_string(method, "the method name"), to_arrays(inputs)));
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
 
@@ -37,7 +37,7 @@ val executorch_load(const val& bytes, const val& options) {
     OnDevice on(get_str(options, "device", ""));
     return val(ExecutorchProgram{executorch::Program::load(bytes_of_js(bytes, "the program")), current_device()});
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 

@@ -183,6 +183,15 @@ DType need_dtype(const val& p, const char* key) {
 
 val js_error(const std::string& message) { return val::global("Error").new_(val(message)); }
 
+val js_error(const std::exception& e) {
+  const char* cls = "Error";
+  if (const auto* k = dynamic_cast<const Error*>(&e)) {
+    if (k->kind() == ErrorKind::Type) cls = "TypeError";
+    if (k->kind() == ErrorKind::Range) cls = "RangeError";
+  }
+  return val::global(cls).new_(val(std::string(e.what())));
+}
+
 OnDevice::OnDevice(const std::string& device) : saved(default_device()) {
   if (!device.empty()) set_default_device(device);
 }

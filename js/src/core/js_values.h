@@ -65,6 +65,9 @@ DType need_dtype(const val& p, const char* key);  // the option must be given
 // A JS Error with kiln's message: entry points return it instead of throwing across the
 // JS boundary, so that C++ destructors always run (the wrapper rethrows it).
 val js_error(const std::string& message);
+// The JS error for a caught exception: a kiln::Error's kind picks its class (TypeError,
+// RangeError or Error), as jax-js throws them; anything else is an Error.
+val js_error(const std::exception& e);
 
 // Makes `device` the default device while it lives, so the arrays created meanwhile (a new
 // array, a model's constants) are placed there; the previous default comes back after. An

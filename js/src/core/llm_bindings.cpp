@@ -76,7 +76,7 @@ struct LlmGeneration {
     try {
       return from_array(g.pending_logits());
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
   // The logits row as a Uint8Array of float32 (little-endian, as readBytes gives it).
@@ -89,7 +89,7 @@ struct LlmGeneration {
       std::memcpy(row.data(), b.data(), b.size());
       return js_text(g.next(row));
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
   void stop(const std::string& reason) { g.stop(reason); }
@@ -107,7 +107,7 @@ struct LlmModel {
           js_string(text, "text"), js_bool(add_special, "addSpecial"), js_bool(parse_special, "parseSpecial"));
       return val::global("Int32Array").new_(typed_memory_view(ids.size(), ids.data()));
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
   val decode(const val& ids, const val& render_special) const {
@@ -119,7 +119,7 @@ struct LlmModel {
           fail("tokenizer.decode", "token id ", id, " is out of range [0, ", m.tokenizer().vocab_size(), ")");
       return js_text(m.tokenizer().decode(v, js_bool(render_special, "renderSpecial")));
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
   // float32 [ids.length * n_vocab] (row i: the logits after ids[0..i]).
@@ -133,7 +133,7 @@ struct LlmModel {
         out.call<void>("set", val(typed_memory_view(V, rows[i].data())), double(i * V));
       return out;
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
   val start(const val& prompt, const val& options) {
@@ -141,7 +141,7 @@ struct LlmModel {
       OpName op("llm.generate");
       return val(LlmGeneration{m.start(js_string(prompt, "prompt"), options_of_js(options))});
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
   val start_chat(const val& messages, const val& options) {
@@ -149,7 +149,7 @@ struct LlmModel {
       OpName op("llm.chat");
       return val(LlmGeneration{m.start_chat(messages_of_js(messages), options_of_js(options))});
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
   val render_chat(const val& messages) const {
@@ -157,7 +157,7 @@ struct LlmModel {
       OpName op("llm.chat");
       return val(m.render_chat(messages_of_js(messages)));
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
   val info() const {
@@ -188,7 +188,7 @@ val llm_load(const val& bytes, const val& options) {
     if (o.prefill_bucket < 1) fail("llm.load", "prefillBucket is ", o.prefill_bucket, ", expected at least 1");
     return val(LlmModel{llm::Model::load(bytes_of_js(bytes, "the model"), o)});
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 
@@ -199,7 +199,7 @@ val llm_check_options(const std::string& op, const val& options) {
     llm::check_options(options_of_js(options), op.c_str());
     return val::undefined();
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 

@@ -33,7 +33,7 @@ struct OnnxModel {
       for (const std::string& name : model.output_names()) ordered.push_back(out.at(name));
       return from_arrays(ordered);
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
 
@@ -43,7 +43,7 @@ struct OnnxModel {
       OnDevice on(device);
       return from_arrays(model.call(to_arrays(arrays)));
     } catch (const std::exception& e) {
-      return js_error(e.what());
+      return js_error(e);
     }
   }
 };
@@ -56,7 +56,7 @@ val onnx_load(const val& bytes, const val& options) {
     std::vector<uint8_t> buf = bytes_of_js(bytes, "the model");
     return val(OnnxModel{onnx::Model::load(buf), current_device()});
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 

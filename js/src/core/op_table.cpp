@@ -351,7 +351,7 @@ val call_op(const std::string& name, const val& args, const val& params) {
     if (auto it = spectral_ops().find(name); it != spectral_ops().end()) return it->second(x, params);
     fail("kiln", "no operation named '", name, "'");
   } catch (const std::exception& e) {
-    return js_error(e.what());
+    return js_error(e);
   }
 }
 

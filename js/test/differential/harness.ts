@@ -84,20 +84,30 @@ function errorClassOf(e: unknown): string {
   return e instanceof Error ? e.constructor.name : typeof e;
 }
 
-/** runProgram with asynchronous reads, then checkOnKiln's comparison (kiln's webgpu device). */
-export async function checkOnKilnAsync(lib: Lib, c: DiffCase, want: Outcome): Promise<string | null> {
-  const before = memory().numArrays;
-  let outcome: Outcome;
+/**
+ * runProgram for programs that may return a Promise (init, blockUntilReady, devicePut), reading
+ * each Array back with `jsAsync()` where `asyncReads` (kiln's webgpu device) else `js()`.
+ */
+export async function runProgramAsync(lib: Lib, c: DiffCase, asyncReads = false): Promise<Outcome> {
   try {
     const raw: unknown[] = [];
-    const structure = flattenResult(c.run(lib), raw);
+    const structure = flattenResult(await c.run(lib), raw);
     const leaves: Leaf[] = [];
-    for (const x of raw) leaves.push(isArray(x) ? { ...leafHeader(x), values: await (x as any).jsAsync() } : leafHeader(x));
-    outcome = { kind: "value", leaves, structure };
+    for (const x of raw) leaves.push(isArray(x) ? { ...leafHeader(x), values: asyncReads ? await (x as any).jsAsync() : x.js() } : leafHeader(x));
+    return { kind: "value", leaves, structure };
   } catch (e) {
-    outcome = errorOutcome(e);
+    return errorOutcome(e);
   }
-  return diffCase(c, outcome, memory().numArrays - before, want);
+}
+
+/** checkOnKiln for programs that may return a Promise; `asyncReads` as in runProgramAsync. */
+export async function checkOnKilnAsync(lib: Lib, c: DiffCase, want: Outcome, asyncReads = true): Promise<string | null> {
+  const before = memory().numArrays;
+  const outcome = await runProgramAsync(lib, c, asyncReads);
+  const d = diffCase(c, outcome, memory().numArrays - before, want);
+  if (d !== null || c.sameAs === undefined) return d;
+  const same = diffOutcomes(outcome, await runProgramAsync(lib, { name: `${c.name} (equivalent)`, run: c.sameAs }, asyncReads), c.tol ?? DEFAULT_TOL);
+  return same === null ? null : `against the equivalent program: ${same}`;
 }
 
 export function runProgram(lib: Lib, c: DiffCase): Outcome {
