@@ -222,6 +222,9 @@ describe.runIf(haveGpu)("control flow JAX fixtures on webgpu", () => {
       defaultDevice("cpu");
     }
   });
+  // A browser must have the blocking path: a broken canvas copy (its probe fails) must not
+  // quietly turn the while cases into the Node.js error test.
+  test.runIf(typeof OffscreenCanvas !== "undefined")("a browser reads webgpu synchronously", () => expect(syncGpu).toBe(true));
   test.runIf(!syncGpu)("while_loop without synchronous reads names the alternatives", () => {
     defaultDevice("webgpu");
     try {

@@ -345,6 +345,9 @@ if (!gpu && requireGpu) {
       expect((await x.data())[999]).toBe(1998);
     });
 
+    test.runIf(typeof OffscreenCanvas !== "undefined")("browsers have synchronous reads (the canvas copy's probe passed)", () =>
+      expect(webGpuRuntime()!.canReadSync()).toBe(true));
+
     test.runIf(!webGpuRuntime()?.canReadSync())("without a blocking path (Node.js): dataSync, js and item throw a clear error and consume nothing", async () => {
       const x = np.array([1.5, 2.5], { device: "webgpu" });
       expect(() => x.dataSync()).toThrow(/webgpu.*no synchronous reads.*await x.data\(\)/);
@@ -368,7 +371,7 @@ if (!gpu && requireGpu) {
       expect(x.refCount).toBe(1);
       x.dispose();
       // Sizes that are no multiple of 4 (bools: one byte each), NaN and infinities, a scalar.
-      expect(np.array([true, false, true], { device: "webgpu" }).logicalNot().js()).toEqual([false, true, false]);
+      expect(np.logicalNot(np.array([true, false, true], { device: "webgpu" })).js()).toEqual([false, true, false]);
       expect(np.array([NaN, -Infinity, -0, 3.25], { device: "webgpu" }).mul(1).js()).toEqual([NaN, -Infinity, -0, 3.25]);
       expect(np.array([1.5, 2.5], { device: "webgpu" }).sum().item()).toBe(4);
     });
