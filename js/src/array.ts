@@ -190,14 +190,17 @@ export class Array {
   // ---- readback: each consumes one reference, as in jax-js ----
   /**
    * Reads the values synchronously into a TypedArray (C order) and consumes one reference.
+   * On webgpu in browsers this blocks until the GPU is done (through a canvas copy: slow, a
+   * GPU round trip per call); prefer {@link Array.data} there.
    *
-   * @throws Error on the webgpu device, which has no synchronous reads: use {@link Array.data}.
+   * @throws Error on webgpu in Node.js, which has no synchronous GPU reads: use {@link Array.data}.
    */
   dataSync(): DataArray {
     const h = this._h();
-    if (h.device() === "webgpu")
+    if (h.device() === "webgpu" && !webGpuRuntime()?.canReadSync())
       throw new Error(
-        "dataSync: the webgpu device has no synchronous reads in kiln (GPU reads finish asynchronously); " +
+        "dataSync: the webgpu device has no synchronous reads here (kiln reads GPU buffers synchronously only in " +
+          "browsers, through an OffscreenCanvas copy; Node.js's Dawn has no blocking read); " +
           "use the async API: await x.data() or await x.jsAsync(), or devicePut(x, \"wasm\") first",
       );
     const out = typedFromBytes(check(h.bytes()), h.dtype());
@@ -222,7 +225,7 @@ export class Array {
   /**
    * The values as nested JS arrays (numbers or booleans), read synchronously; consumes one reference.
    *
-   * @throws Error on the webgpu device (use {@link Array.jsAsync}).
+   * @throws Error on webgpu in Node.js (use {@link Array.jsAsync}); slow on webgpu in browsers.
    */
   js(): any {
     const h = this._h();
@@ -240,7 +243,7 @@ export class Array {
   /**
    * The value of a one-element array as a number, read synchronously; consumes one reference.
    *
-   * @throws Error when the array has more than one element, or on the webgpu device.
+   * @throws Error when the array has more than one element, or on webgpu in Node.js.
    */
   item(): number {
     if (this.size !== 1) throw new Error(`item: got an array of shape [${this.shape}], expected one element`);

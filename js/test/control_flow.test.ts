@@ -1,9 +1,10 @@
 // lax.scan / whileLoop / foriLoop / cond / switch / map under jit, grad, vmap and jvp against
-// the committed JAX fixtures (tools/gen_control_flow_fixtures.py, float32 cases), on cpu and
-// wasm, and scan (which never reads back) on webgpu where the page has an adapter.
+// the committed JAX fixtures (tools/gen_control_flow_fixtures.py, float32 cases), on cpu,
+// wasm and webgpu where the page has an adapter (float64 cases: WebGPU has no float64).
 import { describe, expect, test } from "vitest";
 import { defaultDevice, grad, hessian, init, jit, jvp, lax, numpy as np, vmap } from "../dist/index.js";
 import text from "../../tests/fixtures/control_flow_jax.txt?raw";
+import { webGpuRuntime } from "../dist/webgpu/attach.js";
 import { namedExpects, parseFixtures, type Case, type FixArray } from "./fixtures.js";
 
 const cases = parseFixtures(text, true).filter((c) => c.id.endsWith("float32"));
@@ -163,6 +164,12 @@ function close(got: np.Array, want: FixArray): string | null {
   return null;
 }
 
+/** close() for devices whose reads may be asynchronous only (webgpu in Node.js). */
+async function closeAsync(got: np.Array, want: FixArray): Promise<string | null> {
+  const shape = got.shape, dtype = got.dtype;
+  return close(np.array(await got.data(), { shape, dtype, device: "cpu" }), want);
+}
+
 function check(c: Case) {
   const out = RUN[c.op](c);
   for (const [k, w] of Object.entries(named(c))) {
@@ -188,21 +195,41 @@ for (const device of ["cpu", "wasm"] as const) {
   });
 }
 
-// webgpu cannot read synchronously: scan and map never need to (their loop counter lives on
-// the device), so they run there; while loops and cond read a scalar back and refuse.
+// webgpu: scan and map never read back (their loop counter lives on the device); cond and
+// switch run every branch and select on the device; a while loop reads its predicate back
+// each iteration, which webgpu does only in browsers (a blocking canvas copy). In Node.js
+// (Dawn) while_loop refuses with an error that names the alternatives.
 const haveGpu = (await init("webgpu")).includes("webgpu");
-describe.runIf(haveGpu)("control flow on webgpu", () => {
-  test.each(["scan_rnn", "scan_vmap", "scan_hessian", "map"])("%s (scans under jit, grad, jvp, vmap) matches the fixtures", async (op) => {
+const syncGpu = haveGpu && webGpuRuntime()!.canReadSync();
+const NEEDS_SYNC = new Set(["while_vmap", "fori"]); // fori with dynamic bounds is a while loop
+describe.runIf(haveGpu)("control flow JAX fixtures on webgpu", () => {
+  test.each(cases.filter((c) => RUN[c.op] && (syncGpu || !NEEDS_SYNC.has(c.op))).map((c) => [c.id, c] as const))("%s", async (_id, c) => {
     defaultDevice("webgpu");
     try {
-      const c = cases.find((x) => x.op === op)!;
-      const out = RUN[op](c);
+      const rt = webGpuRuntime()!;
+      const before = rt.stats();
+      const out = RUN[c.op](c);
+      // Nothing is read back while the function runs, except a while loop's predicate.
+      const reads = rt.stats().syncReads - before.syncReads;
+      expect(rt.stats().reads, "asynchronous reads").toBe(before.reads);
+      if (NEEDS_SYNC.has(c.op)) expect(reads, "predicate reads").toBeGreaterThan(0);
+      else expect(reads, "synchronous reads").toBe(0);
       for (const [k, w] of Object.entries(named(c))) {
-        expect(out[k].shape, k).toEqual(w.shape);
-        const got = await out[k].data();
-        const scale = Math.max(...w.values.map(Math.abs));
-        got.forEach((g: number, i: number) => expect(Math.abs(g - w.values[i]), `${k}[${i}]`).toBeLessThanOrEqual(1e-5 * (Math.abs(w.values[i]) + scale)));
+        expect(out[k], `output ${k}`).toBeDefined();
+        expect(await closeAsync(out[k], w), `${c.id} ${k}`).toBeNull();
       }
+    } finally {
+      defaultDevice("cpu");
+    }
+  });
+  // A browser must have the blocking path: a broken canvas copy (its probe fails) must not
+  // quietly turn the while cases into the Node.js error test.
+  test.runIf(typeof OffscreenCanvas !== "undefined")("a browser reads webgpu synchronously", () => expect(syncGpu).toBe(true));
+  test.runIf(!syncGpu)("while_loop without synchronous reads names the alternatives", () => {
+    defaultDevice("webgpu");
+    try {
+      const c = cases.find((x) => x.op === "while_vmap")!;
+      expect(() => RUN.while_vmap(c)).toThrow(/while_loop: .*cannot read synchronously here.*scan or fori_loop with static bounds, or the wasm device/);
     } finally {
       defaultDevice("cpu");
     }

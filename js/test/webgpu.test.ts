@@ -349,13 +349,35 @@ if (!gpu && requireGpu) {
       expect((await x.data())[999]).toBe(1998);
     });
 
-    test("readback is async only: dataSync, js and item throw a clear error and consume nothing", async () => {
+    test.runIf(typeof OffscreenCanvas !== "undefined")("browsers have synchronous reads (the canvas copy's probe passed)", () =>
+      expect(webGpuRuntime()!.canReadSync()).toBe(true));
+
+    test.runIf(!webGpuRuntime()?.canReadSync())("without a blocking path (Node.js): dataSync, js and item throw a clear error and consume nothing", async () => {
       const x = np.array([1.5, 2.5], { device: "webgpu" });
       expect(() => x.dataSync()).toThrow(/webgpu.*no synchronous reads.*await x.data\(\)/);
       expect(() => x.js()).toThrow(/no synchronous reads/);
       expect(() => x.ref.sum().item()).toThrow(/no synchronous reads/);
       expect(x.refCount).toBe(1);
       expect(await x.jsAsync()).toEqual([1.5, 2.5]);
+    });
+
+    test.runIf(!!webGpuRuntime()?.canReadSync())("in browsers dataSync, js and item read through a canvas copy, every byte exact", async () => {
+      const rt = webGpuRuntime()!;
+      // 20 000 int32 from a kernel: more than one 64 KiB round trip, a partial last row, and
+      // every byte value in every byte position (the alpha byte included).
+      const n = 20000;
+      const vals = Int32Array.from({ length: n }, (_, i) => Math.imul(i, 0x01000193) ^ 0x5bd1e995);
+      const x = np.array(vals, { device: "webgpu" }).add(0);
+      const before = rt.stats().syncReads;
+      expect(x.ref.dataSync()).toEqual(vals);
+      expect(rt.stats().syncReads).toBe(before + 1);
+      expect(x.ref.reshape([100, 200]).js()[99]).toEqual(Array.from(vals.slice(n - 200)));
+      expect(x.refCount).toBe(1);
+      x.dispose();
+      // Sizes that are no multiple of 4 (bools: one byte each), NaN and infinities, a scalar.
+      expect(np.logicalNot(np.array([true, false, true], { device: "webgpu" })).js()).toEqual([false, true, false]);
+      expect(np.array([NaN, -Infinity, -0, 3.25], { device: "webgpu" }).mul(1).js()).toEqual([NaN, -Infinity, -0, 3.25]);
+      expect(np.array([1.5, 2.5], { device: "webgpu" }).sum().item()).toBe(4);
     });
 
     test("errors: too large an allocation, float64, a WGSL kernel that does not compile", async () => {

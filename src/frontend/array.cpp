@@ -7,6 +7,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "backend/blocking_read.h"
 #include "frontend/array_impl.h"
 #include "ir/alu_op.h"
 
@@ -76,10 +77,10 @@ std::vector<uint8_t> Array::bytes() const {
   auto& im = *impl();
   const BufferRef& buf = im.buffer();
   Backend& be = buf->backend();
-  if (!be.can_read_sync())
-    fail("Array.bytes", "device ", be.name(), " has no synchronous reads, expected bytes_async()");
+  if (!can_read_blocking(be))
+    fail("Array.bytes", "device ", be.name(), " has no synchronous reads here, expected bytes_async()");
   std::vector<uint8_t> out(static_cast<size_t>(size() * itemsize(dtype())));
-  be.read_sync(buf->handle(), 0, int64_t(out.size()), out.data());
+  read_blocking(be, buf->handle(), 0, int64_t(out.size()), out.data());
   return out;
 }
 

@@ -13,6 +13,23 @@
 
 namespace kiln::frontend {
 
+namespace control_detail {
+
+std::vector<Array> select_branch(const Array& idx, const std::vector<std::vector<Array>>& outs) {
+  std::vector<Array> r = outs.back();
+  for (int b = int(outs.size()) - 2; b >= 0; b--) {
+    Array le = ops::binary(Prim::CmpLe, idx, ops::filled(idx.shape(), DType::Int32, b, idx.device()));
+    for (size_t i = 0; i < r.size(); i++) {
+      Shape s1(r[i].shape().size(), 1);
+      if (idx.ndim() == 1) s1[0] = idx.shape()[0];
+      r[i] = ops::where(ops::expand(ops::reshape(le, s1), r[i].shape()), outs[size_t(b)][i], r[i]);
+    }
+  }
+  return r;
+}
+
+}  // namespace control_detail
+
 using namespace control_detail;
 
 namespace {
@@ -356,23 +373,13 @@ std::vector<Array> control_vmap(BatchTrace& t, const ControlRef& op, const std::
       r = bind_control(vop, join({{vals[0]}, ops}));
     } else {
       // A batched index: every branch runs and each lane selects its own (index clamped).
-      Array idx = front(0);
-      const int nb = int(op->bodies.size());
-      for (int b = nb - 1; b >= 0; b--) {
-        std::vector<Array> o = bind_call(vbranch(op->bodies[size_t(b)]), ops);
-        for (size_t i = 0; i < o.size(); i++) {
-          Array ob = any_op ? o[i] : move_batch_axis(o[i], std::nullopt, 0, n);
-          if (b == nb - 1) {
-            r.push_back(ob);
-            continue;
-          }
-          Shape s1(ob.shape().size(), 1);
-          s1[0] = n;
-          Array pick = ops::expand(ops::reshape(ops::binary(Prim::CmpLe, idx, ops::filled({n}, DType::Int32, b, idx.device())), s1),
-                                   ob.shape());
-          r[i] = ops::where(pick, ob, r[i]);
-        }
+      std::vector<std::vector<Array>> outs;
+      for (const CallRef& b : op->bodies) {
+        outs.push_back(bind_call(vbranch(b), ops));
+        if (!any_op)
+          for (auto& o : outs.back()) o = move_batch_axis(o, std::nullopt, 0, n);
       }
+      r = select_branch(front(0), outs);
     }
     std::vector<Array> res;
     for (auto& o : r) res.push_back(t.make(o, 0));

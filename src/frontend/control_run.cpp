@@ -4,7 +4,9 @@
 // program per iteration that reads x[i] with a gather, runs the body and writes y[i] into
 // the stacked outputs (a select over the stack), with the counter i a device scalar, so no
 // iteration reads anything back; a while loop reads its one-element predicate back per
-// iteration, and a cond its index once.
+// iteration (per chunk of guarded iterations on webgpu), and a cond its index once (on webgpu
+// it runs every branch and selects instead).
+#include "backend/blocking_read.h"
 #include "frontend/control.h"
 #include "frontend/control_util.h"
 #include "frontend/rule_ops.h"
@@ -90,10 +92,61 @@ std::vector<Array> run_scan(const ControlOp& op, const std::vector<Array>& args)
   return join({carry, ys});
 }
 
+// cond on a device without cheap synchronous reads (webgpu): every branch runs and the
+// index selects among their outputs on the device, so nothing is read back and the work
+// stays in the open command encoder. Bodies have no side effects, so running the branches
+// not taken changes nothing but the time. One derived program, compiled once.
+CallRef cond_select(const ControlOp& op) {
+  return cached<CallJaxpr>(op, "select", [&] {
+    const std::vector<CallRef> bodies = op.bodies;
+    return trace_derived(
+        [bodies](const std::vector<Array>& x) {
+          std::vector<Array> operands = slice(x, 1, x.size() - 1);
+          std::vector<std::vector<Array>> outs;
+          for (const CallRef& b : bodies) outs.push_back(bind_call(b, operands));
+          return select_branch(x[0], outs);
+        },
+        op.in_avals(), bodies[0]->device, "select(" + bodies[0]->name + ")");
+  });
+}
+
+// (cond consts, body consts, carry) -> carry: one while iteration that applies the body only
+// while the predicate holds (a select on the device), so a run of them needs no read back: a
+// finished carry stays as it is, and its predicate stays false.
+CallRef while_guarded(const ControlOp& op) {
+  return cached<CallJaxpr>(op, "guarded", [&] {
+    const CallRef cond = op.bodies[0], body = op.bodies[1];
+    const size_t ncc = size_t(op.cond_consts), nc = size_t(op.num_consts), nk = size_t(op.num_carry);
+    return trace_derived(
+        [=](const std::vector<Array>& x) {
+          std::vector<Array> cc = slice(x, 0, ncc), bc = slice(x, ncc, nc), carry = slice(x, ncc + nc, nk);
+          Array p = bind_call(cond, join({cc, carry}))[0];
+          std::vector<Array> next = bind_call(body, join({bc, carry}));
+          for (size_t i = 0; i < nk; i++) {
+            const Shape& s = carry[i].shape();
+            next[i] = ops::where(ops::expand(ops::reshape(p, Shape(s.size(), 1)), s), next[i], carry[i]);
+          }
+          return next;
+        },
+        op.in_avals(), body->device, "guarded(" + body->name + ")");
+  });
+}
+
+// On devices whose synchronous reads are slow (webgpu in browsers: a canvas round trip of a
+// few ms, against ~0.1 ms for a small body's dispatches), a while loop reads its predicate
+// once per chunk of iterations: the first of a chunk runs the body (its predicate was read
+// true), the rest are guarded steps. Chunks double from 1 up to this many iterations, so a
+// short loop wastes little and a long one reads back every kMaxWhileChunk iterations.
+constexpr int64_t kMaxWhileChunk = 32;
+
+// A while loop's predicate goes to the host once per iteration (per chunk on webgpu): cheaply
+// on cpu/native/wasm, through the slow blocking read on webgpu in browsers, and not at all in
+// Node.js's webgpu.
 bool read_bool(const Array& p) {
-  if (!get_backend(p.device()).can_read_sync())
+  if (!can_read_blocking(get_backend(p.device())))
     fail("while_loop", "the loop's predicate must be read back on every iteration, and device ", p.device(),
-         " cannot read synchronously; use scan or fori_loop with static bounds there");
+         " cannot read synchronously here (webgpu does only in browsers, through a canvas copy); use scan or "
+         "fori_loop with static bounds, or the wasm device");
   return p.item() != 0;
 }
 
@@ -104,8 +157,7 @@ std::vector<Array> run_control(const ControlOp& op, const std::vector<Array>& ar
   if (op.kind == ControlKind::Scan) return run_scan(op, args);
   if (op.kind == ControlKind::Remat) return run_call(*op.bodies[0], args);
   if (op.kind == ControlKind::Cond) {
-    if (!get_backend(args[0].device()).can_read_sync())
-      fail("cond", "the branch index must be read back, and device ", args[0].device(), " cannot read synchronously");
+    if (!get_backend(args[0].device()).can_read_sync()) return run_call(*cond_select(op), args);
     const int64_t n = int64_t(op.bodies.size());
     int64_t b = std::clamp<int64_t>(int64_t(args[0].item()), 0, n - 1);
     return run_call(*op.bodies[size_t(b)], slice(args, 1, args.size() - 1));
@@ -114,7 +166,13 @@ std::vector<Array> run_control(const ControlOp& op, const std::vector<Array>& ar
   std::vector<Array> cc = slice(args, 0, ncc), bc = slice(args, ncc, nc), carry = slice(args, ncc + nc, nk);
   for (auto& c : cc) c.eval();
   for (auto& c : bc) c.eval();
-  while (read_bool(run_call(*op.bodies[0], join({cc, carry}))[0])) carry = run_call(*op.bodies[1], join({bc, carry}));
+  const bool slow_reads = !get_backend(args.empty() ? op.bodies[0]->device : args[0].device()).can_read_sync();
+  int64_t chunk = 1;
+  while (read_bool(run_call(*op.bodies[0], join({cc, carry}))[0])) {
+    carry = run_call(*op.bodies[1], join({bc, carry}));
+    for (int64_t k = 1; k < chunk; k++) carry = run_call(*while_guarded(op), join({cc, bc, carry}));
+    if (slow_reads) chunk = std::min(chunk * 2, kMaxWhileChunk);
+  }
   return carry;
 }
 

@@ -76,6 +76,12 @@ inline CallRef trace_derived(const ArraysFn& f, const std::vector<Aval>& avals, 
   return r.call;
 }
 
+// The outputs of the branch an int32 index picks, clamped as cond/switch clamp it: a `where`
+// chain from the last branch down (index <= b picks branch b). `idx` is a scalar, or [n] lanes
+// that pick along the outputs' leading axis (vmap). A select passes only the picked values, so
+// a NaN or inf that a branch not taken computed never reaches the result.
+std::vector<Array> select_branch(const Array& idx, const std::vector<std::vector<Array>>& outs);
+
 template <typename T>
 std::vector<T> slice(const std::vector<T>& v, size_t a, size_t n) {
   return std::vector<T>(v.begin() + long(a), v.begin() + long(a + n));

@@ -12,6 +12,7 @@
 import { BindGroupCache } from "./bind_groups.js";
 import { BufferPool } from "./buffer_pool.js";
 import { Pipelines, type AsyncCheck } from "./pipelines.js";
+import { CanvasReader } from "./sync_read.js";
 
 // The spec's GPUBufferUsage values, as numbers: in Node.js the GPUBufferUsage global exists
 // only after Dawn loaded, and this module is imported before that.
@@ -51,6 +52,8 @@ export interface RuntimeStats {
   dispatches: number; // recorded since the runtime started
   submits: number; // command buffers submitted since then
   createdBuffers: number; // GPUBuffers created since then (storage, staging, uniform)
+  reads: number; // asynchronous reads started
+  syncReads: number; // blocking reads (readSync): dataSync, while_loop's predicate
 }
 
 export class WebGpuRuntime {
@@ -80,8 +83,9 @@ export class WebGpuRuntime {
   #epoch = 1; // increments at each submit
   #flushQueued = false;
   #scopes: Promise<void>[] = [];
-  #stats = { dispatches: 0, submits: 0 };
+  #stats = { dispatches: 0, submits: 0, reads: 0, syncReads: 0 };
   #uniformsCreated = 0;
+  #reader: CanvasReader | null | undefined; // the blocking path, found on first use
 
   /** `adapter`: the adapter's description, for messages and tests ("SwiftShader ..."). */
   constructor(device: GPUDevice, readonly adapter = "") {
@@ -432,6 +436,7 @@ export class WebGpuRuntime {
     const checks = [rec.created, ...rec.taint];
     this.#submitOpen(checks, this.#encoder ? "a submit" : "a read's copy",
       (e) => e.copyBufferToBuffer(rec.buffer, offset, staging, 0, padded));
+    this.#stats.reads++;
     const scopes = this.#scopes.slice();
     return this.#untilLost((async () => {
       const oom = await stagingError;
@@ -457,6 +462,40 @@ export class WebGpuRuntime {
       if (this.#deviceErrors.length) throw new Error(this.#deviceErrors.splice(0).join("; "));
       return out;
     })());
+  }
+
+  /** Whether readSync works here: in browsers with OffscreenCanvas, not in Node.js (Dawn). */
+  canReadSync(): boolean {
+    if (this.#reader === undefined) this.#reader = CanvasReader.create(this.device);
+    return this.#reader !== null;
+  }
+
+  /**
+   * Bytes [offset, offset + bytes) of a buffer after all work recorded so far, blocking until
+   * the GPU has done it (sync_read.ts: slow, a round trip per call); null when it cannot.
+   * Unlike read, it cannot wait for errors still unreported (a WGSL compile, an allocation):
+   * those already known fail it, a later one goes to the next asynchronous read.
+   */
+  readSync(handle: number, offset: number, bytes: number): Uint8Array | null {
+    if (this.#lost) return (this.#fail(this.#lost), null);
+    if (!this.canReadSync())
+      return (this.#fail("webgpu: no synchronous reads here (they need a browser's OffscreenCanvas; Node.js's Dawn has none)"), null);
+    const rec = this.#get(handle);
+    if (!rec) return null;
+    if (offset % 4 !== 0) return (this.#fail(`webgpu.read: offset ${offset} is not a multiple of 4`), null);
+    const failed = [rec.created, ...rec.taint].find((c) => c.state === "failed");
+    if (failed) return (this.#fail(failed.error!), null);
+    if (bytes === 0) return new Uint8Array(0);
+    this.flush();
+    let out: Uint8Array;
+    try {
+      out = this.#reader!.read(this.device, rec.buffer, offset, bytes);
+    } catch (e: any) {
+      return (this.#fail(this.#lost ?? `webgpu: a synchronous read failed: ${e?.message ?? e}`), null);
+    }
+    this.#stats.syncReads++;
+    if (this.#deviceErrors.length) return (this.#fail(this.#deviceErrors.splice(0).join("; ")), null);
+    return out;
   }
 
   /** Resolves when all work recorded so far has run on the GPU (blockUntilReady). */

@@ -82,15 +82,19 @@ const context = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
   headless: true,
   // WebGPU on SwiftShader (Vulkan on the CPU), so webgpu.test.ts runs here too on machines
-  // without a GPU; Chromium on Linux exposes WebGPU only with --enable-unsafe-webgpu.
+  // without a GPU; Chromium on Linux exposes WebGPU only with --enable-unsafe-webgpu. ANGLE on
+  // SwiftShader gives the compositor GL, without which WebGPU canvases draw blank and the
+  // synchronous reads (a canvas copy) find none.
   args: ["--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader",
-    "--use-webgpu-adapter=swiftshader", "--disable-background-networking", "--disable-component-update",
+    "--use-webgpu-adapter=swiftshader", "--use-angle=swiftshader", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run"],
 });
 let failed = 0;
 try {
   const tab = context.pages()[0] ?? (await context.newPage());
   tab.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
+  // KILN_BROWSER_CONSOLE=1 prints the page's console (timings a test logs).
+  if (process.env.KILN_BROWSER_CONSOLE) tab.on("console", (m) => console.log(`[page] ${m.text()}`));
   const version = context.browser()?.version() ?? "chromium";
   await tab.goto(url);
   await tab.waitForFunction(() => window.__kiln?.done === true, null, { timeout: 540_000, polling: 500 });

@@ -1,4 +1,4 @@
-// The part of Vitest's API that the suite uses (describe with .runIf/.skipIf, test/it with
+// The part of Vitest's API that the suite uses (describe and test/it with .runIf/.skipIf, test/it with
 // .each, beforeEach, expect), for the browser bundle: test files run unchanged, with Vitest's own `expect`.
 import * as chai from "chai";
 import { JestAsymmetricMatchers, JestChaiExpect, JestExtend } from "@vitest/expect";
@@ -44,6 +44,10 @@ function makeTest() {
       current.children.push({ name: format(name, args), fn, args });
     }
   };
+  const none: any = () => {};
+  none.each = () => () => {};
+  t.runIf = (cond: unknown) => (cond ? t : none);
+  t.skipIf = (cond: unknown) => (cond ? none : t);
   return t;
 }
 export const test = makeTest();

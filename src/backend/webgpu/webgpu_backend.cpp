@@ -46,6 +46,14 @@ EM_JS(int, kiln_gpu_read, (int handle, double offset, double bytes, int id), {
   });
   return 0;
 });
+// The blocking read (browsers only): the runtime returns the bytes or null.
+EM_JS(int, kiln_gpu_can_read_sync, (), { return Module['kilnGpu'] && Module['kilnGpu'].canReadSync() ? 1 : 0; });
+EM_JS(int, kiln_gpu_read_sync, (int handle, double offset, double bytes, uint8_t* out), {
+  var data = Module['kilnGpu'].readSync(handle, offset, bytes);
+  if (!data) return -1;
+  HEAPU8.set(data, out);
+  return 0;
+});
 EM_JS(void, kiln_gpu_last_error, (char* buf, int n), {
   stringToUTF8(Module['kilnGpu'] ? Module['kilnGpu'].lastError : "webgpu: no runtime attached", buf, n);
 });
@@ -107,6 +115,14 @@ void WebGpuBackend::copy(int64_t src, int64_t src_offset, int64_t dst, int64_t d
 
 void WebGpuBackend::read_sync(int64_t, int64_t, int64_t, void*) {
   fail("webgpu.read", "the webgpu device has no synchronous reads, expected an asynchronous read");
+}
+
+bool WebGpuBackend::can_read_blocking() const { return kiln_gpu_can_read_sync() != 0; }
+
+void WebGpuBackend::read_blocking(int64_t handle, int64_t offset, int64_t bytes, void* out) {
+  g_backend = this;
+  if (kiln_gpu_read_sync(int(handle), double(offset), double(bytes), static_cast<uint8_t*>(out)) < 0)
+    fail_runtime("webgpu.read");
 }
 
 void WebGpuBackend::read_async(int64_t handle, int64_t offset, int64_t bytes,

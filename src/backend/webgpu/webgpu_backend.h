@@ -11,14 +11,16 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/blocking_read.h"
 #include "backend/webgpu/wgsl_codegen.h"
 
 namespace kiln {
 
-// Nothing here blocks: alloc/write/dispatch only record work in the runtime (which batches
-// dispatches into one command encoder and submits on readback), and reads are asynchronous.
+// Nothing here blocks but read_blocking: alloc/write/dispatch only record work in the runtime
+// (which batches dispatches into one command encoder and submits on readback), and reads are
+// asynchronous, except the slow blocking reads a browser allows (dataSync, while_loop).
 // Buffer handles are the runtime's integers; no GPU object crosses into C++.
-class WebGpuBackend : public Backend {
+class WebGpuBackend : public Backend, public BlockingReader {
  public:
   explicit WebGpuBackend(const webgpu::WgslParams& params) : params_(params) {}
   ~WebGpuBackend() override;
@@ -29,6 +31,10 @@ class WebGpuBackend : public Backend {
   void copy(int64_t src, int64_t src_offset, int64_t dst, int64_t dst_offset, int64_t bytes) override;
   bool can_read_sync() const override { return false; }
   void read_sync(int64_t handle, int64_t offset, int64_t bytes, void* out) override;
+  // Where the JS runtime has a blocking path (a browser's OffscreenCanvas with a webgpu
+  // context); not in Node.js with Dawn.
+  bool can_read_blocking() const override;
+  void read_blocking(int64_t handle, int64_t offset, int64_t bytes, void* out) override;
   void read_async(int64_t handle, int64_t offset, int64_t bytes,
                   std::function<void(std::vector<uint8_t>)> done) override;
   // A read that can fail (device lost, a kernel's WGSL that did not compile, out of memory):
