@@ -1,8 +1,8 @@
 // kiln's executorch namespace: every committed `.pte` program (tests/fixtures/pte, written by
 // tools/gen_pte_fixtures.py with ExecuTorch 1.5.1) against ExecuTorch's own outputs on cpu,
 // wasm and webgpu (where Node has an adapter), the same cases tests/executorch_test.cpp runs
-// in C++; then the API's contract: method names, consumption of inputs, errors naming the method and argument, one trace per
-// input signature. Node only: the programs are read from the repository's files.
+// in C++; then the API's contract: method names, consumption of inputs, errors naming the
+// method and argument, one trace per input signature. Node only: the programs are read from the repository's files.
 import { describe, expect, test } from "vitest";
 import { executorch, init, numpy as np } from "../dist/index.js";
 import { compare, compareAsync, parseFixtures, type FixArray } from "./fixtures.js";
