@@ -378,7 +378,7 @@ def write_or_check(files):
                 f.write(b)
         print(f"wrote {len(files)} files, {sum(len(b) for b in files.values())} bytes")
         return
-    have = {n for n in os.listdir(OUT) if n != "programs.txt"}
+    have = {n for n in os.listdir(OUT) if n not in ("programs.txt", "models.txt")}
     stale = sorted(n for n in have | set(files)
                    if n not in files or n not in have or open(os.path.join(OUT, n), "rb").read() != files[n])
     if stale:
