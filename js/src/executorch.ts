@@ -23,7 +23,20 @@ import { loadModelInput } from "./model_source.js";
 export interface LoadOptions {
   /** Where the constants (weights) go; run inputs must be on it (default: the default device). */
   device?: Device;
+  /**
+   * The weights of a program exported with external constants (ExecuTorch's
+   * `external_constants`: the `.pte` holds the structure only): each external tensor's value
+   * under its fully qualified name ("features.0.0.weight"), of the program's dtype and
+   * shape, on `device`. The program keeps its own reference; the caller still owns them.
+   */
+  namedData?: Record<string, Array> | NamedDataProvider;
 }
+
+/**
+ * Makes the value of one external tensor on request: its fully qualified name, dtype and
+ * shape as the program declares them. The Arrays it returns are freed after the load.
+ */
+export type NamedDataProvider = (name: string, spec: { dtype: string; shape: number[] }) => Array;
 
 /** A loaded `.pte` program: its methods (usually just "forward") and how to run them. */
 export class Program {
@@ -77,7 +90,30 @@ export class Program {
  */
 export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<Program> {
   const { bytes, device } = await loadModelInput("executorch.load", source, options);
-  return new Program(check(core.executorchLoad(bytes, { device })));
+  const named: unknown = (options as LoadOptions).namedData ?? {};
+  const asHandle = (name: string, a: unknown) => {
+    if (!(a instanceof Array)) throw new TypeError(`executorch.load: namedData['${name}'] got ${describeValue(a)}, expected an Array`);
+    return a._h();
+  };
+  const made: Array[] = [];
+  if (typeof named === "function") {
+    const provide = (name: string, dtype: string, shape: number[]) => {
+      const a = named(name, { dtype, shape });
+      const h = asHandle(name, a);
+      made.push(a);
+      return h;
+    };
+    try {
+      return new Program(check(core.executorchLoad(bytes, { device, provide })));
+    } finally {
+      for (const a of made) a.dispose();
+    }
+  }
+  if (typeof named !== "object" || named === null)
+    throw new TypeError(`executorch.load: namedData got ${describeValue(named)}, expected an object of Arrays or a function`);
+  const handles: Record<string, unknown> = {};
+  for (const [name, a] of Object.entries(named)) handles[name] = asHandle(name, a);
+  return new Program(check(core.executorchLoad(bytes, { device, namedData: handles })));
 }
 
 /** Every ExecuTorch operator kiln runs ("aten::add.out", ...), sorted. */

@@ -123,10 +123,20 @@ PteTensor read_tensor(const FlatTable& table, const ConstantSource& src) {
     t.memory_offset = alloc->scalar<uint32_t>(1, 0, "memory_offset_low") |
                       uint64_t(alloc->scalar<uint32_t>(2, 0, "memory_offset_high")) << 32;
   }
-  if (table.has(field::kExtraTensorInfo))
-    table.fail(table.what() + ": tensors with extra_tensor_info (external or mutable data) "
-                              "are not supported");
-  if (t.data_buffer_idx != 0) read_constant_location(t, src, table);
+  // ExtraTensorInfo (mutable_data_segments_idx, fully_qualified_name, location): location
+  // EXTERNAL names a constant kept in named data outside the file; mutable data in a segment
+  // (buffers a method writes) is not supported.
+  if (std::optional<FlatTable> extra = table.table(field::kExtraTensorInfo, "extra_tensor_info")) {
+    const int8_t location = extra->scalar<int8_t>(2, 0, "location");
+    const std::string name = extra->string(1, "fully_qualified_name").value_or("");
+    if (location != 1)
+      table.fail(table.what() + ": tensors with mutable data (extra_tensor_info in a segment) "
+                                "are not supported");
+    if (name.empty()) table.fail(table.what() + ": an external tensor without a name");
+    if (t.memory_planned) table.fail(table.what() + ": an external tensor is memory-planned");
+    t.external_name = name;  // its data_buffer_idx counts external constants: no bytes here
+  }
+  if (t.is_constant()) read_constant_location(t, src, table);
   return t;
 }
 

@@ -28,13 +28,18 @@ struct PteTensor {
   std::vector<int64_t> sizes;       // the upper bound where the shape is dynamic
   std::vector<uint8_t> dim_order;   // a permutation of 0..rank-1; identity = contiguous
   PteShapeDynamism shape_dynamism = PteShapeDynamism::Static;
-  uint32_t data_buffer_idx = 0;     // > 0: a constant; its bytes are data_offset/data_size
+  uint32_t data_buffer_idx = 0;     // > 0: a constant (in the file: data_offset/data_size)
   uint64_t data_offset = 0;         // from the start of the file
   uint64_t data_size = 0;           // nbytes: prod(sizes) * itemsize
   bool memory_planned = false;      // allocation_info present (a runtime buffer)
   uint32_t memory_id = 0;
   uint64_t memory_offset = 0;
-  bool is_constant() const { return data_buffer_idx != 0; }  // a constant with bytes in the file
+  // Non-empty: a constant whose bytes are outside the file, in named data (a `.ptd` file or
+  // what the caller supplies) under this fully qualified name ("features.0.0.weight").
+  std::string external_name;
+  // A constant with bytes in the file.
+  bool is_constant() const { return data_buffer_idx != 0 && external_name.empty(); }
+  bool is_external() const { return !external_name.empty(); }
   uint64_t numel() const;  // product of sizes
 };
 

@@ -30,12 +30,31 @@ struct ExecutorchProgram {
   int traces(const std::string& method) const { return program.traces(method); }
 };
 
-// options: { device }: where the constants go (default: the default device).
+// options: { device, namedData | provide }: where the constants go (default: the default
+// device); the external constants by fully qualified name (handles; executorch.ts checks
+// them), or provide(name, dtype, shape) -> handle called for each one the program declares.
 val executorch_load(const val& bytes, const val& options) {
   try {
     OpName op("executorch.load");
     OnDevice on(get_str(options, "device", ""));
-    return val(ExecutorchProgram{executorch::Program::load(bytes_of_js(bytes, "the program")), current_device()});
+    std::map<std::string, Array> named;
+    const val data = options["namedData"];
+    if (const val provide = options["provide"]; is_set(provide)) {
+      const std::vector<uint8_t> file = bytes_of_js(bytes, "the program");
+      for (const auto& [name, spec] : executorch::Program::external_tensors(formats::parse_pte(file))) {
+        val shape = val::array();
+        for (int64_t d : spec.second) shape.call<void>("push", double(d));
+        named.emplace(name, to_array(provide(name, std::string(dtype_name(spec.first)), shape)));
+      }
+    } else if (is_set(data)) {
+      const val keys = val::global("Object").call<val>("keys", data);
+      for (unsigned i = 0, n = keys["length"].as<unsigned>(); i < n; ++i) {
+        const std::string key = keys[i].as<std::string>();
+        named.emplace(key, to_array(data[key]));
+      }
+    }
+    return val(ExecutorchProgram{executorch::Program::load(bytes_of_js(bytes, "the program"), named),
+                                 current_device()});
   } catch (const std::exception& e) {
     return js_error(e);
   }

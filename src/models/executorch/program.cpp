@@ -166,6 +166,20 @@ Tree trace_method(Method& m, const std::vector<Tree>& args) {
   return outs;
 }
 
+// An external constant from the caller's named data, checked against the program's tensor.
+Array external_array(const std::map<std::string, Array>& named_data, const PteTensor& t,
+                     const std::string& where) {
+  auto it = named_data.find(t.external_name);
+  if (it == named_data.end())
+    fail(kOp, where, ": external tensor '", t.external_name, "' is not in the named data");
+  const DType want = kiln_dtype(t.scalar_type, where);
+  const Shape shape(t.sizes.begin(), t.sizes.end());
+  if (it->second.dtype() != want || it->second.shape() != shape)
+    fail(kOp, where, ": external tensor '", t.external_name, "' is ", dtype_name(it->second.dtype()),
+         shape_text(it->second.shape()), ", the program's is ", dtype_name(want), shape_text(shape));
+  return it->second;
+}
+
 }  // namespace
 
 struct Program::State {
@@ -174,7 +188,19 @@ struct Program::State {
   std::map<std::string, Method> methods;
 };
 
-Program Program::load(std::vector<uint8_t> bytes) {
+std::vector<std::pair<std::string, std::pair<DType, Shape>>> Program::external_tensors(const Pte& pte) {
+  std::map<std::string, std::pair<DType, Shape>> found;
+  for (const PteExecutionPlan& plan : pte.execution_plan)
+    for (const PteValue& v : plan.values)
+      if (const auto* t = std::get_if<PteTensor>(&v.value); t && t->is_external())
+        found[t->external_name] = {kiln_dtype(t->scalar_type, plan.name + ": " + t->external_name),
+                                   Shape(t->sizes.begin(), t->sizes.end())};
+  return {found.begin(), found.end()};
+}
+
+Program Program::load(std::vector<uint8_t> bytes) { return load(std::move(bytes), {}); }
+
+Program Program::load(std::vector<uint8_t> bytes, const std::map<std::string, Array>& named_data) {
   auto state = std::make_shared<State>();
   state->bytes = std::move(bytes);
   state->pte = parse_pte(state->bytes);
@@ -188,6 +214,8 @@ Program Program::load(std::vector<uint8_t> bytes) {
       if (const auto* t = std::get_if<PteTensor>(&plan.values[v].value); t && t->is_constant())
         m.constants[v] = constant_array(state->bytes, *t,
                                         plan.name + ": constant value " + std::to_string(v));
+      else if (t && t->is_external())
+        m.constants[v] = external_array(named_data, *t, plan.name + ": value " + std::to_string(v));
     Method* method = &m;
     m.compiled = jit([method](const std::vector<Tree>& args) { return trace_method(*method, args); });
   }

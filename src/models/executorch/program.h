@@ -2,6 +2,7 @@
 // functions: each method's instruction chain traced once per input signature and jit-fused.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,15 @@ class Program {
   // every method can run: no delegate calls, every operator in the table (the error lists
   // the missing ones and what is supported), constants of dtypes kiln has.
   static Program load(std::vector<uint8_t> bytes);
+  // As above, for programs exported with external constants (ExecuTorch's
+  // `external_constants`: the .pte holds the structure, the weights are named data, usually a
+  // `.ptd` file): `named_data` maps each external tensor's fully qualified name to its value,
+  // whose dtype and shape must be the program's. A missing name is an error naming it.
+  static Program load(std::vector<uint8_t> bytes, const std::map<std::string, Array>& named_data);
+  // The external tensors the methods read, by fully qualified name (what `named_data` must
+  // hold), with the dtype and shape each must have.
+  static std::vector<std::pair<std::string, std::pair<DType, Shape>>> external_tensors(
+      const formats::Pte& pte);
 
   std::vector<std::string> method_names() const;  // in the file's order (usually "forward")
   // Runs `method` on `inputs` (one Array per method input, in order; ExecuTorch's Long
