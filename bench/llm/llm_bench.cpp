@@ -4,7 +4,7 @@
 // backends are timed by the same code: Model::generate_ids's GenerateStats.
 //
 //   kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen 128]
-//                  [--reps 5] [--ctx N] [--profile N]
+//                  [--reps 5] [--ctx N] [--profile N] [--debug N]
 // --ids: a file of whitespace-separated prompt token ids (the driver writes llama.cpp's
 // tokenization of its prompt, so both runtimes see the same tokens). Threads come from
 // $KILN_NUM_THREADS (native pool and wasm worker pool alike).
@@ -16,6 +16,9 @@
 // step's time goes. "cpu_ms" on the run and profile lines is the process's CPU time over the same
 // span (all its threads): on a shared machine it changes less with other processes' load than
 // wall time does, so two builds' host-side costs can be compared there.
+// --debug N: kiln::set_debug(N) before loading (1: each compiled kernel and, on wasm, its loop
+// kind; 3: kernel expressions). $KILN_DEBUG does the same natively, but Emscripten's getenv
+// does not see Node's environment.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,14 +47,14 @@ namespace {
 
 struct Args {
   std::string model, ids_file, device = "native";
-  int gen = 128, reps = 5, profile = 0;
+  int gen = 128, reps = 5, profile = 0, debug = 0;
   int64_t ctx = 0;  // 0: prompt + gen, the smallest cache (decode attends over all of it)
 };
 
 [[noreturn]] void usage(int code) {
   std::fprintf(stderr,
                "kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen N] "
-               "[--reps N] [--ctx N] [--profile N]\n");
+               "[--reps N] [--ctx N] [--profile N] [--debug N]\n");
   std::exit(code);
 }
 
@@ -70,6 +73,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--reps") a.reps = std::stoi(value());
     else if (k == "--ctx") a.ctx = std::stoll(value());
     else if (k == "--profile") a.profile = std::stoi(value());
+    else if (k == "--debug") a.debug = std::stoi(value());
     else usage(k == "--help" ? 0 : 2);
   }
   if (a.model.empty() || a.ids_file.empty()) usage(2);
@@ -126,6 +130,7 @@ int main(int argc, char** argv) {
     const std::vector<int32_t> prompt = read_ids(a.ids_file);
     // Prompt + gen - 1 positions are written (the last token is sampled, never fed back).
     const int64_t ctx = a.ctx > 0 ? a.ctx : int64_t(prompt.size()) + a.gen;
+    if (a.debug > 0) kiln::set_debug(a.debug);
     const auto t0 = std::chrono::steady_clock::now();
     kiln::llm::Model model = kiln::llm::Model::load(a.model, {a.device, ctx, 32});
     const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -42,9 +42,31 @@ std::string env_or(const char* name, const std::string& fallback) {
 // -ffp-contract=off: no fused multiply-add, which would round differently from alu_eval.
 // -nostdlib: kernels need only libm, which the host process has already loaded.
 // No -march=native: the cache dir may be shared between machines (a home directory), and
-// the key would then have to name the CPU; baseline x86-64 code is valid everywhere.
+// the key would then have to name the CPU. Instead the flags name one ISA level, chosen by
+// the host's CPU (host_isa_flags); flags are part of the cache key, so a machine without it
+// never loads such a kernel.
 const char* kDefaultFlags =
     "-O3 -fPIC -shared -nostdlib -fno-builtin -fno-math-errno -ffp-contract=off -fno-exceptions -w";
+
+// x86-64-v3 (AVX2, FMA, F16C, BMI2: 8 float lanes) where the CPU has it, else baseline x86-64
+// (SSE2, 4 lanes). `-march=x86-64-v3`, not `-mavx2 -mfma ...`: with the separate feature
+// flags g++ 12 produced kernels no faster than SSE2 ones (6.76 vs 6.73-6.90 s of CPU for
+// SmolLM2's 256-token prefill and 63 decode steps), with the level 4.87 s. g++ vectorizes
+// the kernels' lanes over gidx, never reassociating a float sum, and -ffp-contract=off keeps
+// FMA out, so the results are the same bits at either level; only the
+// width changes. SmolLM2's decode step (packed q4_1 matvecs, 16 interleaved rows per column)
+// got faster with it on the 2-core Zen 4 (bench/results/llm.md). AVX-512 (x86-64-v4) is not
+// chosen: in one loaded comparison there it decoded faster than AVX2 but prefilled slower,
+// and kiln must not depend on it.
+std::string host_isa_flags() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
+      __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
+    return " -march=x86-64-v3";
+#endif
+  return "";
+}
 
 std::vector<std::string> split_words(const std::string& s) {
   std::vector<std::string> out;
@@ -88,7 +110,7 @@ std::string temp_suffix() {
 CompilerConfig make_config(const std::string& cxx) {
   CompilerConfig c;
   c.cxx = cxx.empty() ? env_or("KILN_CXX", "c++") : cxx;
-  c.flags = env_or("KILN_NATIVE_FLAGS", kDefaultFlags);
+  c.flags = env_or("KILN_NATIVE_FLAGS", kDefaultFlags + host_isa_flags());
   std::string home = env_or("HOME", "");
   std::string xdg = env_or("XDG_CACHE_HOME", home.empty() ? "" : home + "/.cache");
   c.cache_dir = env_or("KILN_CACHE_DIR", xdg.empty() ? (fs::temp_directory_path() / "kiln").string() : xdg + "/kiln");
