@@ -4,18 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "jax_fixture_reader.h"
 #include "kiln/kiln.h"
-
-#ifndef KILN_FIXTURE_DIR
-#error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
-#endif
 
 namespace {
 
@@ -26,53 +21,11 @@ namespace np = kiln::numpy;
 namespace lax = kiln::lax;
 using Named = std::map<std::string, Array>;
 
-struct Expect {
-  kiln::Shape shape;
-  std::string dtype;
-  std::vector<double> values;
-};
-
-struct FlowCase {
-  std::string id, function;
-  kiln::DType dtype = kiln::float32;
-  std::map<std::string, Expect> inputs, expects;
-};
-
-// "<kind> <name> <dtype> <dims...> : <values...>" (tools/gen_control_flow_fixtures.py)
-std::vector<FlowCase> load() {
-  std::ifstream in(std::string(KILN_FIXTURE_DIR) + "/control_flow_jax.txt");
-  std::vector<FlowCase> cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string kind;
-    ls >> kind;
-    if (kind == "case") {
-      FlowCase c;
-      std::string dt;
-      ls >> c.id >> c.function >> dt;
-      c.dtype = dt == "float64" ? kiln::float64 : kiln::float32;
-      cases.push_back(c);
-    } else if (kind == "input" || kind == "expect") {
-      std::string name, tok;
-      Expect e;
-      ls >> name >> e.dtype;
-      while (ls >> tok && tok != ":") e.shape.push_back(std::stoll(tok));
-      while (ls >> tok) e.values.push_back(std::strtod(tok.c_str(), nullptr));
-      (kind == "input" ? cases.back().inputs : cases.back().expects)[name] = e;
-    }
-  }
-  return cases;
-}
+using FlowCase = kiln_test::JaxFixtureCase;
 
 const std::vector<FlowCase>& all_cases() {
-  static const std::vector<FlowCase> c = load();
+  static const std::vector<FlowCase> c = kiln_test::read_jax_fixture("control_flow_jax.txt");
   return c;
-}
-
-Array make(const Expect& e) {
-  if (e.dtype == "int32") return np::array(std::vector<int32_t>(e.values.begin(), e.values.end()), e.shape);
-  return np::array(e.values, e.shape).astype(e.dtype == "float64" ? kiln::float64 : kiln::float32);
 }
 
 Array dot(const Array& a, const Array& b) { return np::matmul(a, b); }
@@ -265,23 +218,8 @@ class ControlFlowJax : public ::testing::TestWithParam<size_t> {};
 TEST_P(ControlFlowJax, Matches) {
   const FlowCase& c = all_cases()[GetParam()];
   ASSERT_TRUE(table().count(c.function)) << "no C++ implementation of " << c.function;
-  Named inputs;  // made here, on the device the suite runs on
-  for (auto& [k, v] : c.inputs) inputs[k] = make(v);
-  Named out = table().at(c.function)(inputs);
-  const double rtol = c.dtype == kiln::float64 ? 1e-10 : 1e-5;
-  for (auto& [name, ex] : c.expects) {
-    ASSERT_TRUE(out.count(name)) << c.id << ": missing output " << name;
-    const Array& got = out.at(name);
-    EXPECT_EQ(got.shape(), ex.shape) << c.id << " " << name;
-    EXPECT_EQ(kiln::dtype_name(got.dtype()), ex.dtype) << c.id << " " << name;
-    std::vector<double> g = got.to_vector<double>();
-    ASSERT_EQ(g.size(), ex.values.size());
-    double scale = 0;
-    for (double w : ex.values) scale = std::max(scale, std::abs(w));
-    for (size_t i = 0; i < g.size(); i++)
-      EXPECT_NEAR(g[i], ex.values[i], ex.dtype == "int32" ? 0 : rtol * (std::abs(ex.values[i]) + scale))
-          << c.id << " " << name << "[" << i << "]";
-  }
+  // Inputs made here, on the device the suite runs on.
+  kiln_test::expect_matches_jax(c, table().at(c.function)(kiln_test::fixture_inputs(c)));
 }
 
 INSTANTIATE_TEST_SUITE_P(ControlFlow, ControlFlowJax, ::testing::Range<size_t>(0, all_cases().size()),

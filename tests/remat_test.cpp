@@ -7,20 +7,15 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "jax_fixture_reader.h"
 #include "kiln/kiln.h"
-
-#ifndef KILN_FIXTURE_DIR
-#error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
-#endif
 
 namespace {
 
@@ -31,43 +26,10 @@ using kiln::Tree;
 namespace np = kiln::numpy;
 using Named = std::map<std::string, Array>;
 
-struct Values {
-  kiln::Shape shape;
-  std::string dtype;
-  std::vector<double> values;
-};
-
-struct RematCase {
-  std::string id, function;
-  std::map<std::string, Values> inputs, expects;
-};
-
-// "<kind> <name> <dtype> <dims...> : <values...>" (tools/gen_jax_fixtures.py's format)
-std::vector<RematCase> load() {
-  std::ifstream in(std::string(KILN_FIXTURE_DIR) + "/remat_jax.txt");
-  std::vector<RematCase> cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string kind, tok;
-    ls >> kind;
-    if (kind == "case") {
-      cases.emplace_back();
-      ls >> cases.back().id >> cases.back().function;
-    } else if (kind == "input" || kind == "expect") {
-      std::string name;
-      Values v;
-      ls >> name >> v.dtype;
-      while (ls >> tok && tok != ":") v.shape.push_back(std::stoll(tok));
-      while (ls >> tok) v.values.push_back(std::strtod(tok.c_str(), nullptr));
-      (kind == "input" ? cases.back().inputs : cases.back().expects)[name] = v;
-    }
-  }
-  return cases;
-}
+using RematCase = kiln_test::JaxFixtureCase;
 
 const std::vector<RematCase>& all_cases() {
-  static const std::vector<RematCase> c = load();
+  static const std::vector<RematCase> c = kiln_test::read_jax_fixture("remat_jax.txt");
   return c;
 }
 
@@ -150,31 +112,9 @@ const std::map<std::string, Impl>& table() {
   return t;
 }
 
-Array make(const Values& v) {
-  return np::array(v.values, v.shape).astype(v.dtype == "float64" ? kiln::float64 : kiln::float32);
-}
+Named inputs_of(const RematCase& c) { return kiln_test::fixture_inputs(c); }
 
-Named inputs_of(const RematCase& c) {
-  Named inputs;
-  for (auto& [k, v] : c.inputs) inputs[k] = make(v);
-  return inputs;
-}
-
-void expect_matches(const RematCase& c, const Named& out) {
-  for (auto& [name, ex] : c.expects) {
-    ASSERT_TRUE(out.count(name)) << c.id << ": missing output " << name;
-    const Array& got = out.at(name);
-    EXPECT_EQ(got.shape(), ex.shape) << c.id << " " << name;
-    EXPECT_EQ(kiln::dtype_name(got.dtype()), ex.dtype) << c.id << " " << name;
-    const double rtol = ex.dtype == "float64" ? 1e-10 : 1e-5;
-    std::vector<double> g = got.to_vector<double>();
-    ASSERT_EQ(g.size(), ex.values.size());
-    double scale = 0;
-    for (double w : ex.values) scale = std::max(scale, std::abs(w));
-    for (size_t i = 0; i < g.size(); i++)
-      EXPECT_NEAR(g[i], ex.values[i], rtol * (std::abs(ex.values[i]) + scale)) << c.id << " " << name << "[" << i << "]";
-  }
-}
+void expect_matches(const RematCase& c, const Named& out) { kiln_test::expect_matches_jax(c, out); }
 
 class RematJax : public ::testing::TestWithParam<size_t> {};
 

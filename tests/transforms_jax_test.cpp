@@ -3,18 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "jax_fixture_reader.h"
 #include "kiln/kiln.h"
-
-#ifndef KILN_FIXTURE_DIR
-#error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
-#endif
 
 namespace {
 
@@ -25,56 +20,10 @@ namespace np = kiln::numpy;
 namespace lax = kiln::lax;
 using Named = std::map<std::string, Array>;
 
-struct JaxCase {
-  std::string id, function;
-  kiln::DType dtype = kiln::float32;
-  Named inputs;
-  std::map<std::string, std::pair<kiln::Shape, std::vector<double>>> expects;
-};
-
-// "<kind> <name> <dtype> <dims...> : <values...>"
-void parse_array(std::istringstream& ls, std::string& name, std::string& dtype, kiln::Shape& shape,
-                 std::vector<double>& values) {
-  ls >> name >> dtype;
-  std::string tok;
-  while (ls >> tok && tok != ":") shape.push_back(std::stoll(tok));
-  while (ls >> tok) values.push_back(std::strtod(tok.c_str(), nullptr));
-}
-
-std::vector<JaxCase> load() {
-  std::ifstream in(std::string(KILN_FIXTURE_DIR) + "/transforms_jax.txt");
-  std::vector<JaxCase> cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string kind;
-    ls >> kind;
-    if (kind == "case") {
-      JaxCase c;
-      std::string dt;
-      ls >> c.id >> c.function >> dt;
-      c.dtype = dt == "float64" ? kiln::float64 : kiln::float32;
-      cases.push_back(c);
-    } else if (kind == "input" || kind == "expect") {
-      std::string name, dt;
-      kiln::Shape shape;
-      std::vector<double> v;
-      parse_array(ls, name, dt, shape, v);
-      if (kind == "expect") {
-        cases.back().expects[name] = {shape, v};
-      } else if (dt == "int32") {
-        cases.back().inputs[name] = np::array(std::vector<int32_t>(v.begin(), v.end()), shape);
-      } else {
-        cases.back().inputs[name] =
-            np::array(v, shape).astype(dt == "float64" ? kiln::float64 : kiln::float32);
-      }
-    }
-  }
-  return cases;
-}
+using JaxCase = kiln_test::JaxFixtureCase;
 
 const std::vector<JaxCase>& all_cases() {
-  static const std::vector<JaxCase> c = load();
+  static const std::vector<JaxCase> c = kiln_test::read_jax_fixture("transforms_jax.txt");
   return c;
 }
 
@@ -188,29 +137,8 @@ class JaxFixtures : public ::testing::TestWithParam<size_t> {};
 TEST_P(JaxFixtures, Matches) {
   const JaxCase& c = all_cases()[GetParam()];
   ASSERT_TRUE(table().count(c.function)) << "no C++ implementation of " << c.function;
-  // The cases are loaded while tests are registered, before a test environment may change
-  // the default device (the wasm build runs the suite on `wasm`): copy the inputs there.
-  Named inputs;
-  for (auto& [k, v] : c.inputs) {
-    std::vector<uint8_t> b = v.bytes();
-    inputs[k] = np::array(b.data(), v.shape(), v.dtype());
-  }
-  Named out = table().at(c.function)(inputs);
-  const double rtol = c.dtype == kiln::float64 ? 1e-10 : 1e-5;
-  for (auto& [name, ex] : c.expects) {
-    ASSERT_TRUE(out.count(name)) << c.id << ": missing output " << name;
-    const Array& got = out.at(name);
-    EXPECT_EQ(got.shape(), ex.first) << c.id << " " << name;
-    EXPECT_EQ(got.dtype(), c.dtype) << c.id << " " << name;
-    std::vector<double> g = got.to_vector<double>();
-    ASSERT_EQ(g.size(), ex.second.size());
-    double scale = 0;
-    for (double w : ex.second) scale = std::max(scale, std::abs(w));
-    // Relative to each value, with the output's largest magnitude as the floor.
-    for (size_t i = 0; i < g.size(); i++)
-      EXPECT_NEAR(g[i], ex.second[i], rtol * (std::abs(ex.second[i]) + scale))
-          << c.id << " " << name << "[" << i << "]";
-  }
+  // Inputs made here, on the device the suite runs on.
+  kiln_test::expect_matches_jax(c, table().at(c.function)(kiln_test::fixture_inputs(c)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Transforms, JaxFixtures, ::testing::Range<size_t>(0, all_cases().size()),
