@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx serve-ocr
+.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-llm-browser bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx serve-ocr
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -316,6 +316,14 @@ bench-llm: setup models
 	cmake --preset wasm && cmake --build --preset wasm --target kiln_llm_bench
 	cd tools/llm-oracle && npm ci --omit=optional --ignore-scripts --no-audit --no-fund
 	nice node bench/llm/bench.mjs $(BENCH_LLM_ARGS)
+
+# The same model in headless Chromium: kiln's wasm device (the npm package) against wllama
+# (llama.cpp compiled to Wasm, pinned in bench/llm/browser) on a cross-origin isolated page at
+# 1 and 2 threads (bench/llm/browser.mjs; BENCH_LLM_BROWSER_ARGS passes --threads, --reps ...).
+BENCH_LLM_BROWSER_ARGS ?=
+bench-llm-browser: setup models js-build
+	cd bench/llm/browser && npm ci --no-audit --no-fund --loglevel=error
+	nice node bench/llm/browser.mjs $(BENCH_LLM_BROWSER_ARGS)
 
 # One core's float32 rate with 128-bit vectors (FMA, and mul + add): the ceiling for Wasm SIMD
 # kernels on this machine, against which bench/results/wasm.md reads the matmul rates.

@@ -53,6 +53,11 @@ export interface GenerateOptions {
   stop?: string | string[];
   /** Aborting it ends the generation after the current token (stats().stopReason "aborted"). */
   signal?: AbortSignal;
+  /**
+   * Keep generating after an end-of-generation token (default false), as benchmarks do to
+   * time a fixed number of tokens (llama.cpp's `ignore_eos`).
+   */
+  ignoreEos?: boolean;
 }
 
 /** One turn of a conversation for {@link Model.chat}. */
@@ -78,7 +83,7 @@ export interface GenerationStats {
   stopReason: string;
 }
 
-const GENERATE_KEYS = ["maxTokens", "temperature", "topK", "topP", "repetitionPenalty", "repeatLastN", "seed", "stop", "signal"];
+const GENERATE_KEYS = ["maxTokens", "temperature", "topK", "topP", "repetitionPenalty", "repeatLastN", "seed", "stop", "signal", "ignoreEos"];
 const LOAD_KEYS = ["device", "nCtx", "prefillBucket"];
 
 /** An options object with only known keys; `op` names the function in the Error. */

@@ -136,6 +136,20 @@ describe("llm: SmolLM2 on wasm", () => {
     expect(await b.next()).toEqual({ done: true, value: undefined });
   });
 
+  test("ignoreEos keeps generating past the end-of-generation token", async () => {
+    // Greedy SmolLM2 ends this turn after 11 tokens ...
+    const messages = [{ role: "system" as const, content: "Answer in one word." }, { role: "user" as const, content: "Capital of France?" }];
+    const ended = model.chat(messages, { maxTokens: 16 });
+    const first = await collect(ended);
+    expect(ended.stats()).toMatchObject({ stopReason: "eos" });
+    expect(ended.stats()!.generatedTokens).toBeLessThan(16);
+    // ... and with ignoreEos it goes on to maxTokens, starting with the same text.
+    const g = model.chat(messages, { maxTokens: 16, ignoreEos: true });
+    const pieces = await collect(g);
+    expect(g.stats()).toMatchObject({ generatedTokens: 16, stopReason: "max_tokens" });
+    expect(pieces.join("").startsWith(first.join(""))).toBe(true);
+  });
+
   test("bad options and messages throw at the call, naming the function", () => {
     const bad: [() => unknown, RegExp][] = [
       [() => model.generate("x", { maxTokens: 0 }), /llm.generate: maxTokens is 0, expected at least 1/],
@@ -146,6 +160,7 @@ describe("llm: SmolLM2 on wasm", () => {
       [() => model.generate("x", { stop: 5 as any }), /llm.generate: option 'stop' got the number 5, expected an array/],
       [() => model.generate("x", { signal: {} as any }), /llm.generate: option 'signal' got .*, expected an AbortSignal/],
       [() => model.generate("x", { seed: -1 }), /llm.generate: option 'seed' got -1/],
+      [() => model.generate("x", { ignoreEos: "yes" as any }), /llm.generate: option 'ignoreEos' got the string 'yes', expected a boolean/],
       [() => model.generate(5 as any), /llm.generate: prompt got a number, expected a string/],
       [() => model.generate("x", 3 as any), /llm.generate: options got a number, expected an object/],
       [() => model.chat([{ role: "bot", content: "hi" }] as any), /llm.chat: message 0 has role 'bot'/],

@@ -24,6 +24,7 @@ std::vector<int32_t> ids_of_js(const val& ids) {
 llm::GenerateOptions options_of_js(const val& o) {
   llm::GenerateOptions g;
   g.max_tokens = get_int(o, "maxTokens", g.max_tokens);
+  g.ignore_eos = get_bool(o, "ignoreEos", g.ignore_eos);
   models::SamplerOptions& s = g.sampling;
   s.temperature = float(get_num(o, "temperature", s.temperature));
   s.top_k = get_int(o, "topK", s.top_k);
