@@ -1,0 +1,316 @@
+// qdot_bench: what integer-dot q4_1 and q8_0 matvecs would gain over kiln's current float lowering on
+// this CPU, measured outside kiln (issue 19). Three matvecs over the same weights and input:
+//   float      kiln's lowering today: 16 rows interleaved (words [N/16][K/8][16], one scale
+//              and min per 32 values), value = q * s + m in float, then x * value added to 16
+//              accumulators in column order (no FMA: kiln compiles with -ffp-contract=off);
+//   int-dot    llama.cpp's way: x rounded once to int8 per 32-value block (scale dx and the
+//              block's sum, as ggml's q8_1), then exact int8 x int4 products summed in integers
+//              per block (AVX2 maddubs/madd; Wasm i32x4.dot_i16x8_s), one float multiply-add
+//              per block and row;
+//   int-loops  the same integer formulation written as plain loops over kiln's interleaved
+//              layout (q4_1 only), i.e. roughly what kiln's generic kernel codegen would emit if
+//              quantized_linear were rewritten into integer primitives.
+// It prints microseconds per matvec (best of the rounds) and the largest difference of int-dot
+// from float relative to the largest output (the activation rounding, as llama.cpp's).
+//
+// `make bench-qdot` builds and runs both (g++ -O3 -march=x86-64-v3 -ffp-contract=off natively,
+// an AVX2 CPU needed; em++ -O3 -msimd128 run in Node). Results: bench/results/llm.md.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#else
+#include <immintrin.h>
+#endif
+
+namespace {
+
+using u32 = uint32_t;
+using i32 = int32_t;
+
+struct Packed {  // kiln's device layout of a q4_1 matrix (quantized_weights.cpp, upload)
+  int n, k;
+  std::vector<u32> words;       // [n/16][k/8][16]
+  std::vector<float> s, m;      // [n/16][k/32][16]
+  u32 code(int row, int col) const {
+    return (words[(size_t(row / 16) * (k / 8) + col / 8) * 16 + row % 16] >> (col % 8 * 4)) & 15u;
+  }
+  size_t sm(int row, int blk) const { return (size_t(row / 16) * (k / 32) + blk) * 16 + row % 16; }
+};
+
+struct Block41 {  // one row's 32 values: nibble i holds value i (low) and i + 16 (high)
+  float d, m;
+  uint8_t qs[16];
+};
+
+struct Block80 {  // one row's 32 values of a q8_0 matrix
+  float d;
+  int8_t qs[32];
+};
+
+struct Q8 {  // an activation row rounded to int8 per 32 values
+  std::vector<int8_t> q;
+  std::vector<float> d, sum;  // scale, and scale * sum of the block's codes
+};
+
+__attribute__((noinline)) void matvec_float(const Packed& w, const float* __restrict x, float* __restrict out) {
+  const int k = w.k;
+  for (int blk = 0; blk < w.n / 16; ++blk) {
+    float acc[16] = {};
+    const u32* wp = &w.words[size_t(blk) * (k / 8) * 16];
+    const float* sp = &w.s[size_t(blk) * (k / 32) * 16];
+    const float* mp = &w.m[size_t(blk) * (k / 32) * 16];
+    for (int c = 0; c < k; ++c) {
+      const float xv = x[c];
+      for (int j = 0; j < 16; ++j) {
+        const float v = float(i32((wp[c / 8 * 16 + j] >> (c % 8 * 4)) & 15u)) * sp[c / 32 * 16 + j] + mp[c / 32 * 16 + j];
+        acc[j] = acc[j] + xv * v;
+      }
+    }
+    for (int j = 0; j < 16; ++j) out[blk * 16 + j] = acc[j];
+  }
+}
+
+// kiln's q8_0 lowering: 4 biased bytes per word (code = value + 128), value = s * (code - 128).
+__attribute__((noinline)) void matvec_float_q8(const std::vector<u32>& words, const std::vector<float>& scales, int n, int k,
+                                               const float* __restrict x, float* __restrict out) {
+  for (int blk = 0; blk < n / 16; ++blk) {
+    float acc[16] = {};
+    const u32* wp = &words[size_t(blk) * (k / 4) * 16];
+    const float* sp = &scales[size_t(blk) * (k / 32) * 16];
+    for (int c = 0; c < k; ++c) {
+      const float xv = x[c];
+      for (int j = 0; j < 16; ++j) {
+        const float v = sp[c / 32 * 16 + j] * (float(i32((wp[c / 4 * 16 + j] >> (c % 4 * 8)) & 255u)) - 128.0f);
+        acc[j] = acc[j] + xv * v;
+      }
+    }
+    for (int j = 0; j < 16; ++j) out[blk * 16 + j] = acc[j];
+  }
+}
+
+__attribute__((noinline)) void quantize_row(const float* x, int k, Q8& r) {
+  r.q.resize(size_t(k)), r.d.resize(size_t(k / 32)), r.sum.resize(size_t(k / 32));
+  for (int b = 0; b < k / 32; ++b) {
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+    const float d = amax / 127, id = d != 0 ? 1 / d : 0;
+    int sum = 0;
+    for (int i = 0; i < 32; ++i) {
+      const int v = int(std::nearbyint(x[b * 32 + i] * id));
+      r.q[size_t(b * 32 + i)] = int8_t(v);
+      sum += v;
+    }
+    r.d[size_t(b)] = d, r.sum[size_t(b)] = d * float(sum);
+  }
+}
+
+#ifdef __wasm_simd128__
+// Sum of 16 unsigned nibble codes times 16 int8 activations, as 4 i32 lanes.
+inline v128_t dot16(v128_t codes, v128_t acts) {
+  return wasm_i32x4_add(
+      wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(codes), wasm_i16x8_extend_low_i8x16(acts)),
+      wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(codes), wasm_i16x8_extend_high_i8x16(acts)));
+}
+__attribute__((noinline)) void matvec_int(const std::vector<Block41>& w, int n, int k, const Q8& x, float* out) {
+  const int nb = k / 32;
+  const v128_t low = wasm_i8x16_splat(15);
+  for (int r = 0; r < n; ++r) {
+    v128_t acc = wasm_f32x4_splat(0);
+    float mins = 0;
+    for (int b = 0; b < nb; ++b) {
+      const Block41& B = w[size_t(r) * nb + b];
+      const v128_t t = wasm_v128_load(B.qs);
+      const v128_t p = wasm_i32x4_add(dot16(wasm_v128_and(t, low), wasm_v128_load(&x.q[size_t(b) * 32])),
+                                      dot16(wasm_u8x16_shr(t, 4), wasm_v128_load(&x.q[size_t(b) * 32 + 16])));
+      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(B.d * x.d[size_t(b)]), wasm_f32x4_convert_i32x4(p)));
+      mins += B.m * x.sum[size_t(b)];
+    }
+    out[r] = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
+             (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3)) + mins;
+  }
+}
+__attribute__((noinline)) void matvec_int_q8(const std::vector<Block80>& w, int n, int k, const Q8& x, float* out) {
+  const int nb = k / 32;
+  for (int r = 0; r < n; ++r) {
+    v128_t acc = wasm_f32x4_splat(0);
+    for (int b = 0; b < nb; ++b) {
+      const Block80& B = w[size_t(r) * nb + b];
+      v128_t p = wasm_i32x4_splat(0);
+      for (int h = 0; h < 32; h += 16) {
+        const v128_t a = wasm_v128_load(B.qs + h), y = wasm_v128_load(&x.q[size_t(b) * 32 + h]);
+        p = wasm_i32x4_add(p, wasm_i32x4_add(
+            wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(a), wasm_i16x8_extend_low_i8x16(y)),
+            wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a), wasm_i16x8_extend_high_i8x16(y))));
+      }
+      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(B.d * x.d[size_t(b)]), wasm_f32x4_convert_i32x4(p)));
+    }
+    out[r] = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
+             (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3));
+  }
+}
+const char* kIsa = "wasm simd128";
+#else
+__attribute__((noinline)) void matvec_int(const std::vector<Block41>& w, int n, int k, const Q8& x, float* out) {
+  const int nb = k / 32;
+  const __m256i low = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+  for (int r = 0; r < n; ++r) {
+    __m256 acc = _mm256_setzero_ps();
+    float mins = 0;
+    for (int b = 0; b < nb; ++b) {
+      const Block41& B = w[size_t(r) * nb + b];
+      const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.qs));
+      const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), low);
+      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&x.q[size_t(b) * 32]));
+      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), ones);  // |q*y| <= 15*127: no saturation
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(B.d * x.d[size_t(b)]), _mm256_cvtepi32_ps(p), acc);
+      mins += B.m * x.sum[size_t(b)];
+    }
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    out[r] = _mm_cvtss_f32(h) + mins;
+  }
+}
+__attribute__((noinline)) void matvec_int_q8(const std::vector<Block80>& w, int n, int k, const Q8& x, float* out) {
+  const int nb = k / 32;
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int r = 0; r < n; ++r) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int b = 0; b < nb; ++b) {
+      const Block80& B = w[size_t(r) * nb + b];
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qs));
+      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&x.q[size_t(b) * 32]));
+      // maddubs multiplies unsigned by signed bytes: move a's sign onto y (codes are >= -127).
+      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(y, a)), ones);
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(B.d * x.d[size_t(b)]), _mm256_cvtepi32_ps(p), acc);
+    }
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    out[r] = _mm_cvtss_f32(h);
+  }
+}
+const char* kIsa = "x86-64-v3 (AVX2, FMA)";
+#endif
+
+__attribute__((noinline)) void matvec_int_loops(const Packed& w, const Q8& x, std::vector<i32>& isum, float* out) {
+  const int k = w.k, nb = k / 32;
+  isum.resize(size_t(w.n) * nb);
+  for (int blk = 0; blk < w.n / 16; ++blk)  // kernel 1: integer sums per 32-value block
+    for (int b = 0; b < nb; ++b) {
+      i32 acc[16] = {};
+      for (int c = b * 32; c < b * 32 + 32; ++c)
+        for (int j = 0; j < 16; ++j)
+          acc[j] += i32((w.words[(size_t(blk) * (k / 8) + c / 8) * 16 + j] >> (c % 8 * 4)) & 15u) * i32(x.q[size_t(c)]);
+      for (int j = 0; j < 16; ++j) isum[(size_t(blk) * nb + b) * 16 + j] = acc[j];
+    }
+  for (int blk = 0; blk < w.n / 16; ++blk) {  // kernel 2: scales and mins per block
+    float acc[16] = {};
+    for (int b = 0; b < nb; ++b)
+      for (int j = 0; j < 16; ++j) {
+        const size_t i = (size_t(blk) * nb + b) * 16 + j;
+        acc[j] = acc[j] + ((w.s[i] * x.d[size_t(b)]) * float(isum[i]) + w.m[i] * x.sum[size_t(b)]);
+      }
+    for (int j = 0; j < 16; ++j) out[blk * 16 + j] = acc[j];
+  }
+}
+
+double since(std::chrono::steady_clock::time_point t0, int reps) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+
+void run_shape(int n, int k, int reps) {
+  u32 state = 12345u + u32(n * 7 + k);
+  auto rnd = [&] { return state = state * 1664525u + 1013904223u; };
+  Packed p{n, k, std::vector<u32>(size_t(n) * k / 8), std::vector<float>(size_t(n) * k / 32),
+           std::vector<float>(size_t(n) * k / 32)};
+  for (u32& v : p.words) v = rnd();
+  for (float& v : p.s) v = float(rnd() % 1000 + 1) * 1e-5f;
+  for (float& v : p.m) v = -float(rnd() % 1000) * 1e-4f;
+  std::vector<float> x(static_cast<size_t>(k));
+  for (float& v : x) v = float(int(rnd() % 2001) - 1000) * 1e-3f;
+  std::vector<Block41> blocks(size_t(n) * k / 32);
+  for (int r = 0; r < n; ++r)
+    for (int b = 0; b < k / 32; ++b) {
+      Block41& B = blocks[size_t(r) * (k / 32) + b];
+      B.d = p.s[p.sm(r, b)], B.m = p.m[p.sm(r, b)];
+      for (int i = 0; i < 16; ++i) B.qs[i] = uint8_t(p.code(r, b * 32 + i) | p.code(r, b * 32 + 16 + i) << 4);
+    }
+  const size_t rows = static_cast<size_t>(n);
+  std::vector<float> yf(rows), yi(rows), yl(rows);
+  std::vector<i32> isum;
+  Q8 q;
+  double best[3] = {1e30, 1e30, 1e30};
+  for (int round = 0; round < 5; ++round) {  // alternated, so a loaded machine slows all three alike
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) matvec_float(p, x.data(), yf.data());
+    best[0] = std::min(best[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int(blocks, n, k, q, yi.data());
+    best[1] = std::min(best[1], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int_loops(p, q, isum, yl.data());
+    best[2] = std::min(best[2], since(t0, reps));
+  }
+  float err = 0, top = 0, loops_err = 0;
+  for (int r = 0; r < n; ++r) {
+    err = std::max(err, std::fabs(yi[size_t(r)] - yf[size_t(r)]));
+    loops_err = std::max(loops_err, std::fabs(yl[size_t(r)] - yi[size_t(r)]));
+    top = std::max(top, std::fabs(yf[size_t(r)]));
+  }
+  std::printf("q4_1 [%5d x %4d]  float %8.1f us  int-dot %7.1f us (%.2fx)  int-loops %8.1f us (%.2fx)  "
+              "int-dot vs float %.2g of max |y| (int-loops vs int-dot %.2g)\n",
+              n, k, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2], err / top, loops_err / top);
+}
+
+void run_q8(int n, int k, int reps) {
+  u32 state = 777u + u32(n + k);
+  auto rnd = [&] { return state = state * 1664525u + 1013904223u; };
+  std::vector<u32> words(size_t(n) * k / 4);
+  std::vector<float> scales(size_t(n) * k / 32), x(static_cast<size_t>(k));
+  for (u32& v : words) v = rnd() | 0x01010101u;  // no code 0: ggml's q8_0 values are >= -127
+  for (float& v : scales) v = float(rnd() % 1000 + 1) * 1e-5f;
+  for (float& v : x) v = float(int(rnd() % 2001) - 1000) * 1e-3f;
+  std::vector<Block80> blocks(size_t(n) * k / 32);
+  for (int r = 0; r < n; ++r)
+    for (int b = 0; b < k / 32; ++b) {
+      Block80& B = blocks[size_t(r) * (k / 32) + b];
+      B.d = scales[(size_t(r / 16) * (k / 32) + b) * 16 + r % 16];
+      for (int i = 0; i < 32; ++i) {
+        const int c = b * 32 + i;
+        B.qs[i] = int8_t(int((words[(size_t(r / 16) * (k / 4) + c / 4) * 16 + r % 16] >> (c % 4 * 8)) & 255u) - 128);
+      }
+    }
+  const size_t rows = static_cast<size_t>(n);
+  std::vector<float> yf(rows), yi(rows);
+  Q8 q;
+  double best[2] = {1e30, 1e30};
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) matvec_float_q8(words, scales, n, k, x.data(), yf.data());
+    best[0] = std::min(best[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int_q8(blocks, n, k, q, yi.data());
+    best[1] = std::min(best[1], since(t0, reps));
+  }
+  float err = 0, top = 0;
+  for (size_t r = 0; r < rows; ++r) err = std::max(err, std::fabs(yi[r] - yf[r])), top = std::max(top, std::fabs(yf[r]));
+  std::printf("q8_0 [%5d x %4d]  float %8.1f us  int-dot %7.1f us (%.2fx)  int-dot vs float %.2g of max |y|\n", n, k,
+              best[0], best[1], best[0] / best[1], err / top);
+}
+
+}  // namespace
+
+int main() {
+  std::printf("matvecs, %s, 1 thread, best of 5 alternated rounds\n", kIsa);
+  // SmolLM2-135M's q4_1 shapes (rows x columns): ffn gate/up, ffn down, attn q/o, attn k/v.
+  const int shapes[][2] = {{1536, 576}, {576, 1536}, {576, 576}, {192, 576}};
+  for (auto& s : shapes) run_shape(s[0], s[1], 4000000 / (s[0] * s[1] / 64));
+  run_q8(49152, 576, 4);  // the output projection (tied embedding)
+  return 0;
+}
