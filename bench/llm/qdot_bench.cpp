@@ -54,10 +54,14 @@ struct Block80 {  // one row's 32 values of a q8_0 matrix
   int8_t qs[32];
 };
 
-struct Q8 {  // an activation row rounded to int8 per 32 values
-  std::vector<int8_t> q;
-  std::vector<float> d, sum;  // scale, and scale * sum of the block's codes
+// An activation row rounded to T per 32 values: codes, scale, and scale * sum of the codes.
+template <class T, int kMax>
+struct Quantized {
+  std::vector<T> q;
+  std::vector<float> d, sum;
 };
+using Q8 = Quantized<int8_t, 127>;       // llama.cpp's q8_1 / q8_0 activations
+using Q16 = Quantized<int16_t, 32767>;   // 256x finer, for the same Wasm instructions
 
 __attribute__((noinline)) void matvec_float(const Packed& w, const float* __restrict x, float* __restrict out) {
   const int k = w.k;
@@ -95,178 +99,112 @@ __attribute__((noinline)) void matvec_float_q8(const std::vector<u32>& words, co
   }
 }
 
-struct Q16 {  // an activation row rounded to int16 per 32 values (wider than llama.cpp's int8)
-  std::vector<int16_t> q;
-  std::vector<float> d, sum;
-};
-
-__attribute__((noinline)) void quantize_row16(const float* x, int k, Q16& r) {
+template <class T, int kMax>
+__attribute__((noinline)) void quantize_row(const float* x, int k, Quantized<T, kMax>& r) {
   r.q.resize(size_t(k)), r.d.resize(size_t(k / 32)), r.sum.resize(size_t(k / 32));
   for (int b = 0; b < k / 32; ++b) {
     float amax = 0;
     for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
-    const float d = amax / 32767, id = d != 0 ? 1 / d : 0;
+    const float d = amax / kMax, id = d != 0 ? 1 / d : 0;
     int sum = 0;
     for (int i = 0; i < 32; ++i) {
       const int v = int(std::nearbyint(x[b * 32 + i] * id));
-      r.q[size_t(b * 32 + i)] = int16_t(v);
+      r.q[size_t(b * 32 + i)] = T(v);
       sum += v;
     }
     r.d[size_t(b)] = d, r.sum[size_t(b)] = d * float(sum);
   }
 }
 
-__attribute__((noinline)) void quantize_row(const float* x, int k, Q8& r) {
-  r.q.resize(size_t(k)), r.d.resize(size_t(k / 32)), r.sum.resize(size_t(k / 32));
-  for (int b = 0; b < k / 32; ++b) {
-    float amax = 0;
-    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
-    const float d = amax / 127, id = d != 0 ? 1 / d : 0;
-    int sum = 0;
-    for (int i = 0; i < 32; ++i) {
-      const int v = int(std::nearbyint(x[b * 32 + i] * id));
-      r.q[size_t(b * 32 + i)] = int8_t(v);
-      sum += v;
-    }
-    r.d[size_t(b)] = d, r.sum[size_t(b)] = d * float(sum);
-  }
-}
-
+// Per-ISA pieces: a float accumulator, acc + s * float(p) for a block's int32 partial sums p,
+// its horizontal sum, and each block type's integer dot with 32 activation codes.
 #ifdef __wasm_simd128__
-// Sum of 16 unsigned nibble codes times 16 int8 activations, as 4 i32 lanes.
-inline v128_t dot16(v128_t codes, v128_t acts) {
-  return wasm_i32x4_add(
-      wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(codes), wasm_i16x8_extend_low_i8x16(acts)),
-      wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(codes), wasm_i16x8_extend_high_i8x16(acts)));
-}
-__attribute__((noinline)) void matvec_int(const std::vector<Block41>& w, int n, int k, const Q8& x, float* out) {
-  const int nb = k / 32;
-  const v128_t low = wasm_i8x16_splat(15);
-  for (int r = 0; r < n; ++r) {
-    v128_t acc = wasm_f32x4_splat(0);
-    float mins = 0;
-    for (int b = 0; b < nb; ++b) {
-      const Block41& B = w[size_t(r) * nb + b];
-      const v128_t t = wasm_v128_load(B.qs);
-      const v128_t p = wasm_i32x4_add(dot16(wasm_v128_and(t, low), wasm_v128_load(&x.q[size_t(b) * 32])),
-                                      dot16(wasm_u8x16_shr(t, 4), wasm_v128_load(&x.q[size_t(b) * 32 + 16])));
-      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(B.d * x.d[size_t(b)]), wasm_f32x4_convert_i32x4(p)));
-      mins += B.m * x.sum[size_t(b)];
-    }
-    out[r] = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
-             (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3)) + mins;
-  }
-}
-__attribute__((noinline)) void matvec_int16(const std::vector<Block41>& w, int n, int k, const Q16& x, float* out) {
-  const int nb = k / 32;
-  const v128_t low = wasm_i8x16_splat(15);
-  for (int r = 0; r < n; ++r) {
-    v128_t acc = wasm_f32x4_splat(0);
-    float mins = 0;
-    for (int b = 0; b < nb; ++b) {
-      const Block41& B = w[size_t(r) * nb + b];
-      const v128_t t = wasm_v128_load(B.qs), lo = wasm_v128_and(t, low), hi = wasm_u8x16_shr(t, 4);
-      const int16_t* y = &x.q[size_t(b) * 32];
-      const v128_t p = wasm_i32x4_add(
-          wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(lo), wasm_v128_load(y)),
-                         wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(lo), wasm_v128_load(y + 8))),
-          wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(hi), wasm_v128_load(y + 16)),
-                         wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(hi), wasm_v128_load(y + 24))));
-      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(B.d * x.d[size_t(b)]), wasm_f32x4_convert_i32x4(p)));
-      mins += B.m * x.sum[size_t(b)];
-    }
-    out[r] = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
-             (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3)) + mins;
-  }
-}
-
-__attribute__((noinline)) void matvec_int_q8(const std::vector<Block80>& w, int n, int k, const Q8& x, float* out) {
-  const int nb = k / 32;
-  for (int r = 0; r < n; ++r) {
-    v128_t acc = wasm_f32x4_splat(0);
-    for (int b = 0; b < nb; ++b) {
-      const Block80& B = w[size_t(r) * nb + b];
-      v128_t p = wasm_i32x4_splat(0);
-      for (int h = 0; h < 32; h += 16) {
-        const v128_t a = wasm_v128_load(B.qs + h), y = wasm_v128_load(&x.q[size_t(b) * 32 + h]);
-        p = wasm_i32x4_add(p, wasm_i32x4_add(
-            wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(a), wasm_i16x8_extend_low_i8x16(y)),
-            wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a), wasm_i16x8_extend_high_i8x16(y))));
-      }
-      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(B.d * x.d[size_t(b)]), wasm_f32x4_convert_i32x4(p)));
-    }
-    out[r] = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
-             (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3));
-  }
-}
+using VecF = v128_t;
+using VecI = v128_t;
 const char* kIsa = "wasm simd128";
+inline VecF zero() { return wasm_f32x4_splat(0); }
+inline VecF add_scaled(VecF acc, float s, VecI p) {
+  return wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(s), wasm_f32x4_convert_i32x4(p)));
+}
+inline float hsum(VecF v) {
+  return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
+         (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
+}
+// 16 unsigned codes (bytes) times 16 activations (i16x8 pairs), as 4 i32 lanes.
+inline VecI dot16(v128_t codes, v128_t acts_lo, v128_t acts_hi) {
+  return wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(codes), acts_lo),
+                        wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(codes), acts_hi));
+}
+inline VecI block_dot(const Block41& B, const int8_t* y) {
+  const v128_t t = wasm_v128_load(B.qs), lo = wasm_v128_and(t, wasm_i8x16_splat(15)), hi = wasm_u8x16_shr(t, 4);
+  const v128_t y0 = wasm_v128_load(y), y1 = wasm_v128_load(y + 16);
+  return wasm_i32x4_add(dot16(lo, wasm_i16x8_extend_low_i8x16(y0), wasm_i16x8_extend_high_i8x16(y0)),
+                        dot16(hi, wasm_i16x8_extend_low_i8x16(y1), wasm_i16x8_extend_high_i8x16(y1)));
+}
+inline VecI block_dot(const Block41& B, const int16_t* y) {
+  const v128_t t = wasm_v128_load(B.qs), lo = wasm_v128_and(t, wasm_i8x16_splat(15)), hi = wasm_u8x16_shr(t, 4);
+  return wasm_i32x4_add(dot16(lo, wasm_v128_load(y), wasm_v128_load(y + 8)),
+                        dot16(hi, wasm_v128_load(y + 16), wasm_v128_load(y + 24)));
+}
+inline VecI block_dot(const Block80& B, const int8_t* y) {
+  VecI p = wasm_i32x4_splat(0);
+  for (int h = 0; h < 32; h += 16) {
+    const v128_t a = wasm_v128_load(B.qs + h), b = wasm_v128_load(y + h);
+    p = wasm_i32x4_add(p, wasm_i32x4_add(
+        wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(a), wasm_i16x8_extend_low_i8x16(b)),
+        wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a), wasm_i16x8_extend_high_i8x16(b))));
+  }
+  return p;
+}
 #else
-__attribute__((noinline)) void matvec_int(const std::vector<Block41>& w, int n, int k, const Q8& x, float* out) {
-  const int nb = k / 32;
-  const __m256i low = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
-  for (int r = 0; r < n; ++r) {
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0;
-    for (int b = 0; b < nb; ++b) {
-      const Block41& B = w[size_t(r) * nb + b];
-      const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.qs));
-      const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), low);
-      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&x.q[size_t(b) * 32]));
-      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), ones);  // |q*y| <= 15*127: no saturation
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(B.d * x.d[size_t(b)]), _mm256_cvtepi32_ps(p), acc);
-      mins += B.m * x.sum[size_t(b)];
-    }
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    out[r] = _mm_cvtss_f32(h) + mins;
-  }
-}
-__attribute__((noinline)) void matvec_int16(const std::vector<Block41>& w, int n, int k, const Q16& x, float* out) {
-  const int nb = k / 32;
-  const __m128i low = _mm_set1_epi8(15);
-  for (int r = 0; r < n; ++r) {
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0;
-    for (int b = 0; b < nb; ++b) {
-      const Block41& B = w[size_t(r) * nb + b];
-      const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.qs));
-      const __m256i lo = _mm256_cvtepu8_epi16(_mm_and_si128(t, low));
-      const __m256i hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(t, 4), low));
-      const __m256i* y = reinterpret_cast<const __m256i*>(&x.q[size_t(b) * 32]);
-      const __m256i p = _mm256_add_epi32(_mm256_madd_epi16(lo, _mm256_loadu_si256(y)),
-                                         _mm256_madd_epi16(hi, _mm256_loadu_si256(y + 1)));
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(B.d * x.d[size_t(b)]), _mm256_cvtepi32_ps(p), acc);
-      mins += B.m * x.sum[size_t(b)];
-    }
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    out[r] = _mm_cvtss_f32(h) + mins;
-  }
-}
-
-__attribute__((noinline)) void matvec_int_q8(const std::vector<Block80>& w, int n, int k, const Q8& x, float* out) {
-  const int nb = k / 32;
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int r = 0; r < n; ++r) {
-    __m256 acc = _mm256_setzero_ps();
-    for (int b = 0; b < nb; ++b) {
-      const Block80& B = w[size_t(r) * nb + b];
-      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B.qs));
-      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&x.q[size_t(b) * 32]));
-      // maddubs multiplies unsigned by signed bytes: move a's sign onto y (codes are >= -127).
-      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(y, a)), ones);
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(B.d * x.d[size_t(b)]), _mm256_cvtepi32_ps(p), acc);
-    }
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    out[r] = _mm_cvtss_f32(h);
-  }
-}
+using VecF = __m256;
+using VecI = __m256i;
 const char* kIsa = "x86-64-v3 (AVX2, FMA)";
+inline VecF zero() { return _mm256_setzero_ps(); }
+inline VecF add_scaled(VecF acc, float s, VecI p) { return _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_cvtepi32_ps(p), acc); }
+inline float hsum(VecF v) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline VecI block_dot(const Block41& B, const int8_t* y) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.qs));
+  const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(15));
+  // maddubs: unsigned codes times signed activations, |q*y| <= 15*127 so pairs never saturate.
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(y)), _mm256_set1_epi16(1));
+}
+inline VecI block_dot(const Block41& B, const int16_t* y) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.qs)), low = _mm_set1_epi8(15);
+  const __m256i lo = _mm256_cvtepu8_epi16(_mm_and_si128(t, low));
+  const __m256i hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(t, 4), low));
+  return _mm256_add_epi32(_mm256_madd_epi16(lo, load256(y)), _mm256_madd_epi16(hi, load256(y + 16)));
+}
+inline VecI block_dot(const Block80& B, const int8_t* y) {
+  const __m256i a = load256(B.qs);
+  // maddubs multiplies unsigned by signed bytes: move a's sign onto y (codes are >= -127).
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(load256(y), a)),
+                           _mm256_set1_epi16(1));
+}
 #endif
+
+// The integer-dot matvec: per row, one integer dot and one float multiply-add per block, plus
+// the min term (min * scale * sum of codes) for types that have one.
+template <class Block, class T, int kMax>
+__attribute__((noinline)) void matvec_int(const std::vector<Block>& w, int n, int k, const Quantized<T, kMax>& x,
+                                          float* out) {
+  const int nb = k / 32;
+  for (int r = 0; r < n; ++r) {
+    VecF acc = zero();
+    float mins = 0;
+    for (int b = 0; b < nb; ++b) {
+      const Block& B = w[size_t(r) * nb + b];
+      acc = add_scaled(acc, B.d * x.d[size_t(b)], block_dot(B, &x.q[size_t(b) * 32]));
+      if constexpr (requires { B.m; }) mins += B.m * x.sum[size_t(b)];
+    }
+    out[r] = hsum(acc) + mins;
+  }
+}
 
 __attribute__((noinline)) void matvec_int_loops(const Packed& w, const Q8& x, std::vector<i32>& isum, float* out) {
   const int k = w.k, nb = k / 32;
@@ -328,7 +266,7 @@ void run_shape(int n, int k, int reps) {
     for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int_loops(p, q, isum, yl.data());
     best[2] = std::min(best[2], since(t0, reps));
     t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < reps; ++i) quantize_row16(x.data(), k, q16), matvec_int16(blocks, n, k, q16, y16.data());
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q16), matvec_int(blocks, n, k, q16, y16.data());
     best[3] = std::min(best[3], since(t0, reps));
   }
   float err = 0, top = 0, loops_err = 0, err16 = 0;
@@ -371,7 +309,7 @@ void run_q8(int n, int k, int reps) {
     for (int i = 0; i < reps; ++i) matvec_float_q8(words, scales, n, k, x.data(), yf.data());
     best[0] = std::min(best[0], since(t0, reps));
     t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int_q8(blocks, n, k, q, yi.data());
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int(blocks, n, k, q, yi.data());
     best[1] = std::min(best[1], since(t0, reps));
   }
   float err = 0, top = 0;
