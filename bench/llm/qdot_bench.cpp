@@ -156,6 +156,15 @@ inline VecI block_dot(const Block80& B, const int8_t* y) {
   }
   return p;
 }
+inline VecI block_dot(const Block80& B, const int16_t* y) {
+  VecI p = wasm_i32x4_splat(0);
+  for (int h = 0; h < 32; h += 16) {
+    const v128_t a = wasm_v128_load(B.qs + h);
+    p = wasm_i32x4_add(p, wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(a), wasm_v128_load(y + h)),
+                                         wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a), wasm_v128_load(y + h + 8))));
+  }
+  return p;
+}
 #else
 using VecF = __m256;
 using VecI = __m256i;
@@ -185,6 +194,11 @@ inline VecI block_dot(const Block80& B, const int8_t* y) {
   // maddubs multiplies unsigned by signed bytes: move a's sign onto y (codes are >= -127).
   return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(load256(y), a)),
                            _mm256_set1_epi16(1));
+}
+inline VecI block_dot(const Block80& B, const int16_t* y) {
+  const __m128i* a = reinterpret_cast<const __m128i*>(B.qs);
+  return _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(a)), load256(y)),
+                          _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(a + 1)), load256(y + 16)));
 }
 #endif
 
@@ -301,9 +315,10 @@ void run_q8(int n, int k, int reps) {
       }
     }
   const size_t rows = static_cast<size_t>(n);
-  std::vector<float> yf(rows), yi(rows);
+  std::vector<float> yf(rows), yi(rows), y16(rows);
   Q8 q;
-  double best[2] = {1e30, 1e30};
+  Q16 q16;
+  double best[3] = {1e30, 1e30, 1e30};
   for (int round = 0; round < 5; ++round) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < reps; ++i) matvec_float_q8(words, scales, n, k, x.data(), yf.data());
@@ -311,11 +326,17 @@ void run_q8(int n, int k, int reps) {
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int(blocks, n, k, q, yi.data());
     best[1] = std::min(best[1], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q16), matvec_int(blocks, n, k, q16, y16.data());
+    best[2] = std::min(best[2], since(t0, reps));
   }
-  float err = 0, top = 0;
-  for (size_t r = 0; r < rows; ++r) err = std::max(err, std::fabs(yi[r] - yf[r])), top = std::max(top, std::fabs(yf[r]));
-  std::printf("q8_0 [%5d x %4d]  float %8.1f us  int-dot %7.1f us (%.2fx)  int-dot vs float %.2g of max |y|\n", n, k,
-              best[0], best[1], best[0] / best[1], err / top);
+  float err = 0, err16 = 0, top = 0;
+  for (size_t r = 0; r < rows; ++r)
+    err = std::max(err, std::fabs(yi[r] - yf[r])), err16 = std::max(err16, std::fabs(y16[r] - yf[r])),
+    top = std::max(top, std::fabs(yf[r]));
+  std::printf("q8_0 [%5d x %4d]  float %8.1f us  int-dot %7.1f us (%.2fx)  int16-dot %7.1f us (%.2fx)  "
+              "vs float: int-dot %.2g, int16-dot %.2g of max |y|\n",
+              n, k, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2], err / top, err16 / top);
 }
 
 }  // namespace
