@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-llm-browser bench-native bench-peak bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx serve-ocr
+.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-llm-browser bench-native bench-peak bench-qdot bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx serve-ocr
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -324,6 +324,14 @@ BENCH_LLM_BROWSER_ARGS ?=
 bench-llm-browser: setup models js-build
 	cd bench/llm/browser && npm ci --no-audit --no-fund --loglevel=error
 	nice node bench/llm/browser.mjs $(BENCH_LLM_BROWSER_ARGS)
+
+# Integer-dot against kiln's float lowering of the q4_1/q8_0 matvecs, one thread, native
+# (x86-64-v3: needs an AVX2 CPU) and wasm SIMD128 in Node (bench/llm/qdot_bench.cpp; issue 19).
+bench-qdot:
+	mkdir -p build && g++ -std=c++20 -O3 -march=x86-64-v3 -ffp-contract=off -Wall -Wextra -Werror \
+	  bench/llm/qdot_bench.cpp -o build/qdot_bench && nice ./build/qdot_bench
+	em++ -std=c++20 -O3 -msimd128 -ffp-contract=off -Wall -Wextra -Werror -sSINGLE_FILE=1 -sENVIRONMENT=node \
+	  -sINITIAL_MEMORY=256MB bench/llm/qdot_bench.cpp -o build/qdot_bench.js && nice node build/qdot_bench.js
 
 # One core's float32 rate with 128-bit vectors (FMA, and mul + add): the ceiling for Wasm SIMD
 # kernels on this machine, against which bench/results/wasm.md reads the matmul rates.

@@ -1,0 +1,351 @@
+// qdot_bench: what integer-dot q4_1 and q8_0 matvecs would gain over kiln's current float lowering on
+// this CPU, measured outside kiln (issue 19). Three matvecs over the same weights and input:
+//   float      kiln's lowering today: 16 rows interleaved (words [N/16][K/8][16], one scale
+//              and min per 32 values), value = q * s + m in float, then x * value added to 16
+//              accumulators in column order (no FMA: kiln compiles with -ffp-contract=off);
+//   int-dot    llama.cpp's way: x rounded once to int8 per 32-value block (scale dx and the
+//              block's sum, as ggml's q8_1), then exact int8 x int4 products summed in integers
+//              per block (AVX2 maddubs/madd; Wasm i32x4.dot_i16x8_s), one float multiply-add
+//              per block and row;
+//   int-loops  the same integer formulation written as plain loops over kiln's interleaved
+//              layout (q4_1 only), i.e. roughly what kiln's generic kernel codegen would emit if
+//              quantized_linear were rewritten into integer primitives.
+//   int16-dot  as int-dot with the activation rounded to int16 per 32 values (pmaddwd on the
+//              widened codes; on Wasm the same instructions as int-dot), ~256x less rounding.
+// It prints microseconds per matvec (best of the rounds) and the largest difference of int-dot
+// from float relative to the largest output (the activation rounding, as llama.cpp's).
+//
+// `make bench-qdot` builds and runs both (g++ -O3 -march=x86-64-v3 -ffp-contract=off natively,
+// an AVX2 CPU needed; em++ -O3 -msimd128 run in Node). Results: bench/results/llm.md.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#else
+#include <immintrin.h>
+#endif
+
+namespace {
+
+using u32 = uint32_t;
+using i32 = int32_t;
+
+struct Packed {  // kiln's device layout of a q4_1 matrix (quantized_weights.cpp, upload)
+  int n, k;
+  std::vector<u32> words;       // [n/16][k/8][16]
+  std::vector<float> s, m;      // [n/16][k/32][16]
+  u32 code(int row, int col) const {
+    return (words[(size_t(row / 16) * (k / 8) + col / 8) * 16 + row % 16] >> (col % 8 * 4)) & 15u;
+  }
+  size_t sm(int row, int blk) const { return (size_t(row / 16) * (k / 32) + blk) * 16 + row % 16; }
+};
+
+struct Block41 {  // one row's 32 values: nibble i holds value i (low) and i + 16 (high)
+  float d, m;
+  uint8_t qs[16];
+};
+
+struct Block80 {  // one row's 32 values of a q8_0 matrix
+  float d;
+  int8_t qs[32];
+};
+
+// An activation row rounded to T per 32 values: codes, scale, and scale * sum of the codes.
+template <class T, int kMax>
+struct Quantized {
+  std::vector<T> q;
+  std::vector<float> d, sum;
+};
+using Q8 = Quantized<int8_t, 127>;       // llama.cpp's q8_1 / q8_0 activations
+using Q16 = Quantized<int16_t, 32767>;   // 256x finer, for the same Wasm instructions
+
+__attribute__((noinline)) void matvec_float(const Packed& w, const float* __restrict x, float* __restrict out) {
+  const int k = w.k;
+  for (int blk = 0; blk < w.n / 16; ++blk) {
+    float acc[16] = {};
+    const u32* wp = &w.words[size_t(blk) * (k / 8) * 16];
+    const float* sp = &w.s[size_t(blk) * (k / 32) * 16];
+    const float* mp = &w.m[size_t(blk) * (k / 32) * 16];
+    for (int c = 0; c < k; ++c) {
+      const float xv = x[c];
+      for (int j = 0; j < 16; ++j) {
+        const float v = float(i32((wp[c / 8 * 16 + j] >> (c % 8 * 4)) & 15u)) * sp[c / 32 * 16 + j] + mp[c / 32 * 16 + j];
+        acc[j] = acc[j] + xv * v;
+      }
+    }
+    for (int j = 0; j < 16; ++j) out[blk * 16 + j] = acc[j];
+  }
+}
+
+// kiln's q8_0 lowering: 4 biased bytes per word (code = value + 128), value = s * (code - 128).
+__attribute__((noinline)) void matvec_float_q8(const std::vector<u32>& words, const std::vector<float>& scales, int n, int k,
+                                               const float* __restrict x, float* __restrict out) {
+  for (int blk = 0; blk < n / 16; ++blk) {
+    float acc[16] = {};
+    const u32* wp = &words[size_t(blk) * (k / 4) * 16];
+    const float* sp = &scales[size_t(blk) * (k / 32) * 16];
+    for (int c = 0; c < k; ++c) {
+      const float xv = x[c];
+      for (int j = 0; j < 16; ++j) {
+        const float v = sp[c / 32 * 16 + j] * (float(i32((wp[c / 4 * 16 + j] >> (c % 4 * 8)) & 255u)) - 128.0f);
+        acc[j] = acc[j] + xv * v;
+      }
+    }
+    for (int j = 0; j < 16; ++j) out[blk * 16 + j] = acc[j];
+  }
+}
+
+template <class T, int kMax>
+__attribute__((noinline)) void quantize_row(const float* x, int k, Quantized<T, kMax>& r) {
+  r.q.resize(size_t(k)), r.d.resize(size_t(k / 32)), r.sum.resize(size_t(k / 32));
+  for (int b = 0; b < k / 32; ++b) {
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+    const float d = amax / kMax, id = d != 0 ? 1 / d : 0;
+    int sum = 0;
+    for (int i = 0; i < 32; ++i) {
+      const int v = int(std::nearbyint(x[b * 32 + i] * id));
+      r.q[size_t(b * 32 + i)] = T(v);
+      sum += v;
+    }
+    r.d[size_t(b)] = d, r.sum[size_t(b)] = d * float(sum);
+  }
+}
+
+// Per-ISA pieces: a float accumulator, acc + s * float(p) for a block's int32 partial sums p,
+// its horizontal sum, and each block type's integer dot with 32 activation codes.
+#ifdef __wasm_simd128__
+using VecF = v128_t;
+using VecI = v128_t;
+const char* kIsa = "wasm simd128";
+inline VecF zero() { return wasm_f32x4_splat(0); }
+inline VecF add_scaled(VecF acc, float s, VecI p) {
+  return wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_splat(s), wasm_f32x4_convert_i32x4(p)));
+}
+inline float hsum(VecF v) {
+  return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
+         (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
+}
+// 16 unsigned codes (bytes) times 16 activations (i16x8 pairs), as 4 i32 lanes.
+inline VecI dot16(v128_t codes, v128_t acts_lo, v128_t acts_hi) {
+  return wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_u16x8_extend_low_u8x16(codes), acts_lo),
+                        wasm_i32x4_dot_i16x8(wasm_u16x8_extend_high_u8x16(codes), acts_hi));
+}
+inline VecI block_dot(const Block41& B, const int8_t* y) {
+  const v128_t t = wasm_v128_load(B.qs), lo = wasm_v128_and(t, wasm_i8x16_splat(15)), hi = wasm_u8x16_shr(t, 4);
+  const v128_t y0 = wasm_v128_load(y), y1 = wasm_v128_load(y + 16);
+  return wasm_i32x4_add(dot16(lo, wasm_i16x8_extend_low_i8x16(y0), wasm_i16x8_extend_high_i8x16(y0)),
+                        dot16(hi, wasm_i16x8_extend_low_i8x16(y1), wasm_i16x8_extend_high_i8x16(y1)));
+}
+inline VecI block_dot(const Block41& B, const int16_t* y) {
+  const v128_t t = wasm_v128_load(B.qs), lo = wasm_v128_and(t, wasm_i8x16_splat(15)), hi = wasm_u8x16_shr(t, 4);
+  return wasm_i32x4_add(dot16(lo, wasm_v128_load(y), wasm_v128_load(y + 8)),
+                        dot16(hi, wasm_v128_load(y + 16), wasm_v128_load(y + 24)));
+}
+inline VecI block_dot(const Block80& B, const int8_t* y) {
+  VecI p = wasm_i32x4_splat(0);
+  for (int h = 0; h < 32; h += 16) {
+    const v128_t a = wasm_v128_load(B.qs + h), b = wasm_v128_load(y + h);
+    p = wasm_i32x4_add(p, wasm_i32x4_add(
+        wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(a), wasm_i16x8_extend_low_i8x16(b)),
+        wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a), wasm_i16x8_extend_high_i8x16(b))));
+  }
+  return p;
+}
+inline VecI block_dot(const Block80& B, const int16_t* y) {
+  VecI p = wasm_i32x4_splat(0);
+  for (int h = 0; h < 32; h += 16) {
+    const v128_t a = wasm_v128_load(B.qs + h);
+    p = wasm_i32x4_add(p, wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(a), wasm_v128_load(y + h)),
+                                         wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(a), wasm_v128_load(y + h + 8))));
+  }
+  return p;
+}
+#else
+using VecF = __m256;
+using VecI = __m256i;
+const char* kIsa = "x86-64-v3 (AVX2, FMA)";
+inline VecF zero() { return _mm256_setzero_ps(); }
+inline VecF add_scaled(VecF acc, float s, VecI p) { return _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_cvtepi32_ps(p), acc); }
+inline float hsum(VecF v) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline VecI block_dot(const Block41& B, const int8_t* y) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.qs));
+  const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(15));
+  // maddubs: unsigned codes times signed activations, |q*y| <= 15*127 so pairs never saturate.
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(y)), _mm256_set1_epi16(1));
+}
+inline VecI block_dot(const Block41& B, const int16_t* y) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(B.qs)), low = _mm_set1_epi8(15);
+  const __m256i lo = _mm256_cvtepu8_epi16(_mm_and_si128(t, low));
+  const __m256i hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(t, 4), low));
+  return _mm256_add_epi32(_mm256_madd_epi16(lo, load256(y)), _mm256_madd_epi16(hi, load256(y + 16)));
+}
+inline VecI block_dot(const Block80& B, const int8_t* y) {
+  const __m256i a = load256(B.qs);
+  // maddubs multiplies unsigned by signed bytes: move a's sign onto y (codes are >= -127).
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(load256(y), a)),
+                           _mm256_set1_epi16(1));
+}
+inline VecI block_dot(const Block80& B, const int16_t* y) {
+  const __m128i* a = reinterpret_cast<const __m128i*>(B.qs);
+  return _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(a)), load256(y)),
+                          _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(a + 1)), load256(y + 16)));
+}
+#endif
+
+// The integer-dot matvec: per row, one integer dot and one float multiply-add per block, plus
+// the min term (min * scale * sum of codes) for types that have one.
+template <class Block, class T, int kMax>
+__attribute__((noinline)) void matvec_int(const std::vector<Block>& w, int n, int k, const Quantized<T, kMax>& x,
+                                          float* out) {
+  const int nb = k / 32;
+  for (int r = 0; r < n; ++r) {
+    VecF acc = zero();
+    float mins = 0;
+    for (int b = 0; b < nb; ++b) {
+      const Block& B = w[size_t(r) * nb + b];
+      acc = add_scaled(acc, B.d * x.d[size_t(b)], block_dot(B, &x.q[size_t(b) * 32]));
+      if constexpr (requires { B.m; }) mins += B.m * x.sum[size_t(b)];
+    }
+    out[r] = hsum(acc) + mins;
+  }
+}
+
+__attribute__((noinline)) void matvec_int_loops(const Packed& w, const Q8& x, std::vector<i32>& isum, float* out) {
+  const int k = w.k, nb = k / 32;
+  isum.resize(size_t(w.n) * nb);
+  for (int blk = 0; blk < w.n / 16; ++blk)  // kernel 1: integer sums per 32-value block
+    for (int b = 0; b < nb; ++b) {
+      i32 acc[16] = {};
+      for (int c = b * 32; c < b * 32 + 32; ++c)
+        for (int j = 0; j < 16; ++j)
+          acc[j] += i32((w.words[(size_t(blk) * (k / 8) + c / 8) * 16 + j] >> (c % 8 * 4)) & 15u) * i32(x.q[size_t(c)]);
+      for (int j = 0; j < 16; ++j) isum[(size_t(blk) * nb + b) * 16 + j] = acc[j];
+    }
+  for (int blk = 0; blk < w.n / 16; ++blk) {  // kernel 2: scales and mins per block
+    float acc[16] = {};
+    for (int b = 0; b < nb; ++b)
+      for (int j = 0; j < 16; ++j) {
+        const size_t i = (size_t(blk) * nb + b) * 16 + j;
+        acc[j] = acc[j] + ((w.s[i] * x.d[size_t(b)]) * float(isum[i]) + w.m[i] * x.sum[size_t(b)]);
+      }
+    for (int j = 0; j < 16; ++j) out[blk * 16 + j] = acc[j];
+  }
+}
+
+double since(std::chrono::steady_clock::time_point t0, int reps) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+
+void run_shape(int n, int k, int reps) {
+  u32 state = 12345u + u32(n * 7 + k);
+  auto rnd = [&] { return state = state * 1664525u + 1013904223u; };
+  Packed p{n, k, std::vector<u32>(size_t(n) * k / 8), std::vector<float>(size_t(n) * k / 32),
+           std::vector<float>(size_t(n) * k / 32)};
+  for (u32& v : p.words) v = rnd();
+  for (float& v : p.s) v = float(rnd() % 1000 + 1) * 1e-5f;
+  for (float& v : p.m) v = -float(rnd() % 1000) * 1e-4f;
+  std::vector<float> x(static_cast<size_t>(k));
+  for (float& v : x) v = float(int(rnd() % 2001) - 1000) * 1e-3f;
+  std::vector<Block41> blocks(size_t(n) * k / 32);
+  for (int r = 0; r < n; ++r)
+    for (int b = 0; b < k / 32; ++b) {
+      Block41& B = blocks[size_t(r) * (k / 32) + b];
+      B.d = p.s[p.sm(r, b)], B.m = p.m[p.sm(r, b)];
+      for (int i = 0; i < 16; ++i) B.qs[i] = uint8_t(p.code(r, b * 32 + i) | p.code(r, b * 32 + 16 + i) << 4);
+    }
+  const size_t rows = static_cast<size_t>(n);
+  std::vector<float> yf(rows), yi(rows), yl(rows), y16(rows);
+  std::vector<i32> isum;
+  Q8 q;
+  Q16 q16;
+  double best[4] = {1e30, 1e30, 1e30, 1e30};
+  for (int round = 0; round < 5; ++round) {  // alternated, so a loaded machine slows all three alike
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) matvec_float(p, x.data(), yf.data());
+    best[0] = std::min(best[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int(blocks, n, k, q, yi.data());
+    best[1] = std::min(best[1], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int_loops(p, q, isum, yl.data());
+    best[2] = std::min(best[2], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q16), matvec_int(blocks, n, k, q16, y16.data());
+    best[3] = std::min(best[3], since(t0, reps));
+  }
+  float err = 0, top = 0, loops_err = 0, err16 = 0;
+  for (int r = 0; r < n; ++r) {
+    err = std::max(err, std::fabs(yi[size_t(r)] - yf[size_t(r)]));
+    loops_err = std::max(loops_err, std::fabs(yl[size_t(r)] - yi[size_t(r)]));
+    err16 = std::max(err16, std::fabs(y16[size_t(r)] - yf[size_t(r)]));
+    top = std::max(top, std::fabs(yf[size_t(r)]));
+  }
+  std::printf("q4_1 [%5d x %4d]  float %8.1f us  int-dot %7.1f us (%.2fx)  int-loops %8.1f us (%.2fx)  "
+              "int16-dot %7.1f us (%.2fx)  vs float: int-dot %.2g, int16-dot %.2g of max |y| (int-loops vs int-dot %.2g)\n",
+              n, k, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2], best[3], best[0] / best[3], err / top,
+              err16 / top, loops_err / top);
+}
+
+void run_q8(int n, int k, int reps) {
+  u32 state = 777u + u32(n + k);
+  auto rnd = [&] { return state = state * 1664525u + 1013904223u; };
+  std::vector<u32> words(size_t(n) * k / 4);
+  std::vector<float> scales(size_t(n) * k / 32), x(static_cast<size_t>(k));
+  for (u32& v : words) v = rnd() | 0x01010101u;  // no code 0: ggml's q8_0 values are >= -127
+  for (float& v : scales) v = float(rnd() % 1000 + 1) * 1e-5f;
+  for (float& v : x) v = float(int(rnd() % 2001) - 1000) * 1e-3f;
+  std::vector<Block80> blocks(size_t(n) * k / 32);
+  for (int r = 0; r < n; ++r)
+    for (int b = 0; b < k / 32; ++b) {
+      Block80& B = blocks[size_t(r) * (k / 32) + b];
+      B.d = scales[(size_t(r / 16) * (k / 32) + b) * 16 + r % 16];
+      for (int i = 0; i < 32; ++i) {
+        const int c = b * 32 + i;
+        B.qs[i] = int8_t(int((words[(size_t(r / 16) * (k / 4) + c / 4) * 16 + r % 16] >> (c % 4 * 8)) & 255u) - 128);
+      }
+    }
+  const size_t rows = static_cast<size_t>(n);
+  std::vector<float> yf(rows), yi(rows), y16(rows);
+  Q8 q;
+  Q16 q16;
+  double best[3] = {1e30, 1e30, 1e30};
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) matvec_float_q8(words, scales, n, k, x.data(), yf.data());
+    best[0] = std::min(best[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), matvec_int(blocks, n, k, q, yi.data());
+    best[1] = std::min(best[1], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q16), matvec_int(blocks, n, k, q16, y16.data());
+    best[2] = std::min(best[2], since(t0, reps));
+  }
+  float err = 0, err16 = 0, top = 0;
+  for (size_t r = 0; r < rows; ++r)
+    err = std::max(err, std::fabs(yi[r] - yf[r])), err16 = std::max(err16, std::fabs(y16[r] - yf[r])),
+    top = std::max(top, std::fabs(yf[r]));
+  std::printf("q8_0 [%5d x %4d]  float %8.1f us  int-dot %7.1f us (%.2fx)  int16-dot %7.1f us (%.2fx)  "
+              "vs float: int-dot %.2g, int16-dot %.2g of max |y|\n",
+              n, k, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2], err / top, err16 / top);
+}
+
+}  // namespace
+
+int main() {
+  std::printf("matvecs, %s, 1 thread, best of 5 alternated rounds\n", kIsa);
+  // SmolLM2-135M's q4_1 shapes (rows x columns): ffn gate/up, ffn down, attn q/o, attn k/v.
+  const int shapes[][2] = {{1536, 576}, {576, 1536}, {576, 576}, {192, 576}};
+  for (auto& s : shapes) run_shape(s[0], s[1], 4000000 / (s[0] * s[1] / 64));
+  run_q8(49152, 576, 4);  // the output projection (tied embedding)
+  return 0;
+}
