@@ -100,8 +100,10 @@ define timed
 endef
 
 # The Release ctest runs every suite with KILN_DEVICE=native (kernels compiled by c++ once
-# and cached in build/native/kernel-cache); the ASan/UBSan build runs them on the cpu
-# interpreter (CMakeLists.txt says why not both in each).
+# and cached in build/kernel-cache, which the ASan run's native cases reuse); the ASan/UBSan
+# build runs them on the cpu interpreter (CMakeLists.txt says why not both in each). Each
+# ctest is one process per line of tests/ctest_suites.txt plus 4 shards of the other suites,
+# longest first (CMakeLists.txt, "Start order").
 test-native: setup data models onnx-models
 	$(call timed,cmake --preset native && cmake --build --preset native && ctest --preset native --output-on-failure -j2,native build + ctest (native device))
 
