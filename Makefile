@@ -76,8 +76,9 @@ $(ONNX_MODELS_STAMP): data/onnx-models/package.json data/onnx-models/package-loc
 # js/node_modules from js/package-lock.json, installed once per change of the lock file:
 # test-docs, test-js, js-build and docs all need it, and each `npm ci` deletes and rewrites
 # all of node_modules (10-35 s here, most of it file I/O), so `make test` ran it twice for
-# nothing. npm writes node_modules/.package-lock.json on every install; it is the stamp.
-JS_DEPS := js/node_modules/.package-lock.json
+# nothing. The stamp lives inside node_modules, which npm ci deletes first, so an install
+# that fails part-way leaves no stamp and the next make installs again.
+JS_DEPS := js/node_modules/.kiln-installed
 js-deps: $(JS_DEPS)
 $(JS_DEPS): js/package.json js/package-lock.json
 	cd js && npm ci --no-audit --no-fund --loglevel=error
