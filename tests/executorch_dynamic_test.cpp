@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 
+#include "backend/native/native_compiler.h"
 #include "frontend/call.h"
 #include "kiln/executorch.h"
 #include "kiln/kiln.h"
@@ -44,6 +46,16 @@ std::vector<Array> decoder_inputs(const kiln_test::FixtureCase& c) {
           kiln_test::formula_tensor("input2", cache)};
 }
 
+// Shared objects the native device compiled or read from its disk cache (0 elsewhere).
+int64_t native_kernel_loads() {
+#ifndef __EMSCRIPTEN__
+  const auto s = native::compile_stats();
+  return s.compiled + s.disk_hits;
+#else
+  return 0;
+#endif
+}
+
 struct Counted {
   int traces = 0;
   size_t compiles = 0;
@@ -69,8 +81,15 @@ void run_cases(const std::string& program, size_t stride, Counted& first, size_t
       const bool decoder = c.params.has("cache");
       const std::vector<Array> in =
           decoder ? decoder_inputs(c) : std::vector<Array>{kiln_test::to_array(c.inputs.at(0).array)};
+      const int64_t loads0 = native_kernel_loads();
       const std::vector<Array> out = p.run("forward", in);
-      if (pass == 1) continue;
+      const int64_t loads = native_kernel_loads() - loads0;
+      if (pass == 1) {
+        EXPECT_EQ(loads, 0) << "a size run before loaded native kernels again";
+        continue;
+      }
+      // How much a new size costs today: the native kernels it compiles (or finds on disk).
+      std::cout << "[pte dynamic] " << c.id << ": " << loads << " native kernels loaded\n";
       expect_matches(out.at(0), c.expects.at(0), c.rtol, c.atol);
       if (!decoder) continue;
       // The caches come back with the new rows after the input's, which stay as they were.
