@@ -214,6 +214,7 @@ check-pte-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-executorch.txt
 	python3 -m pip install -q --disable-pip-version-check --no-deps executorch==1.5.1
 	python3 tools/gen_pte_fixtures.py --check
+	python3 tools/gen_pte_dynamic_fixtures.py --check
 
 # tests/fixtures/onnx: models the `onnx` package writes and its reference evaluator's outputs
 # (tools/gen_onnx_fixtures.py, onnx and protobuf pinned); not part of `make test` (CI installs
