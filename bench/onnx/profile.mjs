@@ -1,0 +1,75 @@
+// Where the time of a real ONNX model goes on kiln's `wasm` device (issue 24): runs each model
+// of tools/onnx_models.mjs as bench.mjs does, then once more under kiln's profiler, and prints
+//   - the best call's wall time against the sum of its kernel dispatches (the rest is per-call
+//     overhead: feed upload, jit cache lookup, buffer binding, output read-back),
+//   - the kernels grouped by shape ("[outputs x reduced]"), heaviest first, with their count,
+//     total and share, so a gap points at an op family (a conv's kernel reduces over
+//     Cin*kh*kw, a depthwise one over kh*kw, an elementwise epilogue over nothing).
+// KILN_DEBUG=3 in the environment additionally logs each kernel's expression (to stderr).
+//
+//   KILN_NUM_THREADS=1 node --experimental-wasm-relaxed-simd bench/onnx/profile.mjs [--only ocr_det] [--reps 5] [--top 25]
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { MODELS_DIR, ROOT, realModels, namedFeeds } from "../../tools/onnx_models.mjs";
+
+const args = process.argv.slice(2);
+const opt = (k, d) => (args.includes(k) ? args[args.indexOf(k) + 1] : d);
+const ONLY = opt("--only", null)?.split(",");
+const REPS = Number(opt("--reps", 5));
+const TOP = Number(opt("--top", 25));
+
+const kiln = await import(join(ROOT, "js/dist/index.js"));
+const { numpy: np, onnx, profiler } = kiln;
+kiln.defaultDevice?.("wasm");
+
+async function runOnce(session, feeds) {
+  const t0 = performance.now();
+  const inputs = Object.fromEntries(Object.entries(feeds).map(([k, f]) => [k, np.array(f.data, { shape: f.dims, device: "wasm" })]));
+  const t1 = performance.now();
+  const out = await session.run(inputs);
+  const t2 = performance.now();
+  for (const v of Object.values(out)) await v.data();
+  const t3 = performance.now();
+  return { total: t3 - t0, upload: t1 - t0, run: t2 - t1, read: t3 - t2 };
+}
+
+function groupKernels(events) {
+  const groups = new Map();
+  for (const e of events) {
+    const key = e.name.replace(/^kiln \w+ kernel /, "");
+    const g = groups.get(key) ?? { count: 0, ms: 0 };
+    g.count += 1;
+    g.ms += e.duration;
+    groups.set(key, g);
+  }
+  return groups;
+}
+
+for (const m of realModels()) {
+  if (ONLY && !ONLY.includes(m.name)) continue;
+  const bytes = new Uint8Array(readFileSync(join(MODELS_DIR, m.file)));
+  const session = await onnx.load(bytes, { device: "wasm" });
+  const feeds = namedFeeds(m, session.inputNames);
+  await runOnce(session, feeds);  // traces and compiles
+  // Each traced call's kernels grouped by shape; a group's time is its least over the calls,
+  // which filters out the calls where the thread was descheduled (a loaded machine).
+  const runs = [], traces = [];
+  for (let i = 0; i < REPS; ++i) runs.push(await runOnce(session, feeds));  // untraced: wall time
+  for (let i = 0; i < REPS; ++i) {
+    profiler.startTrace();
+    await runOnce(session, feeds);
+    traces.push(groupKernels(profiler.stopTrace()));
+  }
+  const best = runs.reduce((a, b) => (b.total < a.total ? b : a));
+  const groups = new Map();
+  for (const [k, g] of traces[0]) groups.set(k, { count: g.count, ms: Math.min(...traces.map((t) => t.get(k)?.ms ?? Infinity)) });
+  const kernelMs = [...groups.values()].reduce((s, g) => s + g.ms, 0);
+  const kernels = [...groups.values()].reduce((s, g) => s + g.count, 0);
+  console.log(`\n${m.name}: best of ${REPS} ${best.total.toFixed(3)} ms (upload ${best.upload.toFixed(3)}, run ${best.run.toFixed(3)}, read ${best.read.toFixed(3)});` +
+    ` ${kernels} kernels, ${kernelMs.toFixed(3)} ms in kernels (least per group), ${(best.total - kernelMs).toFixed(3)} ms outside`);
+  const sorted = [...groups.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, TOP);
+  for (const [k, g] of sorted)
+    console.log(`  ${k.padEnd(28)} x${String(g.count).padStart(3)}  ${g.ms.toFixed(3).padStart(9)} ms  ${((100 * g.ms) / kernelMs).toFixed(1).padStart(5)}%`);
+  session.release();
+}
