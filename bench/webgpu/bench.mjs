@@ -27,6 +27,10 @@ const CASES = [
   // Q4_0 in kiln's packed layout (src/models/quantized_weights.h: 8 nibbles per u32, one f32
   // scale per 32 values), the shape of Llama-3.2-1B's MLP gate/up matvec: 8192 rows of 2048.
   { name: "q4matvec1b", what: "q4_0 matvec 8192x2048 (Llama-3.2-1B MLP)", kind: "qmatvec", rows: 8192, n: 2048, dtype: "float32", reps: 50 },
+  // The same, 64 in a row in one jit'd call (each one's x is a slice of the last one's output):
+  // one call costs ~0.3-0.4 ms of submit and read-back on the H200, ~100x one matvec's traffic
+  // at copy bandwidth, so only a chain shows the kernels' own speed.
+  { name: "q4matvec1b_x64", what: "q4_0 matvec 8192x2048, 64 chained per call", kind: "qmatvec", rows: 8192, n: 2048, chain: 64, dtype: "float32", reps: 10 },
   { name: "softmax4096", what: "softmax 4096x4096 (last axis)", kind: "softmax", n: N, dtype: "float32", reps: 20 },
   { name: "chain4M", what: "elementwise chain, 4M f32", kind: "chain", n: 1 << 22, dtype: "float32", reps: 50 },
   { name: "chain16M", what: "elementwise chain, 16M f32", kind: "chain", n: 1 << 24, dtype: "float32", reps: 20 },
@@ -42,7 +46,7 @@ const rounds = Number(process.env.BENCH_ROUNDS || 3);
 // Work per call: FLOPs for contractions, bytes that must move for the memory-bound cases.
 // A q4 matvec moves its words (4 bits a value), its f32 scales (one per 32) and x.
 const work = (c) => c.kind === "matmul" ? 2 * c.n ** 3 : c.kind === "matvec" ? c.n * c.n * 4
-  : c.kind === "qmatvec" ? c.rows * c.n / 2 + c.rows * c.n / 8 + c.n * 4 : 2 * 4 * (c.kind === "chain" ? c.n : c.n * c.n);
+  : c.kind === "qmatvec" ? (c.chain ?? 1) * (c.rows * c.n / 2 + c.rows * c.n / 8 + c.n * 4) : 2 * 4 * (c.kind === "chain" ? c.n : c.n * c.n);
 const unit = (c) => (c.kind === "matmul" ? "TFLOP/s" : "GB/s");
 const rate = (c, ms) => (c.kind === "matmul" ? work(c) / ms / 1e9 : work(c) / ms / 1e6);
 
@@ -66,11 +70,15 @@ function setup(lib, c) {
       const nb = c.n / 32, words = new Uint32Array(c.rows * c.n / 8);
       let s = 777;
       for (let i = 0; i < words.length; i++) words[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-      const f = jit((w, sc, x) => {
+      const qmv = (w, sc, x) => {
         const shifts = np.multiply(np.arange(8), 4).astype(np.uint32);
         const q = np.bitwiseAnd(np.rightShift(np.expandDims(w, -1), shifts), 15).astype(np.float32);
         const v = np.multiply(np.subtract(q, 8), np.reshape(sc, [c.rows, nb, 1, 1]));
         return np.sum(np.multiply(np.reshape(v, [c.rows, c.n]), x), 1);
+      };
+      const f = jit((w, sc, x) => {
+        for (let i = 1; i < (c.chain ?? 1); i++) x = qmv(w.ref, sc.ref, x).slice([0, c.n]).mul(0.01);
+        return qmv(w, sc, x);
       });
       return { f, args: [np.array(words, { dtype: np.uint32 }).reshape([c.rows, nb, 4]),
         np.array(rand(c.rows * nb)).reshape([c.rows, nb]).mul(0.01), arr(c.n, [c.n])] };
