@@ -3,14 +3,21 @@
 // profiler.webgpuCounters(): kernels dispatched, command buffers submitted, pipelines and
 // GPUBuffers created (the steady state creates none).
 //   node bench/llm/llm_js.mjs MODEL.gguf [device=wasm] [tokens=32] [nCtx=256]
-import { init, llm, profiler } from "../../js/dist/index.js";
+//   KILN_DIST=DIR: another build's js/dist (before/after of two commits in one call)
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const dist = process.env.KILN_DIST ? pathToFileURL(resolve(process.env.KILN_DIST)).href : new URL("../../js/dist", import.meta.url).href;
+const { init, llm, profiler } = await import(`${dist}/index.js`);
 
 const [file, device = "wasm", tokens = "32", nCtx = "256"] = process.argv.slice(2);
 if (device === "webgpu") await init("webgpu");
 const t0 = performance.now();
 const model = await llm.load(file, { device, nCtx: Number(nCtx) });
 console.log(`load ${(performance.now() - t0).toFixed(0)} ms on ${model.device}`);
-const prompt = "The history of the printing press begins in the fifteenth century, when";
+// LLM_PROMPT_REPEAT=n: the prompt n times over (a long prefill; 40 gives ~520 tokens on SmolLM2's vocabulary).
+const base = "The history of the printing press begins in the fifteenth century, when";
+const prompt = Array(Number(process.env.LLM_PROMPT_REPEAT || 1)).fill(base).join(" ");
 for (const run of ["warm-up", "measured"]) {
   // Sampled with a seed: random weights would end at an EOS early under greedy decoding.
   const g = model.generate(prompt, { maxTokens: Number(tokens), temperature: 1, topK: 40, seed: 1 });

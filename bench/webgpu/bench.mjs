@@ -24,6 +24,13 @@ const CASES = [
   { name: "matmul4096", what: "f32 matmul 4096", kind: "matmul", n: N, dtype: "float32", reps: 10 },
   { name: "matmul4096f16", what: "f16 matmul 4096", kind: "matmul", n: N, dtype: "float16", reps: 10, f16: true },
   { name: "matvec4096", what: "f32 matvec 4096", kind: "matvec", n: N, dtype: "float32", reps: 50 },
+  // Q4_0 in kiln's packed layout (src/models/quantized_weights.h: 8 nibbles per u32, one f32
+  // scale per 32 values), the shape of Llama-3.2-1B's MLP gate/up matvec: 8192 rows of 2048.
+  { name: "q4matvec1b", what: "q4_0 matvec 8192x2048 (Llama-3.2-1B MLP)", kind: "qmatvec", rows: 8192, n: 2048, dtype: "float32", reps: 50 },
+  // The same, 64 in a row in one jit'd call (each one's x is a slice of the last one's output):
+  // one call costs ~0.3-0.4 ms of submit and read-back on the H200, ~100x one matvec's traffic
+  // at copy bandwidth, so only a chain shows the kernels' own speed.
+  { name: "q4matvec1b_x64", what: "q4_0 matvec 8192x2048, 64 chained per call", kind: "qmatvec", rows: 8192, n: 2048, chain: 64, dtype: "float32", reps: 10 },
   { name: "softmax4096", what: "softmax 4096x4096 (last axis)", kind: "softmax", n: N, dtype: "float32", reps: 20 },
   { name: "chain4M", what: "elementwise chain, 4M f32", kind: "chain", n: 1 << 22, dtype: "float32", reps: 50 },
   { name: "chain16M", what: "elementwise chain, 16M f32", kind: "chain", n: 1 << 24, dtype: "float32", reps: 20 },
@@ -37,7 +44,9 @@ const libs = (process.env.BENCH_LIBS ?? "kiln,jax").split(",");
 const rounds = Number(process.env.BENCH_ROUNDS || 3);
 
 // Work per call: FLOPs for contractions, bytes that must move for the memory-bound cases.
-const work = (c) => c.kind === "matmul" ? 2 * c.n ** 3 : c.kind === "matvec" ? c.n * c.n * 4 : 2 * 4 * (c.kind === "chain" ? c.n : c.n * c.n);
+// A q4 matvec moves its words (4 bits a value), its f32 scales (one per 32) and x.
+const work = (c) => c.kind === "matmul" ? 2 * c.n ** 3 : c.kind === "matvec" ? c.n * c.n * 4
+  : c.kind === "qmatvec" ? (c.chain ?? 1) * (c.rows * c.n / 2 + c.rows * c.n / 8 + c.n * 4) : 2 * 4 * (c.kind === "chain" ? c.n : c.n * c.n);
 const unit = (c) => (c.kind === "matmul" ? "TFLOP/s" : "GB/s");
 const rate = (c, ms) => (c.kind === "matmul" ? work(c) / ms / 1e9 : work(c) / ms / 1e6);
 
@@ -55,6 +64,25 @@ function setup(lib, c) {
   switch (c.kind) {
     case "matmul": return { f: jit((a, b) => np.matmul(a, b)), args: [arr(c.n * c.n, [c.n, c.n]), arr(c.n * c.n, [c.n, c.n])] };
     case "matvec": return { f: jit((a, x) => np.matmul(a, x)), args: [arr(c.n * c.n, [c.n, c.n]), arr(c.n, [c.n])] };
+    case "qmatvec": {
+      // The dequantization kiln's quantized_linear fuses into the matvec: shift, mask, convert,
+      // subtract 8, scale per 32 values, then the row sums with x.
+      const nb = c.n / 32, words = new Uint32Array(c.rows * c.n / 8);
+      let s = 777;
+      for (let i = 0; i < words.length; i++) words[i] = s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      const qmv = (w, sc, x) => {
+        const shifts = np.multiply(np.arange(8), 4).astype(np.uint32);
+        const q = np.bitwiseAnd(np.rightShift(np.expandDims(w, -1), shifts), 15).astype(np.float32);
+        const v = np.multiply(np.subtract(q, 8), np.reshape(sc, [c.rows, nb, 1, 1]));
+        return np.sum(np.multiply(np.reshape(v, [c.rows, c.n]), x), 1);
+      };
+      const f = jit((w, sc, x) => {
+        for (let i = 1; i < (c.chain ?? 1); i++) x = qmv(w.ref, sc.ref, x).slice([0, c.n]).mul(0.01);
+        return qmv(w, sc, x);
+      });
+      return { f, args: [np.array(words, { dtype: np.uint32 }).reshape([c.rows, nb, 4]),
+        np.array(rand(c.rows * nb)).reshape([c.rows, nb]).mul(0.01), arr(c.n, [c.n])] };
+    }
     case "softmax": return { f: jit((x) => nn.softmax(x, -1)), args: [arr(c.n * c.n, [c.n, c.n])] };
     case "chain": return { f: jit((x) => np.maximum(x.ref.mul(1.5).add(0.5), 0).mul(x).sub(0.25)), args: [arr(c.n, [c.n])] };
   }
@@ -205,5 +233,7 @@ if (copyGBs) {
   const k = results[`kiln/${chainName}`], j = results[`jax/${chainName}`], frac = (v) => (typeof v === "number" ? (v / copyGBs.best).toFixed(2) : "-");
   console.log(`\ncopy bandwidth (${chainMiB} MiB): copyBufferToBuffer ${copyGBs.copy.toFixed(0)} GB/s, vec4 shader ${copyGBs.shader.toFixed(0)} GB/s, f32 shader ${copyGBs.scalar.toFixed(0)} GB/s;` +
     ` the ${chainName} chain as a fraction of the better: kiln ${frac(k)}, jax-js ${frac(j)}`);
+  for (const c of cases.filter((c) => c.kind === "matvec" || c.kind === "qmatvec"))
+    console.log(`${c.what}: kiln ${frac(results[`kiln/${c.name}`])} of the copy bandwidth`);
 }
 process.exit(0);

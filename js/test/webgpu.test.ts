@@ -189,6 +189,35 @@ if (!gpu && requireGpu) {
       await sameAsCpu(f, [x], rtol, atol, name);
     });
 
+    // The packed weights of kiln's GGUF loader (src/models/quantized_weights.h): codes of
+    // `bits` bits packed into u32 words, one f32 scale (and min) per block of `block` values,
+    // dequantized by shift, mask, convert, scale inside the matvec. On webgpu the tree
+    // reduction unrolls such a body by its index period (32 or 16 terms per chunk: one word
+    // load per 8 or 4 values), so each layout below takes that path: q4_0 (offset 8), q4_1
+    // and q4_K (with mins), q8_0 (bytes, offset 128), q6_K (bytes in blocks of 16, offset 32).
+    const QUANT: [string, number, number, number, boolean][] = [
+      ["q4_0", 4, 32, 8, false], ["q4_1/q4_K", 4, 32, 0, true], ["q8_0", 8, 32, 128, false], ["q6_K", 8, 16, 32, false],
+    ];
+    test.each(QUANT)("quantized matvec %s equals cpu", async (_n, bits, block, offset, withMin) => {
+      const rows = 40, cols = 576, per = 32 / bits, nb = cols / block, wpb = block / per;
+      let seed = 31 + bits;  // every bit of the words random (all codes occur)
+      const words = Array.from({ length: rows * nb * wpb }, () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0));
+      const W: [number[], string, number[]] = [words, "uint32", [rows, nb, wpb]];
+      const S: [number[], string, number[]] = [values(rows * nb, 32, "positive").map((v) => v / 2 ** (bits + 2)), "float32", [rows, nb]];
+      const Mn: [number[], string, number[]] = [values(rows * nb, 33, "float").map((v) => v / 16), "float32", [rows, nb]];
+      const X: [number[], string, number[]] = [values(cols, 34, "float"), "float32", [cols]];
+      const qmatvec = (w: np.Array, s: np.Array, m: np.Array, x: np.Array) => {
+        const shifts = np.multiply(np.arange(0, per, 1, { device: w.device as any }), bits).astype(np.uint32);
+        const q = np.bitwiseAnd(np.rightShift(np.expandDims(w, -1), shifts), (1 << bits) - 1).astype(np.float32);
+        const sc = np.reshape(s, [rows, nb, 1, 1]);
+        const v = withMin ? np.add(np.multiply(q, sc), np.reshape(m, [rows, nb, 1, 1])) : (m.dispose(), np.multiply(np.subtract(q, offset), sc));
+        return np.sum(np.multiply(np.reshape(v, [rows, cols]), x), 1);
+      };
+      // Terms are at most ~4 in size (|code| * scale <= 1, |x| <= 4): the two summation
+      // orders differ by at most cols * 4 * 2^-24 or so, far below a wrong word or scale.
+      await sameAsCpu(qmatvec, [W, S, Mn, X], cols * 6e-8, cols * 4 * 6e-8, `quantized matvec ${_n}`);
+    });
+
     test("matmul 64x96 @ 96x48 and a batched einsum equal cpu", async () => {
       const a: [number[], string, number[]] = [values(64 * 96, 15, "float"), "float32", [64, 96]];
       const b: [number[], string, number[]] = [values(96 * 48, 16, "float"), "float32", [96, 48]];

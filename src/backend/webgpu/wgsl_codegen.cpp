@@ -9,6 +9,7 @@
 #include "backend/webgpu/wgsl_tiled.h"
 #include "ir/error.h"
 #include "ir/legalize.h"
+#include "ir/reduction_unroll.h"
 
 namespace kiln::webgpu {
 
@@ -56,6 +57,39 @@ std::string serial_reducer(const Kernel& k) {
          ";\n  }\n  return f_epi(g, acc);\n}\n";
 }
 
+// The reduction unrolled by the period of its index arithmetic (ir/reduction_unroll.h), as
+// the wasm SIMD loop does: a quantized matvec's term ridx reads word ridx // 8 shifted by
+// (ridx % 8) * 4, so with ridx = chunk * 8 + u the 8 copies share one u32 load (and the
+// scale's), and the value is dequantized in registers (shift, mask, convert, scale) instead
+// of reloading a word per value with integer division. (The fused views write the scale's
+// index as ridx // 8 // 4, so the period is the word's: 8 for 4-bit codes, 4 for bytes.)
+// Empty when the body has no such period (an f32 matvec) or the unrolled body is too large.
+constexpr int64_t kMaxPeriod = 32;
+constexpr int64_t kMaxChunkNodes = 8192;  // summed over the copies (before sharing)
+
+int64_t chunk_period(const Kernel& k) {
+  if (!k.reduction) return 1;
+  return reduction_period(k.exp, k.reduction->size, kMaxPeriod);
+}
+
+// f_chunk(gidx, ridx) -> the `period` terms of chunk ridx folded in ridx order.
+std::string chunk_function(const Kernel& k, int64_t period) {
+  const std::vector<AluExp> terms = unroll_reduction(k.exp, k.reduction->size, period);
+  int64_t nodes = 0;
+  for (const AluExp& t : terms) nodes += t.node_count();
+  if (nodes > kMaxChunkNodes) return "";
+  const DType d = k.exp.dtype();
+  std::string body;
+  ExprEmitter ex(&body, "gidx", "ridx", "acc");
+  std::string fold;
+  for (const AluExp& t : terms) {
+    const std::string v = ex.emit(t);
+    fold += fold.empty() ? "  var c = " + v + ";\n" : "  c = " + wgsl_combine(k.reduction->op, d, "c", v) + ";\n";
+  }
+  const std::string T = wgsl_type(d);
+  return "fn f_chunk(gidx: i32, ridx: i32) -> " + T + " {\n" + body + fold + "  return c;\n}\n";
+}
+
 }  // namespace
 
 WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
@@ -78,12 +112,19 @@ WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
     const DType d = k.exp.dtype();
     const Reduction& r = *k.reduction;
     const std::string T = wgsl_type(d);
-    const int lanes = tree_lanes(r.size, p);
+    int64_t period = chunk_period(k);
+    const std::string chunk = period > 1 ? chunk_function(k, period) : "";
+    if (chunk.empty()) period = 1;
+    s += chunk;
+    const int lanes = tree_lanes(r.size, p, period);
     w.outputs_per_group = p.workgroup / lanes;
+    // Each lane folds whole chunks of `period` terms (f_chunk) or single terms (f_exp).
+    const std::string term = period > 1 ? "f_chunk(g, r)" : "f_exp(g, r)";
     const std::string L = std::to_string(lanes), id = wgsl_const(d, Reduction::identity(r.op, d));
-    // Output g of the group is reduced by lanes [g * L, g * L + L): lane l folds terms l,
-    // l + L, ... (neighbouring lanes read neighbouring terms), then the lanes' sums meet in a
-    // tree in workgroup memory. Every invocation reaches every barrier (uniform control flow).
+    // Output g of the group is reduced by lanes [g * L, g * L + L): lane l folds terms (or
+    // chunks) l, l + L, ... (neighbouring lanes read neighbouring terms), then the lanes'
+    // sums meet in a tree in workgroup memory. Every invocation reaches every barrier
+    // (uniform control flow).
     s += "var<workgroup> sh: array<" + T + ", " + wg + ">;\n";
     s += "@compute @workgroup_size(" + wg + ")\n"
          "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,\n"
@@ -92,8 +133,8 @@ WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
          "  let g = i32((wid.x + wid.y * nwg.x) * " + std::to_string(w.outputs_per_group) + "u + lid / " + L + "u);\n"
          "  var acc: " + T + " = " + id + ";\n"
          "  if (u32(g) < params.size) {\n"
-         "    for (var r = i32(lane); r < " + std::to_string(r.size) + "; r = r + " + L + ") {\n"
-         "      acc = " + wgsl_combine(r.op, d, "acc", "f_exp(g, r)") + ";\n    }\n  }\n"
+         "    for (var r = i32(lane); r < " + std::to_string(r.size / period) + "; r = r + " + L + ") {\n"
+         "      acc = " + wgsl_combine(r.op, d, "acc", term) + ";\n    }\n  }\n"
          "  sh[lid] = acc;\n  workgroupBarrier();\n"
          "  for (var s = " + std::to_string(lanes / 2) + "u; s > 0u; s = s >> 1u) {\n"
          "    if (lane < s) { sh[lid] = " + wgsl_combine(r.op, d, "sh[lid]", "sh[lid + s]") + "; }\n"
@@ -120,8 +161,16 @@ WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
   return w;
 }
 
-int tree_lanes(int64_t reduce, const WgslParams& p) {
+int tree_lanes(int64_t reduce, const WgslParams& p, int64_t period) {
   if (p.row_lanes > 0) return std::min(p.row_lanes, p.workgroup);
+  if (period > 1) {
+    // Chunks of `period` terms (a quantized matvec: one packed word per chunk): about 2
+    // chunks per lane, from 4 lanes up; SmolLM2's 576 q4 columns (72 words) get 32 lanes.
+    const int64_t chunks = reduce / period;
+    int lanes = 4;
+    while (lanes < p.workgroup && int64_t(lanes) * 2 * 2 <= chunks) lanes *= 2;
+    return std::min(lanes, p.workgroup);
+  }
   // About 16 terms per lane, between 32 lanes (a warp) and the whole workgroup: a matvec over
   // 576 or 1536 columns keeps 8 or 4 outputs per workgroup instead of 256 invocations that
   // fold 2-6 terms each and then wait at 8 barriers; long rows keep the one-output tree.

@@ -69,8 +69,9 @@ struct WgslKernel {
   int outputs_per_group = 1;  // TreeReduce: workgroup / lanes per output
 };
 
-// Lanes per output of a tree reduction over `reduce` terms (WgslParams::row_lanes).
-int tree_lanes(int64_t reduce, const WgslParams& p);
+// Lanes per output of a tree reduction over `reduce` terms (WgslParams::row_lanes), each
+// lane folding chunks of `period` consecutive terms (1: single terms).
+int tree_lanes(int64_t reduce, const WgslParams& p, int64_t period = 1);
 
 WgslKernel generate_wgsl(const Kernel& k, const WgslParams& p = {});
 
