@@ -1,44 +1,29 @@
 // Runs the differential programs (test/differential/) against @jax-js/jax 0.1.25 and kiln
 // on cpu and wasm: same shapes, dtypes, values, error classes, and no leaked kiln arrays.
 import * as jaxjs from "@jax-js/jax";
-import { beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import * as kiln from "../dist/index.js";
 import { apiCases } from "./differential/corpus_api.js";
 import { namespaceCases } from "./differential/corpus_namespaces.js";
 import { argumentCases, miscCases, numericCases, transformCases } from "./differential/corpus_issue.js";
 import { moreCases } from "./differential/corpus_more.js";
 import { numpyNameCases } from "./differential/corpus_numpy.js";
-import { checkOnKilnAsync, recordingLib, runProgramAsync, type DiffCase, type Outcome } from "./differential/harness.js";
+import { checkOnKilnAsync, provideFloat16Array, provideIteratorHelpers, recordingLib, runProgramAsync, type DiffCase, type Outcome } from "./differential/harness.js";
 
 const corpus: DiffCase[] = [...transformCases, ...argumentCases, ...numericCases, ...miscCases, ...apiCases, ...namespaceCases, ...numpyNameCases, ...moreCases];
 const oracle = new Map<string, Outcome>();
 const oracleRuns = (c: DiffCase) => (c.oracleNeeds ?? []).every((g) => g in globalThis);
 
-// jax-js 0.1.25 calls iterator helpers (Node 22+) in einsum's parser; on older Node the
-// oracle gets the ones it uses (map, filter), so that it runs as on a current runtime.
-function provideIteratorHelpers() {
-  const iteratorProto = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
-  const helpers: Record<string, (this: Iterator<unknown>, f: (v: unknown, i: number) => unknown) => Generator<unknown>> = {
-    *map(f) {
-      let i = 0;
-      for (let r = this.next(); !r.done; r = this.next()) yield f(r.value, i++);
-    },
-    *filter(f) {
-      let i = 0;
-      for (let r = this.next(); !r.done; r = this.next()) if (f(r.value, i++)) yield r.value;
-    },
-  };
-  for (const [name, value] of Object.entries(helpers))
-    if (typeof iteratorProto[name] !== "function") Object.defineProperty(iteratorProto, name, { configurable: true, writable: true, value });
-}
-
+let removeFloat16Array = () => {};
 beforeAll(async () => {
   provideIteratorHelpers();
+  removeFloat16Array = await provideFloat16Array();
   // jax-js's cpu device: its wasm device cannot instantiate in Node 20 (memory limits).
   await jaxjs.init("cpu");
   jaxjs.defaultDevice("cpu");
   for (const c of corpus) if (oracleRuns(c)) oracle.set(c.name, await runProgramAsync(jaxjs, c));
 }, 120_000);
+afterAll(() => removeFloat16Array());
 
 for (const device of ["cpu", "wasm"] as const) {
   describe(`differential against @jax-js/jax on ${device}`, () => {
