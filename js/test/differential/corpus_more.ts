@@ -261,9 +261,15 @@ const randomFound: DiffCase[] = [
   },
   { name: "grad of the sum of a slice", run: ({ numpy: np, grad }) => grad((x: any) => np.sum(x.slice([1, 2])))(np.array([1, 2, 3])) },
   {
-    name: "jit of rightShift of a negative int32",
-    knownDifference: "jax-js 0.1.25's jit shifts int32 right logically (-18 >> 1 is 2147483639); kiln shifts arithmetically (-9), as JAX and jax-js without jit",
-    run: ({ numpy: np, jit }) => jit((x: any) => np.rightShift(x, np.array(1, { dtype: np.int32 })))(np.array([-18, 6], { dtype: np.int32 })),
+    name: "rightShift of a negative int32",
+    knownDifference: "jax-js 0.1.25 shifts int32 right logically (-18 >> 1 is 2147483639); kiln shifts arithmetically (-9), as JAX",
+    run: ({ numpy: np }) => np.rightShift(np.array([-18, 6], { dtype: np.int32 }), np.array(1, { dtype: np.int32 })),
+  },
+  {
+    name: "vmap of tanh on float16",
+    oracleNeeds: ["Float16Array"],
+    knownDifference: "jax-js 0.1.25's vmap of tanh (a jitted library function) computes float16 as float32 (a float32 result); kiln keeps float16, as JAX",
+    run: ({ numpy: np, vmap }) => vmap((x: any) => np.tanh(x))(np.array([[0.5, 1]], { dtype: np.float16 })),
   },
   {
     name: "floorDivide of int32 by a number",
@@ -311,6 +317,28 @@ const randomFound: DiffCase[] = [
     beyondJaxjs: "jax-js 0.1.25 has no backward pass for casts; kiln differentiates astype between float dtypes, as JAX",
     run: ({ numpy: np, grad }) => grad((x: any) => np.sum(np.astype(np.multiply(x, 3), np.float32)))(np.array([0.5, 1], { dtype: np.float64 })),
     sameAs: ({ numpy: np }) => np.full([2], 3, { dtype: np.float64 }),
+  },
+  {
+    name: "grad of vectorNorm where an element is 0",
+    knownDifference: "jax-js 0.1.25's derivative of vectorNorm (ord 2) is NaN at a zero element; kiln's is 0 there (x / |x|), as JAX",
+    run: ({ numpy: np, grad }) => grad((x: any) => np.linalg.vectorNorm(x, { ord: 2 }))(np.array([0, 3, 4])),
+  },
+  {
+    name: "jit of sort of a raveled sort",
+    beyondJaxjs: "jax-js 0.1.25's jit cannot sort a reshaped sort's result (routine input is not imm); kiln compiles it",
+    run: ({ numpy: np, jit }) => jit((x: any) => np.sort(np.ravel(np.sort(x))))(np.array([[3, 1, 2]])),
+    sameAs: ({ numpy: np }) => np.array([1, 2, 3]),
+  },
+  {
+    name: "vmap of jit of sort of a flipped array",
+    beyondJaxjs: "jax-js 0.1.25's jit sorts only its input as given (a flipped, transposed or raveled operand throws: routine input is not imm); kiln compiles it",
+    run: ({ numpy: np, vmap, jit }) => vmap(jit((x: any) => np.sort(np.flip(x), 0)))(np.array([[3, 1, 2], [0, 5, 4]])),
+    sameAs: ({ numpy: np }) => np.array([[1, 2, 3], [0, 4, 5]]),
+  },
+  {
+    name: "jit of maximum of an int32 reduction and a number",
+    gap: "kiln's jit drops maximum/minimum/clip with a JS number after an int32 reduction (the number's bound is lost in the reduction's epilogue): max(sum([-9, -3]), -5) gives -12",
+    run: ({ numpy: np, jit }) => jit((x: any) => np.maximum(np.sum(x, -1), -5))(np.array([[-9, -3], [4, -8]], { dtype: np.int32 })),
   },
   {
     name: "jit of solve",
