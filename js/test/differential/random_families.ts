@@ -173,6 +173,16 @@ function linalg(r: R, n: number, mapped: boolean): Pick<Family, "shape" | "text"
 
 // ---- dtypes ------------------------------------------------------------------------------
 
+// The float chains (float16 adds tanh after square).
+const FLOAT_OPS: [string, (np: Lib, x: any) => any][] = [
+  ["sin", (np, x) => np.sin(x)],
+  ["exp", (np, x) => np.exp(x)],
+  ["multiply 3", (np, x) => np.multiply(x, 3)],
+  ["add x", (np, x) => np.add(x.ref, x)],
+  ["square", (np, x) => np.square(x)],
+  ["sum", (np, x) => np.sum(x, -1)],
+  ["to float32", (np, x) => np.astype(x, np.float32)],
+];
 // Per dtype: values the generator draws and the ops it chains (each keeps the dtype).
 const DTYPE_OPS: Record<string, { values: (r: R, n: number) => number[]; ops: [string, (np: Lib, x: any) => any][] }> = {
   int32: {
@@ -211,31 +221,8 @@ const DTYPE_OPS: Record<string, { values: (r: R, n: number) => number[]; ops: [s
       ["to int32", (np, x) => np.astype(x, np.int32)],
     ],
   },
-  float16: {
-    values: (r, n) => smooth(r, n),
-    ops: [
-      ["sin", (np, x) => np.sin(x)],
-      ["exp", (np, x) => np.exp(x)],
-      ["multiply 3", (np, x) => np.multiply(x, 3)],
-      ["add x", (np, x) => np.add(x.ref, x)],
-      ["square", (np, x) => np.square(x)],
-      ["tanh", (np, x) => np.tanh(x)],
-      ["sum", (np, x) => np.sum(x, -1)],
-      ["to float32", (np, x) => np.astype(x, np.float32)],
-    ],
-  },
-  float64: {
-    values: (r, n) => smooth(r, n),
-    ops: [
-      ["sin", (np, x) => np.sin(x)],
-      ["exp", (np, x) => np.exp(x)],
-      ["multiply 3", (np, x) => np.multiply(x, 3)],
-      ["add x", (np, x) => np.add(x.ref, x)],
-      ["square", (np, x) => np.square(x)],
-      ["sum", (np, x) => np.sum(x, -1)],
-      ["to float32", (np, x) => np.astype(x, np.float32)],
-    ],
-  },
+  float16: { values: (r, n) => smooth(r, n), ops: [...FLOAT_OPS.slice(0, 5), ["tanh", (np, x) => np.tanh(x)], ...FLOAT_OPS.slice(5)] },
+  float64: { values: (r, n) => smooth(r, n), ops: FLOAT_OPS },
 };
 // Where the result is compared: float16 keeps 11 bits (a few operations: rtol 1e-2);
 // float64 as jax-js computes it, in JS doubles (1e-12).
