@@ -253,13 +253,7 @@ function draw(family: FamilyName, r: R, transform: Transform): Family {
   // No casts under differentiation: jax-js 0.1.25 has no backward pass for them.
   // No tanh of float16 under vmap: jax-js 0.1.25 returns float32 there.
   const allowed = DTYPE_OPS[dtype].ops.filter(([name]) => !(differentiates && name.startsWith("to ")) && !(transform === "vmap" && dtype === "float16" && name === "tanh"));
-  const ops: [string, (np: Lib, x: any) => any][] = [];
-  for (let i = int(r, 1, 3); i > 0; i--) {
-    // Open gap (docs/COMPATIBILITY.md): kiln's jit drops clip's JS-number bounds after an
-    // int32 cumsum, so that pair is not drawn under jit until it is fixed.
-    const gap = transform === "jit" && ops.length > 0 && ops[ops.length - 1][0] === "cumsum";
-    ops.push(pick(r, gap ? allowed.filter(([name]) => name !== "clip") : allowed));
-  }
+  const ops = Array.from({ length: int(r, 1, 3) }, () => pick(r, allowed));
   // Reductions and casts end the chain (the next op would meet another shape or dtype).
   const end = ops.findIndex(([name]) => name === "sum" || name === "max" || name.startsWith("to "));
   const chain = end === -1 ? ops : ops.slice(0, end + 1);
