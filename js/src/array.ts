@@ -38,6 +38,22 @@ export class UseAfterFreeError extends ReferenceError {
   }
 }
 
+/**
+ * float16 bits as float32 values, where the runtime has no Float16Array (Node 20, older
+ * browsers): reads return numbers, never raw bits. Exact: every half is a float32.
+ */
+function widenHalves(bits: Uint16Array): Float32Array {
+  const out = new Float32Array(bits.length);
+  for (let i = 0; i < bits.length; i++) {
+    const h = bits[i];
+    const sign = h & 0x8000 ? -1 : 1;
+    const exp = (h >> 10) & 0x1f;
+    const frac = h & 0x3ff;
+    out[i] = exp === 0 ? sign * frac * 2 ** -24 : exp === 31 ? (frac ? NaN : sign * Infinity) : sign * (1 + frac / 1024) * 2 ** (exp - 15);
+  }
+  return out;
+}
+
 /** Copies the bytes that the core returned into the typed array of `dtype` (bool: Int32Array, as jax-js). */
 function typedFromBytes(bytes: Uint8Array, dtype: string): DataArray {
   const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
@@ -52,7 +68,7 @@ function typedFromBytes(bytes: Uint8Array, dtype: string): DataArray {
       return new Uint32Array(buf);
     case "float16": {
       const F16 = (globalThis as any).Float16Array;
-      return F16 ? new F16(buf) : new Uint16Array(buf);
+      return F16 ? new F16(buf) : widenHalves(new Uint16Array(buf));
     }
     case "bool":
       return Int32Array.from(bytes);

@@ -95,6 +95,14 @@ for (const device of ["cpu", "wasm"] as const) {
       expect(await blockUntilReady({ a: np.ones([1]) }).then((t) => t.a.js())).toEqual([1]);
     });
 
+    test("float16 reads are numbers with or without Float16Array", () => {
+      // Node 20 has no Float16Array: reads widen the halves to float32 (exactly), never bits.
+      const halves = [1.5, -0.25, 65504, 2 ** -24, -Infinity, 0.1];
+      const want = (globalThis as any).Float16Array ? Array.from(new (globalThis as any).Float16Array(halves)) : [1.5, -0.25, 65504, 2 ** -24, -Infinity, 0.0999755859375];
+      expect(np.array(halves, { dtype: np.float16 }).js()).toEqual(want);
+      expect(Number.isNaN(np.array([NaN], { dtype: np.float16 }).item())).toBe(true);
+    });
+
     test("weak types follow jax-js", () => {
       expect(np.array(3).weakType).toBe(true);
       expect(np.array([1, 2]).weakType).toBe(false);

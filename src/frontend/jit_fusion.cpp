@@ -318,7 +318,7 @@ class Fuser {
         DType adt = r->body.dtype();
         c = std::make_shared<Val>();
         c->aval = Aval{ws[0]->aval.shape, adt, false};
-        c->exp = AluExp::var(VarId::Acc, adt, 0);
+        c->exp = AluExp::accumulator(adt);
         c->st = ShapeTracker::contiguous(c->aval.shape);
         c->red = ws[0]->red;
       }
@@ -404,7 +404,7 @@ class Fuser {
     Srcs ins;
     auto pend = std::make_shared<Pending>(Pending{op, ri.reduced_size, val_at(*a, ri.idxs, ins), {}});
     pend->srcs = ins.slots;
-    return std::make_shared<Val>(Val{out, AluExp::var(VarId::Acc, a->aval.dtype, 0), {},
+    return std::make_shared<Val>(Val{out, AluExp::accumulator(a->aval.dtype), {},
                                      ShapeTracker::contiguous(out.shape), pend});
   }
 

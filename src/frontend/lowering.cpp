@@ -34,7 +34,7 @@ ImplRef reduce(Prim p, const ArrayImpl& a, const Params& prm, const Aval& out) {
   Kernel k;
   k.size = ri.out_size;
   k.exp = expr_at(a, ri.idxs, ins);
-  k.reduction = Reduction{op, ri.reduced_size, AluExp::var(VarId::Acc, a.dtype(), 0)};
+  k.reduction = Reduction{op, ri.reduced_size, AluExp::accumulator(a.dtype())};
   k.inputs.assign(ins.buffers.size(), DType::Float32);
   k.exp.visit([&](const AluNode& node) {
     if (node.op == AluOp::Load) k.inputs[size_t(node.arg)] = node.dtype;

@@ -267,6 +267,13 @@ AluExp AluExp::var(VarId id, DType dtype, int64_t max) {
   return e;
 }
 
+AluExp AluExp::accumulator(DType dtype) {
+  AluExp e = make(AluOp::Var, dtype, {}, 0, int(VarId::Acc));
+  auto* n = const_cast<AluNode*>(e.get());
+  dtype_range(dtype, &n->vmin, &n->vmax);
+  return e;
+}
+
 AluExp AluExp::load(DType dtype, int arg, const AluExp& index) {
   return make(AluOp::Load, dtype, {index}, 0, arg);
 }

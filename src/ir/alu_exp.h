@@ -27,6 +27,9 @@ class AluExp {
   static AluExp idx(int64_t value) { return constant(DType::Int32, double(value)); }
   // An index variable with the inclusive range [0, max].
   static AluExp var(VarId id, DType dtype, int64_t max);
+  // A reduction's accumulator in its epilogue: any value of its dtype (an index range of
+  // [0, 0] there let the simplifier fold max(acc, -5) to acc for int32 sums).
+  static AluExp accumulator(DType dtype);
   static AluExp load(DType dtype, int arg, const AluExp& index);
 
   // Generic builders (simplifying).

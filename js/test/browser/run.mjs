@@ -24,9 +24,10 @@ const rawText = {
 const only = process.env.KILN_TEST_FILES?.split(",").filter(Boolean);
 // Node-only files: llm.test.ts reads a 98 MB model from data/models; in Chromium, generation
 // is tested through the chat page (test/browser/llm.mjs); executorch.test.ts and onnx.test.ts
-// read their models from the repository's files. The differential files run
-// @jax-js/jax beside kiln and read their settings from process.env: Node only for now.
-const nodeOnly = new Set(["llm.test.ts", "differential.test.ts", "differential_random.test.ts", "executorch.test.ts", "onnx.test.ts"]);
+// read their models from the repository's files. differential.test.ts runs its webgpu part
+// here (its cpu and wasm parts and the randomized programs run in Node); the ownership sweep
+// is device-independent (Node).
+const nodeOnly = new Set(["llm.test.ts", "differential_random.test.ts", "ownership_sweep.test.ts", "executorch.test.ts", "onnx.test.ts"]);
 const testFiles = readdirSync(join(here, ".."))
   .filter((f) => f.endsWith(".test.ts") && !nodeOnly.has(f) && (!only || only.includes(f)))
   .sort();

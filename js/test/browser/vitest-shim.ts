@@ -1,5 +1,5 @@
 // The part of Vitest's API that the suite uses (describe and test/it with .runIf/.skipIf, test/it with
-// .each, beforeEach, expect), for the browser bundle: test files run unchanged, with Vitest's own `expect`.
+// .each, beforeEach, beforeAll/afterAll, expect and expect.fail), for the browser bundle: test files run unchanged, with Vitest's own `expect`.
 import * as chai from "chai";
 import { JestAsymmetricMatchers, JestChaiExpect, JestExtend } from "@vitest/expect";
 
@@ -8,16 +8,17 @@ chai.use(JestChaiExpect);
 chai.use(JestAsymmetricMatchers);
 
 export const expect: any = (value: unknown, message?: string) => chai.expect(value, message);
+expect.fail = (message?: string) => chai.expect.fail(message);
 
 type Fn = (...args: any[]) => unknown;
-type Suite = { name: string; hooks: Fn[]; children: (Suite | Test)[]; parent: Suite | null };
+type Suite = { name: string; hooks: Fn[]; after: Fn[]; children: (Suite | Test)[]; parent: Suite | null };
 type Test = { name: string; fn: Fn; args: unknown[] };
 
-const root: Suite = { name: "", hooks: [], children: [], parent: null };
+const root: Suite = { name: "", hooks: [], after: [], children: [], parent: null };
 let current = root;
 
 export function describe(name: string, body: () => void) {
-  const s: Suite = { name, hooks: [], children: [], parent: current };
+  const s: Suite = { name, hooks: [], after: [], children: [], parent: current };
   current.children.push(s);
   const saved = current;
   current = s;
@@ -30,6 +31,15 @@ describe.runIf = (cond: unknown) => (cond ? describe : skipped);
 describe.skipIf = (cond: unknown) => (cond ? skipped : describe);
 export function beforeEach(fn: Fn) {
   current.hooks.push(fn);
+}
+// beforeAll: once, before the first test of its suite that runs (a file's top level is the
+// root suite, shared by the bundle's files: such hooks run before the first test of all).
+export function beforeAll(fn: Fn) {
+  let once: Promise<unknown> | null = null;
+  current.hooks.push(() => (once ??= Promise.resolve().then(fn)));
+}
+export function afterAll(fn: Fn) {
+  current.after.push(fn);
 }
 function format(name: string, args: unknown[]): string {
   let i = 0;
@@ -72,6 +82,7 @@ export async function runAll(onResult: (r: Result) => void) {
         }
       }
     }
+    for (const f of s.after) await f();
   };
   await run(root, "", []);
 }

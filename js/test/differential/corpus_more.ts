@@ -247,6 +247,111 @@ const randomFound: DiffCase[] = [
   { name: "cumsum of a zero-size array along a non-empty axis", run: ({ numpy: np }) => np.cumsum(np.zeros([0, 3, 2]), 2) },
   { name: "vmap of cumsum over a zero-size batch", run: ({ numpy: np, vmap }) => vmap((x: any) => np.cumsum(x, 0))(np.zeros([0, 2])) },
   { name: "grad of cumsum of a zero-size array", run: ({ numpy: np, grad }) => grad((x: any) => np.sum(np.cumsum(x, 1)))(np.zeros([0, 3])) },
+  // The indexing, linear algebra and dtype families (random_families.ts).
+  {
+    name: "jit of grad of the sum of a take",
+    beyondJaxjs: "jax-js 0.1.25's jit of grad of sum(take(x)) throws (scatter input is not imm); kiln computes it",
+    run: ({ numpy: np, jit, grad }) => jit(grad((x: any) => np.sum(np.take(x, np.array([2, 0, 2], { dtype: np.int32})))))(np.array([1, 2, 3])),
+    sameAs: ({ numpy: np, grad }) => grad((x: any) => np.sum(np.take(x, np.array([2, 0, 2], { dtype: np.int32 }))))(np.array([1, 2, 3])),
+  },
+  {
+    name: "jit of grad of the sum of a slice",
+    knownDifference: "jax-js 0.1.25's jit of grad of sum(x.slice(...)) gives ones everywhere; kiln gives ones inside the slice only, as JAX and jax-js without jit",
+    run: ({ numpy: np, jit, grad }) => jit(grad((x: any) => np.sum(x.slice([1, 2]))))(np.array([1, 2, 3])),
+  },
+  { name: "grad of the sum of a slice", run: ({ numpy: np, grad }) => grad((x: any) => np.sum(x.slice([1, 2])))(np.array([1, 2, 3])) },
+  {
+    name: "rightShift of a negative int32",
+    knownDifference: "jax-js 0.1.25 shifts int32 right logically (-18 >> 1 is 2147483639); kiln shifts arithmetically (-9), as JAX",
+    run: ({ numpy: np }) => np.rightShift(np.array([-18, 6], { dtype: np.int32 }), np.array(1, { dtype: np.int32 })),
+  },
+  {
+    name: "vmap of tanh on float16",
+    oracleNeeds: ["Float16Array"],
+    knownDifference: "jax-js 0.1.25's vmap of tanh (a jitted library function) computes float16 as float32 (a float32 result); kiln keeps float16, as JAX",
+    run: ({ numpy: np, vmap }) => vmap((x: any) => np.tanh(x))(np.array([[0.5, 1]], { dtype: np.float16 })),
+  },
+  {
+    name: "floorDivide of int32 by a number",
+    beyondJaxjs: "jax-js 0.1.25's floorDivide of int32 by a JS number throws (no floor for int32); kiln floors, as JAX",
+    run: ({ numpy: np }) => np.floorDivide(np.array([-16, 5], { dtype: np.int32 }), 3),
+    sameAs: ({ numpy: np }) => np.array([-6, 1], { dtype: np.int32 }),
+  },
+  {
+    name: "jit of floorDivide of int32 by a number",
+    knownDifference: "jax-js 0.1.25's jit of floorDivide of int32 by a JS number truncates (-16 // 3 is -5); kiln floors (-6), as JAX",
+    run: ({ numpy: np, jit }) => jit((x: any) => np.floorDivide(x, 3))(np.array([-16, 5], { dtype: np.int32 })),
+  },
+  {
+    name: "leftShift of int32 by a number",
+    beyondJaxjs: "jax-js 0.1.25 refuses a JS number as the shift (weakly typed float32); kiln takes it as JAX does",
+    run: ({ numpy: np }) => np.leftShift(np.array([-3, 5], { dtype: np.int32 }), 2),
+    sameAs: ({ numpy: np }) => np.leftShift(np.array([-3, 5], { dtype: np.int32 }), np.array(2, { dtype: np.int32 })),
+  },
+  {
+    name: "floorDivide of uint32 by a number",
+    beyondJaxjs: "jax-js 0.1.25's floorDivide of uint32 by a JS number throws (no floor for uint32); kiln divides, as JAX",
+    run: ({ numpy: np }) => np.floorDivide(np.array([7, 9], { dtype: np.uint32 }), 2),
+    sameAs: ({ numpy: np }) => np.array([3, 4], { dtype: np.uint32 }),
+  },
+  {
+    name: "uint32 minus a number",
+    knownDifference: "jax-js 0.1.25 returns uint32 [1, 2, 3] - 2 unchanged; kiln wraps (4294967295, 0, 1), as JAX",
+    run: ({ numpy: np }) => np.subtract(np.array([1, 2, 3], { dtype: np.uint32 }), 2),
+  },
+  {
+    name: "grad of float16",
+    oracleNeeds: ["Float16Array"],
+    knownDifference: "jax-js 0.1.25's gradient of a float16 function is float32; kiln's is float16, as JAX",
+    run: ({ numpy: np, grad }) => grad((x: any) => np.sum(np.tanh(x)))(np.array([0.5, 1], { dtype: np.float16 })),
+  },
+  {
+    name: "vmap of jit on float16",
+    oracleNeeds: ["Float16Array"],
+    knownDifference: "jax-js 0.1.25's vmap of a jitted function computes float16 as float32 (a float32 result); kiln keeps float16, as JAX",
+    run: ({ numpy: np, vmap, jit }) => vmap(jit((x: any) => np.multiply(x, 3)))(np.array([[0.5, 1]], { dtype: np.float16 })),
+  },
+  {
+    name: "grad through astype",
+    oracleNeeds: ["Float16Array"],
+    beyondJaxjs: "jax-js 0.1.25 has no backward pass for casts; kiln differentiates astype between float dtypes, as JAX",
+    run: ({ numpy: np, grad }) => grad((x: any) => np.sum(np.astype(np.multiply(x, 3), np.float32)))(np.array([0.5, 1], { dtype: np.float64 })),
+    sameAs: ({ numpy: np }) => np.full([2], 3, { dtype: np.float64 }),
+  },
+  {
+    name: "grad of vectorNorm where an element is 0",
+    knownDifference: "jax-js 0.1.25's derivative of vectorNorm (ord 2) is NaN at a zero element; kiln's is 0 there (x / |x|), as JAX",
+    run: ({ numpy: np, grad }) => grad((x: any) => np.linalg.vectorNorm(x, { ord: 2 }))(np.array([0, 3, 4])),
+  },
+  {
+    name: "jit of sort of a raveled sort",
+    beyondJaxjs: "jax-js 0.1.25's jit cannot sort a reshaped sort's result (routine input is not imm); kiln compiles it",
+    run: ({ numpy: np, jit }) => jit((x: any) => np.sort(np.ravel(np.sort(x))))(np.array([[3, 1, 2]])),
+    sameAs: ({ numpy: np }) => np.array([1, 2, 3]),
+  },
+  {
+    name: "vmap of jit of sort of a flipped array",
+    beyondJaxjs: "jax-js 0.1.25's jit sorts only its input as given (a flipped, transposed or raveled operand throws: routine input is not imm); kiln compiles it",
+    run: ({ numpy: np, vmap, jit }) => vmap(jit((x: any) => np.sort(np.flip(x), 0)))(np.array([[3, 1, 2], [0, 5, 4]])),
+    sameAs: ({ numpy: np }) => np.array([[1, 2, 3], [0, 4, 5]]),
+  },
+  // kiln's jit once folded these bounds away (its reduction accumulator had an index's range).
+  { name: "jit of maximum of an int32 reduction and a number", run: ({ numpy: np, jit }) => jit((x: any) => np.maximum(np.sum(x, -1), -5))(np.array([[-9, -3], [4, -8]], { dtype: np.int32 })) },
+  { name: "jit of clip of an int32 cumsum", run: ({ numpy: np, jit }) => jit((x: any) => np.clip(np.cumsum(x, -1), -5, 5))(np.array([[-9, -3], [4, 8]], { dtype: np.int32 })) },
+  {
+    name: "jit of solve",
+    tol: { rtol: 1e-4, atol: 1e-5 },
+    beyondJaxjs: "jax-js 0.1.25's jit throws on triangular_solve (solve, inv, and the gradients of det and cholesky); kiln compiles them",
+    run: ({ numpy: np, jit }) => jit((a: any) => np.linalg.solve(a, np.array([[1], [2]])))(np.array([[3, 1], [1, 2]])),
+    sameAs: ({ numpy: np }) => np.linalg.solve(np.array([[3, 1], [1, 2]]), np.array([[1], [2]])),
+  },
+  {
+    name: "jit of grad of det",
+    tol: { rtol: 1e-4, atol: 1e-5 },
+    beyondJaxjs: "jax-js 0.1.25's jit throws on triangular_solve, which the gradient of det uses; kiln compiles it",
+    run: ({ numpy: np, jit, grad }) => jit(grad((a: any) => np.linalg.det(a)))(np.array([[3, 1], [1, 2]])),
+    sameAs: ({ numpy: np, grad }) => grad((a: any) => np.linalg.det(a))(np.array([[3, 1], [1, 2]])),
+  },
 ];
 
 export const moreCases: DiffCase[] = [...errorCases, ...randomFound, ...samplerCases, ...momentCases, ...fftCases, ...linalgCases, ...nnCases, ...treeCases, ...topCases];

@@ -220,3 +220,34 @@ export function recordingLib(lib: Lib, used: Set<string>, prefix = ""): Lib {
     },
   });
 }
+
+// jax-js 0.1.25 calls iterator helpers (Node 22+) in einsum's parser; on older Node the
+// oracle gets the ones it uses (map, filter), so that it runs as on a current runtime.
+export function provideIteratorHelpers() {
+  const iteratorProto = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+  const helpers: Record<string, (this: Iterator<unknown>, f: (v: unknown, i: number) => unknown) => Generator<unknown>> = {
+    *map(f) {
+      let i = 0;
+      for (let r = this.next(); !r.done; r = this.next()) yield f(r.value, i++);
+    },
+    *filter(f) {
+      let i = 0;
+      for (let r = this.next(); !r.done; r = this.next()) if (f(r.value, i++)) yield r.value;
+    },
+  };
+  for (const [name, value] of Object.entries(helpers))
+    if (typeof iteratorProto[name] !== "function") Object.defineProperty(iteratorProto, name, { configurable: true, writable: true, value });
+}
+
+/**
+ * jax-js 0.1.25 stores float16 (and names Float16Array for float64) through the runtime's
+ * Float16Array, which Node 20 lacks: the oracle gets a standard polyfill (IEEE half rounding
+ * on every store) while the test runs. Returns the function that takes it away again, so
+ * later test files in the same process see the runtime as it is.
+ */
+export async function provideFloat16Array(): Promise<() => void> {
+  if ("Float16Array" in globalThis) return () => {};
+  const { Float16Array } = await import("@petamoriken/float16");
+  (globalThis as any).Float16Array = Float16Array;
+  return () => delete (globalThis as any).Float16Array;
+}

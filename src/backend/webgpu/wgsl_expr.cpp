@@ -36,7 +36,9 @@ std::string wgsl_const(DType d, double v) {
     case DType::Float16:
     case DType::Float32: {
       float f = float(v);
-      if (!std::isfinite(f)) {
+      // Non-finite values, and the largest floats: their shortest decimal (3.40282347e+38)
+      // lies above FLT_MAX, which WGSL compilers reject ("cannot be represented as 'f32'").
+      if (!std::isfinite(f) || std::fabs(f) > 3.4e38f) {
         uint32_t bits;
         std::memcpy(&bits, &f, 4);
         std::snprintf(buf, sizeof buf, "k_f32bits(0x%08xu)", bits);
@@ -59,7 +61,7 @@ const std::map<AluOp, const char*>& float_unary() {
       {AluOp::Sqrt, "k_sqrt"},   {AluOp::Exp, "k_exp"},     {AluOp::Exp2, "k_exp2"},
       {AluOp::Expm1, "k_expm1"}, {AluOp::Log, "k_log"},     {AluOp::Log2, "k_log2"},
       {AluOp::Log1p, "k_log1p"}, {AluOp::Sin, "k_sin"},     {AluOp::Cos, "k_cos"},
-      {AluOp::Tan, "k_tan"},       {AluOp::Asin, "asin"},     {AluOp::Acos, "acos"},
+      {AluOp::Tan, "k_tan"},       {AluOp::Asin, "asin"},     {AluOp::Acos, "k_acos"},
       {AluOp::Atan, "atan"},     {AluOp::Sinh, "k_sinh"},   {AluOp::Cosh, "cosh"},
       {AluOp::Tanh, "k_tanh"},   {AluOp::Asinh, "asinh"},   {AluOp::Acosh, "acosh"},
       {AluOp::Atanh, "atanh"},   {AluOp::Erf, "k_erf"},     {AluOp::Floor, "floor"},

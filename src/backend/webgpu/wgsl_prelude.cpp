@@ -1,7 +1,7 @@
 // The WGSL helpers every generated kernel starts with: alu_eval's rules for what WGSL leaves
 // undefined or defines differently (NaN in max/min, integer x // 0, float->int saturation,
 // half rounding, atan2 of signed zeros), and the functions WGSL has no builtin for or whose
-// accuracy it leaves to the driver (erf, expm1, log1p, sin, cos, tan).
+// accuracy it leaves to the driver (erf, expm1, log1p, sin, cos, tan, acos).
 #include "backend/webgpu/wgsl_expr.h"
 
 namespace kiln::webgpu {
@@ -11,6 +11,11 @@ const char* wgsl_prelude() {
 fn k_isinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 // Non-finite values through a var: WGSL rejects constant expressions that are not finite.
 fn k_f32bits(b: u32) -> f32 { var v = b; return bitcast<f32>(v); }
+// acos through atan2 of the half-angle sides: SwiftShader's builtin acos is 7e-5 off at 0.
+fn k_acos(x: f32) -> f32 {
+  let s = sqrt(max((1.0 - x) * (1.0 + x), 0.0));
+  return select(atan2(s, x), k_f32bits(0x7fc00000u), !(abs(x) <= 1.0));
+}
 fn k_nan() -> f32 { return k_f32bits(0x7fc00000u); }
 fn k_inf() -> f32 { return k_f32bits(0x7f800000u); }
 fn k_fmax(a: f32, b: f32) -> f32 { return select(select(b, a, a > b), k_nan(), k_isnan(a) || k_isnan(b)); }
