@@ -103,35 +103,65 @@ def run_kiln(folder, manifest, threads, reps):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def executorch_worker(manifest, threads, reps):
+    """Times every model of the manifest in ExecuTorch at `threads` (its own process: the
+    thread pool is sized before any program is loaded; resizing it under a loaded XNNPACK
+    program crashes). Prints one JSON line: { model: [portable ms, XNNPACK ms] }."""
+    portable_lib._unsafe_reset_threadpool(threads)
+    out = {}
+    for e in json.load(open(manifest)):
+        inputs = [torch.from_numpy(np.fromfile(i["file"], dtype=i["dtype"]).reshape(i["shape"]).astype(
+            np.int64 if i["dtype"] == "int32" else np.float32)) for i in e["inputs"]]
+        # the runtime keeps pointers into these bytes (the .ptd is not copied): keep them alive
+        pte, ptd, xnn = (open(e[k], "rb").read() for k in ("pte", "ptd", "xnn"))
+        portable = portable_lib._load_for_executorch_from_buffer(pte, ptd)
+        xnnpack = portable_lib._load_for_executorch_from_buffer(xnn)
+        out[e["name"]] = [time_executorch(portable, inputs, reps), time_executorch(xnnpack, inputs, reps)]
+    print(json.dumps(out))
+
+
+def run_executorch(manifest, threads, reps):
+    out = subprocess.run([sys.executable, __file__, "--worker", str(threads), manifest, "--reps", str(reps)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"ExecuTorch worker failed ({out.returncode}):\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--only", default=None)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "executorch.md"))
+    ap.add_argument("--worker", type=int, default=0)
+    ap.add_argument("manifest", nargs="?")
     opts = ap.parse_args()
+    if opts.worker:
+        return executorch_worker(opts.manifest, opts.worker, opts.reps)
     only = opts.only.split(",") if opts.only else None
     folder = tempfile.mkdtemp(prefix="kiln-pte-bench-")
-    load_before = os.getloadavg()
-    entries, et = [], {}
+    entries = []
     for name, module, args, _more, dyn in models():
         if only and name not in only:
             continue
         inputs = tuple(formula_tensor(f"input{k}", x) if isinstance(x, tuple) else x for k, x in enumerate(args))
-        pte, ptd, xnn = export(name, module, inputs, dyn)
-        for ext, data in ((".pte", pte), (".ptd", ptd)):
-            with open(os.path.join(folder, name + ext), "wb") as f:
+        files = dict(zip(("pte", "ptd", "xnn"), export(name, module, inputs, dyn)))
+        entry = {"name": name, "inputs": save_inputs(folder, name, inputs)}
+        for k, data in files.items():
+            entry[k] = os.path.join(folder, f"{name}.{k}")
+            with open(entry[k], "wb") as f:
                 f.write(data)
-        entries.append({"name": name, "pte": os.path.join(folder, name + ".pte"), "ptd": os.path.join(folder, name + ".ptd"),
-                        "inputs": save_inputs(folder, name, inputs)})
-        portable = portable_lib._load_for_executorch_from_buffer(pte, ptd)
-        xnnpack = portable_lib._load_for_executorch_from_buffer(xnn)
-        for threads in (1, 2):
-            portable_lib._unsafe_reset_threadpool(threads)
-            et[(name, threads)] = (time_executorch(portable, inputs, opts.reps), time_executorch(xnnpack, inputs, opts.reps))
-            print(f"{name:22s} {threads}t  ExecuTorch portable {et[(name, threads)][0]:9.2f} ms  XNNPACK {et[(name, threads)][1]:8.2f} ms", flush=True)
+        entries.append(entry)
+        print(f"exported {name}", flush=True)
     manifest = os.path.join(folder, "manifest.json")
     with open(manifest, "w") as f:
         json.dump(entries, f)
+    load_before = os.getloadavg()
+    et = {}
+    for t in (1, 2):
+        for name, ms in run_executorch(manifest, t, opts.reps).items():
+            et[(name, t)] = ms
+            print(f"{name:22s} {t}t  ExecuTorch portable {ms[0]:9.2f} ms  XNNPACK {ms[1]:8.2f} ms", flush=True)
     kiln = {t: run_kiln(folder, manifest, t, opts.reps) for t in (1, 2)}
     load_after = os.getloadavg()
     write_report(opts, et, kiln, [e["name"] for e in entries], load_before, load_after)
