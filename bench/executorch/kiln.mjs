@@ -31,10 +31,7 @@ for (const m of JSON.parse(readFileSync(args[0], "utf8"))) {
     const t0 = performance.now();
     const inputs = m.inputs.map((i, k) => np.array(data[k], { shape: i.shape, dtype: i.dtype, device: "wasm" }));
     const outs = await program.run("forward", inputs);
-    for (const o of outs) {
-      await o.data();
-      o.dispose();
-    }
+    for (const o of outs) await o.data(); // reads back and frees the output
     return performance.now() - t0;
   };
   const first = await call();
