@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: js-deps site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-llm-browser bench-native bench-peak bench-qdot bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx serve-ocr
+.PHONY: js-deps site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-llm-browser bench-native bench-peak bench-qdot bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx bench-executorch serve-ocr
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -318,6 +318,14 @@ bench-wasm: setup
 BENCH_ONNX_ARGS ?=
 bench-onnx: onnx-models js-build
 	for t in 1 2; do KILN_NUM_THREADS=$$t nice node --experimental-wasm-relaxed-simd bench/onnx/bench.mjs $(BENCH_ONNX_ARGS); done
+
+# ExecuTorch models (issue 23): kiln wasm at 1 and 2 threads against ExecuTorch's Python
+# runtime (portable kernels and XNNPACK) on the same .pte; needs a Python with torch and
+# executorch (tools/requirements-executorch.txt, plus torchao for the XNNPACK partitioner):
+# BENCH_PYTHON=VENV/bin/python. Results: bench/results/executorch.md.
+BENCH_PYTHON ?= python3
+bench-executorch: js-build
+	nice $(BENCH_PYTHON) bench/executorch/bench.py $(BENCH_EXECUTORCH_ARGS)
 
 # LLM speed (issue 19): prefill (256-token prompt) and decode (128 tokens) tok/s of SmolLM2 on
 # kiln native and kiln wasm (Node) against llama.cpp (node-llama-cpp's prebuilt CPU binary,

@@ -1,5 +1,6 @@
 // The bigger ExecuTorch models of tests/fixtures/pte/models.txt (tools/pte_models.py: LSTM,
-// GPT-2-style KV-cache decoder, Whisper-style encoder block, small ViT, MobileNetV3-small),
+// GPT-2-style KV-cache decoder, Whisper-style encoder block, small ViT, MobileNetV3-small,
+// ResNet-18),
 // exported with external constants: the weights are rebuilt from the seeded formula of
 // tests/pte_formula.h and passed as named data; outputs are compared with ExecuTorch's.
 #include <gtest/gtest.h>
@@ -63,7 +64,7 @@ std::vector<Array> case_inputs(const kiln_test::FixtureCase& c, const executorch
 
 TEST(ExecutorchModels, EveryModelMatchesExecuTorch) {
   const auto cases = kiln_test::read_fixture_file(kDir + "models.txt");
-  ASSERT_EQ(cases.size(), 8u);
+  ASSERT_EQ(cases.size(), 9u);
   std::map<std::string, executorch::Program> programs;
   for (const auto& c : cases) {
     SCOPED_TRACE(c.id);

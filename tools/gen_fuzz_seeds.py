@@ -239,6 +239,11 @@ def pte_seeds():
             for name in ("relu", "linear", "layer_norm", "max_pool2d", "transpose_cat")}
 
 
+def ptd_seeds():
+    # The named data ExecuTorch's exporter wrote for the LSTM's external constants.
+    return {"lstm": fixture("pte", "lstm.ptd")}
+
+
 def onnx_seeds():
     """Models and tensors the `onnx` package wrote (tools/gen_onnx_fixtures.py), plus the
     reader's packed-dims case by hand."""
@@ -256,7 +261,7 @@ def build():
             "einsum": einsum_seeds(), "conv_layout": conv_layout_seeds(),
             "raw_array": raw_array_seeds(), "gguf": gguf_seeds(),
             "safetensors": safetensors_seeds(), "ggml_blocks": ggml_blocks_seeds(),
-            "pte": pte_seeds(),
+            "pte": pte_seeds(), "ptd": ptd_seeds(),
             "onnx": onnx_seeds()}
 
 

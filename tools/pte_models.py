@@ -1,7 +1,7 @@
 """The bigger models of tools/gen_pte_fixtures.py (issue 23's list): a 2-layer LSTM, a
 GPT-2-style decoder with a KV cache and a dynamic sequence length, a Whisper-style audio
-encoder block, a small ViT (torchvision's VisionTransformer) and MobileNetV3-small
-(torchvision, the real architecture).
+encoder block, a small ViT (torchvision's VisionTransformer), MobileNetV3-small and ResNet-18
+(torchvision, the real architectures).
 
 Their weights are not random draws committed with the program but a seeded formula:
 `formula_tensor(name, shape)` gives every parameter and buffer its values, the generator
@@ -173,6 +173,11 @@ def mobilenet_v3_small():
     return m(weights=None)
 
 
+def resnet18():
+    from torchvision.models import resnet18 as m
+    return m(weights=None)
+
+
 def models():
     """(name, module with formula weights, inputs (tensors, or shapes for formula inputs),
     [more inputs], dynamic_shapes). A shape tuple stands for formula_tensor("input<k>")."""
@@ -195,4 +200,7 @@ def models():
         ("whisper_encoder_block", set_formula_weights(WhisperEncoderBlock()), ((1, 16, 40),), [], None),
         ("vit_small", set_formula_weights(vit_small()), ((1, 3, 32, 32),), [], None),
         ("mobilenet_v3_small", set_formula_weights(mobilenet_v3_small()), ((1, 3, 224, 224),), [], None),
+        # 64x64 keeps every stage (the last is 2x2 before the average pool) at 1/12 of the
+        # 224x224 work, so the cpu interpreter and SwiftShader run it in make test
+        ("resnet18", set_formula_weights(resnet18()), ((1, 3, 64, 64),), [], None),
     ]

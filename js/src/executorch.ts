@@ -17,7 +17,7 @@
  */
 import { Array, callConsuming, describeValue, type Device } from "./array.js";
 import { check, core } from "./core.js";
-import { loadModelInput } from "./model_source.js";
+import { loadModelInput, sourceBytes } from "./model_source.js";
 
 /** Options of {@link load}. */
 export interface LoadOptions {
@@ -28,8 +28,10 @@ export interface LoadOptions {
    * `external_constants`: the `.pte` holds the structure only): each external tensor's value
    * under its fully qualified name ("features.0.0.weight"), of the program's dtype and
    * shape, on `device`. The program keeps its own reference; the caller still owns them.
+   * Or the `.ptd` file the exporter wrote beside the program (ExecuTorch's FlatTensor named
+   * data), as any source {@link load} takes: bytes, Blob, path (Node.js) or URL.
    */
-  namedData?: Record<string, Array> | NamedDataProvider;
+  namedData?: Record<string, Array> | NamedDataProvider | NamedDataFile;
 }
 
 /**
@@ -37,6 +39,13 @@ export interface LoadOptions {
  * shape as the program declares them. The Arrays it returns are freed after the load.
  */
 export type NamedDataProvider = (name: string, spec: { dtype: string; shape: number[] }) => Array;
+
+/** A `.ptd` named-data file: bytes, a Blob, a path (Node.js) or a URL. */
+export type NamedDataFile = Uint8Array | ArrayBuffer | Blob | URL | string;
+
+const isFileSource = (v: unknown) =>
+  typeof v === "string" || v instanceof URL || v instanceof ArrayBuffer || ArrayBuffer.isView(v) ||
+  (typeof Blob !== "undefined" && v instanceof Blob);
 
 /** A loaded `.pte` program: its methods (usually just "forward") and how to run them. */
 export class Program {
@@ -95,6 +104,10 @@ export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | strin
     if (!(a instanceof Array)) throw new TypeError(`executorch.load: namedData['${name}'] got ${describeValue(a)}, expected an Array`);
     return a._h();
   };
+  if (isFileSource(named)) {
+    const ptd = await sourceBytes("executorch.load: namedData", named);
+    return new Program(check(core.executorchLoad(bytes, { device, ptd })));
+  }
   const made: Array[] = [];
   if (typeof named === "function") {
     const provide = (name: string, dtype: string, shape: number[]) => {
@@ -110,7 +123,7 @@ export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | strin
     }
   }
   if (typeof named !== "object" || named === null)
-    throw new TypeError(`executorch.load: namedData got ${describeValue(named)}, expected an object of Arrays or a function`);
+    throw new TypeError(`executorch.load: namedData got ${describeValue(named)}, expected an object of Arrays, a function or a .ptd file`);
   const handles: Record<string, unknown> = {};
   for (const [name, a] of Object.entries(named)) handles[name] = asHandle(name, a);
   return new Program(check(core.executorchLoad(bytes, { device, namedData: handles })));

@@ -30,10 +30,12 @@ const devices = haveGpu ? ["cpu", "wasm", "webgpu"] : ["cpu", "wasm"];
 // On SwiftShader, contractions of 16+ rows, columns and ridx take the workgroup-tiled WGSL
 // path, whose shaders SwiftShader compiles slowly: the 17-token GPT block ~130 s (2-4 s for
 // its 3- and 8-token runs), the 16-token decoder step 39 s, the Whisper block 39 s, the ViT
-// 27 s, MobileNetV3-small 86 s (all pass). make test leaves these to KILN_PTE_WEBGPU_ALL=1
+// 27 s, MobileNetV3-small 86 s (all pass); ResNet-18 (64x64: 20 convolutions of up to 512
+// channels) is left out with them, not yet timed there. make test leaves these to KILN_PTE_WEBGPU_ALL=1
 // (and GPU machines) to keep its time.
 const slowOnSwiftShader = new Set(process.env.KILN_PTE_WEBGPU_ALL === "1" ? [] : [
   "gpt_block_dynamic_2", "gpt2_kv_decoder_2", "whisper_encoder_block_0", "vit_small_0", "mobilenet_v3_small_0",
+  "resnet18_0",
 ]);
 
 describe.each(devices)("executorch programs on %s", (device) => {
@@ -58,6 +60,7 @@ const modelCases = parseFixtures(modelsText);
 // The static input shapes of the models whose input is a formula (their programs declare them).
 const modelInputShapes: Record<string, number[]> = {
   whisper_encoder_block: [1, 16, 40], vit_small: [1, 3, 32, 32], mobilenet_v3_small: [1, 3, 224, 224],
+  resnet18: [1, 3, 64, 64],
 };
 describe.each(devices)("executorch models on %s", (device) => {
   const run = modelCases.filter((c) => device !== "webgpu" || !slowOnSwiftShader.has(c.id));
@@ -88,6 +91,22 @@ describe.each(devices)("executorch models on %s", (device) => {
 });
 
 describe("executorch API", () => {
+  test("named data from the .ptd file the exporter wrote", async () => {
+    // The LSTM's weights as ExecuTorch wrote them (tools/gen_pte_fixtures.py): the same
+    // values as the formula, so the outputs are the same bits.
+    const fromFile = await executorch.load(file("lstm"), { device: "cpu", namedData: new URL("../../tests/fixtures/pte/lstm.ptd", import.meta.url) });
+    const fromFormula = await executorch.load(file("lstm"), {
+      device: "cpu", namedData: (name, { shape }) => np.array(formulaValues(name, shape), { shape, device: "cpu" }),
+    });
+    const inputs = () => [np.linspace(-1, 1, 2 * 7 * 8, true, { device: "cpu" }).reshape([2, 7, 8]), np.full([2, 2, 24], 0.25, { device: "cpu" }), np.full([2, 2, 24], 0.25, { device: "cpu" })];
+    const a = await fromFile.run("forward", inputs());
+    const b = await fromFormula.run("forward", inputs());
+    for (const [i, o] of a.entries()) expect(o.js()).toEqual(b[i].js());
+    fromFile.dispose();
+    fromFormula.dispose();
+    await expect(executorch.load(file("lstm"), { namedData: new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9]) })).rejects.toThrow(/ptd: file identifier/);
+  });
+
   test("method names and the supported operators", async () => {
     const p = await program("mlp");
     expect(p.methodNames).toEqual(["forward"]);

@@ -30,16 +30,19 @@ struct ExecutorchProgram {
   int traces(const std::string& method) const { return program.traces(method); }
 };
 
-// options: { device, namedData | provide }: where the constants go (default: the default
-// device); the external constants by fully qualified name (handles; executorch.ts checks
-// them), or provide(name, dtype, shape) -> handle called for each one the program declares.
+// options: { device, namedData | provide | ptd }: where the constants go (default: the
+// default device); the external constants by fully qualified name (handles; executorch.ts
+// checks them), provide(name, dtype, shape) -> handle called for each one the program
+// declares, or the bytes of a `.ptd` file (executorch::read_ptd, on the device).
 val executorch_load(const val& bytes, const val& options) {
   try {
     OpName op("executorch.load");
     OnDevice on(get_str(options, "device", ""));
     std::map<std::string, Array> named;
     const val data = options["namedData"];
-    if (const val provide = options["provide"]; is_set(provide)) {
+    if (const val ptd = options["ptd"]; is_set(ptd)) {
+      named = executorch::read_ptd(bytes_of_js(ptd, "the named data"));
+    } else if (const val provide = options["provide"]; is_set(provide)) {
       const std::vector<uint8_t> file = bytes_of_js(bytes, "the program");
       for (const auto& [name, spec] : executorch::Program::external_tensors(formats::parse_pte(file))) {
         val shape = val::array();

@@ -11,6 +11,7 @@
 #include "ir/error.h"
 #include "library/numpy.h"
 #include "models/executorch/frame.h"
+#include "models/executorch/named_data.h"
 #include "models/executorch/operator_rules.h"
 
 namespace kiln::executorch {
@@ -38,27 +39,9 @@ std::string shape_text(const Shape& s) {
   return out + (s.size() == 1 ? ",)" : ")");
 }
 
-// A constant tensor's bytes as a kiln Array of its kiln dtype (integers widen or narrow to
-// int32; a Long that does not fit is an error, not a wrap).
+// A constant tensor's bytes as a kiln Array of its kiln dtype (tensor_array, named_data.h).
 Array constant_array(std::span<const uint8_t> file, const PteTensor& t, const std::string& where) {
-  const DType dtype = kiln_dtype(t.scalar_type, where);
-  const std::span<const uint8_t> data = pte_tensor_data(file, t);
-  const Shape shape(t.sizes.begin(), t.sizes.end());
-  if (dtype != int32 || t.scalar_type == PteScalarType::Int) return numpy::array(data.data(), shape, dtype);
-  const size_t itemsize = pte_scalar_type_size(t.scalar_type);
-  const bool is_signed = t.scalar_type != PteScalarType::Byte;
-  std::vector<int32_t> values(t.numel());
-  for (size_t i = 0; i < values.size(); ++i) {
-    int64_t v = 0;
-    uint64_t raw = 0;
-    std::memcpy(&raw, data.data() + i * itemsize, itemsize);
-    v = int64_t(raw);
-    if (is_signed && itemsize < 8 && (raw >> (8 * itemsize - 1)) & 1) v -= int64_t(1) << (8 * itemsize);
-    if (v < INT32_MIN || v > INT32_MAX)
-      fail(kOp, where, ": integer constant ", v, " does not fit kiln's int32");
-    values[i] = int32_t(v);
-  }
-  return numpy::array(values, shape);
+  return tensor_array(pte_tensor_data(file, t), t.scalar_type, Shape(t.sizes.begin(), t.sizes.end()), where);
 }
 
 void check_runnable(const PteExecutionPlan& plan, Method& m) {
