@@ -6,6 +6,7 @@
 #include "library/lax.h"
 #include "library/nn.h"
 #include "library/numpy.h"
+#include "models/conv_transpose.h"
 #include "models/executorch/operator_rules.h"
 
 namespace kiln::executorch::rules {
@@ -58,9 +59,8 @@ void addmm(OpCall& c) {  // (self = bias, mat1, mat2, beta, alpha)
 void mm(OpCall& c) { c.result(np::matmul(c.tensor(0), c.tensor(1))); }
 void bmm(OpCall& c) { c.result(np::matmul(c.tensor(0), c.tensor(1))); }
 
-// A transposed convolution as a convolution of the stride-dilated input with the kernel's
-// in/out channels swapped (per group) and its taps flipped; ATen's padding p trims
-// dilation * (k - 1) - p from each side, output_padding adds rows at the end.
+// A transposed convolution (models::conv_transpose, shared with ONNX's ConvTranspose); ATen's
+// padding p trims p from each side, output_padding adds rows at the end.
 Array conv_transposed(const OpCall& c, const Array& x, const Array& w, size_t spatial) {
   const int64_t groups = c.integer(8);
   const std::vector<int64_t> stride = per_dim(c.ints(3), spatial, c, "stride");
@@ -68,25 +68,16 @@ Array conv_transposed(const OpCall& c, const Array& x, const Array& w, size_t sp
   const std::vector<int64_t> dilation = per_dim(c.ints(5), spatial, c, "dilation");
   const std::vector<int64_t> extra = per_dim(c.ints(7), spatial, c, "output_padding");
   if (groups < 1 || w.shape(0) % groups) c.fail("groups " + std::to_string(groups) + " do not divide the weight");
-  Shape grouped = {groups, w.shape(0) / groups, w.shape(1)}, merged = {groups * w.shape(1), w.shape(0) / groups};
-  std::vector<int> taps;
-  for (size_t d = 0; d < spatial; ++d) {
-    grouped.push_back(w.shape(int(d) + 2));
-    merged.push_back(w.shape(int(d) + 2));
-    taps.push_back(int(d) + 2);
-  }
-  const Array kernel = np::flip(np::swapaxes(w.reshape(grouped), 1, 2).reshape(merged), taps);
-  std::vector<std::pair<int64_t, int64_t>> pads;
   for (size_t d = 0; d < spatial; ++d) {
     if (dilation[d] < 1 || dilation[d] > kMaxWindowParam || padding[d] < 0 ||
         padding[d] > kMaxWindowParam || extra[d] < 0 || extra[d] > kMaxWindowParam)
       c.fail("dilation, padding or output_padding out of range");
-    const int64_t low = dilation[d] * (w.shape(int(d) + 2) - 1) - padding[d];
-    if (low < 0) c.fail("padding larger than the dilated kernel is not supported yet");
-    pads.emplace_back(low, low + extra[d]);
+    if (dilation[d] * (w.shape(int(d) + 2) - 1) - padding[d] < 0)
+      c.fail("padding larger than the dilated kernel is not supported yet");
   }
-  return lax::conv_general_dilated(x, kernel, std::vector<int64_t>(spatial, 1), pads, stride,
-                                   dilation, std::nullopt, groups);
+  std::vector<int64_t> pads = padding;
+  pads.insert(pads.end(), padding.begin(), padding.end());
+  return models::conv_transpose(x, w, groups, stride, dilation, pads, extra);
 }
 
 // (input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups)
