@@ -84,6 +84,11 @@ export interface WebGpuCounters {
   pipelines: number;
   /** GPUBuffers created: storage, readback and uniform (a loop whose pools are warm adds none). */
   createdBuffers: number;
+  /**
+   * Bind groups created. They are kept by the buffers they bind, and jit hands a program's
+   * temporaries out by age, so a warm jitted loop (an LLM decode step) adds none.
+   */
+  bindGroups: number;
 }
 
 /**
@@ -110,7 +115,7 @@ export const profiler = {
    */
   webgpuCounters(): WebGpuCounters | null {
     const s = webGpuRuntime()?.stats();
-    return s ? { dispatches: s.dispatches, submits: s.submits, pipelines: s.pipelines, createdBuffers: s.createdBuffers } : null;
+    return s ? { dispatches: s.dispatches, submits: s.submits, pipelines: s.pipelines, createdBuffers: s.createdBuffers, bindGroups: s.bindGroups } : null;
   },
 };
 

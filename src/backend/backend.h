@@ -93,6 +93,11 @@ class Backend {
     return true;
   }
 
+  // Whether pools should hand this device's free buffers out by age (oldest first) rather than
+  // the last one given back: true where binding costs depend on buffer identity (webgpu caches
+  // bind groups by the buffers bound), so that each call of a program gets the same buffers.
+  virtual bool reuses_buffers_by_age() const { return false; }
+
   virtual std::shared_ptr<Executable> prepare(const Kernel& kernel) = 0;
   // Runs a prepared kernel: inputs in Load-arg order, one output of kernel.size elements.
   virtual void dispatch(const Executable& exe, const std::vector<int64_t>& inputs,

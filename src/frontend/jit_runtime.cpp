@@ -1,6 +1,7 @@
 // Running a compiled Program: bind argument buffers, dispatch the prepared kernels in order,
 // and recycle temporaries through a size-class buffer pool so steady-state calls allocate
 // nothing on the device.
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -23,8 +24,12 @@ class BufferPool {
       std::lock_guard<std::mutex> lock(mu_);
       auto& v = free_[{&be, cls}];
       while (!v.empty()) {
-        BufferRef b = std::move(v.back());
-        v.pop_back();
+        // The last one given back (warm in cache), or by age where the device asks for it: the
+        // oldest free buffer depends only on which are free, not on the order they came back,
+        // so each call of a program binds the same buffers (webgpu's bind groups stay cached).
+        auto it = be.reuses_buffers_by_age() ? std::min_element(v.begin(), v.end(), older) : v.end() - 1;
+        BufferRef b = std::move(*it);
+        v.erase(it);
         pooled_ -= cls;
         if (be.buffer_live(b->handle())) return b;  // else its device was lost: drop it
       }
@@ -62,6 +67,7 @@ class BufferPool {
 
  private:
   static constexpr int64_t kMaxPooledBytes = int64_t(256) << 20;
+  static bool older(const BufferRef& a, const BufferRef& b) { return a->handle() < b->handle(); }
   static int64_t size_class(int64_t bytes) {
     int64_t c = 256;
     while (c < bytes) c <<= 1;

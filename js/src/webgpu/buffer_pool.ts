@@ -14,6 +14,7 @@ export class BufferPool {
   #free = new Map<number, GPUBuffer[]>();
   #order = new Set<GPUBuffer>(); // every pooled buffer, the one given back longest ago first
   #pooled = 0;
+  #serial = new WeakMap<GPUBuffer, number>(); // creation order of this pool's buffers
   /** GPUBuffers this pool has created (a steady-state loop stops adding to it). */
   created = 0;
 
@@ -28,14 +29,22 @@ export class BufferPool {
   take(bytes: number): GPUBuffer {
     const cls = sizeClass(bytes);
     const list = this.#free.get(cls);
-    const b = list?.pop();
-    if (b) {
+    if (list?.length) {
+      // The oldest free buffer of the class: which one that is depends only on which buffers
+      // are free, not on the order they were given back, so a loop that allocates the same
+      // sizes each iteration gets the same buffers, and its bind groups stay cached.
+      let i = 0;
+      for (let j = 1; j < list.length; j++) if (this.#serial.get(list[j])! < this.#serial.get(list[i])!) i = j;
+      const b = list[i];
+      list.splice(i, 1);
       this.#order.delete(b);
       this.#pooled -= cls;
       return b;
     }
     this.created++;
-    return this.device.createBuffer({ size: cls, usage: this.usage });
+    const b = this.device.createBuffer({ size: cls, usage: this.usage });
+    this.#serial.set(b, this.created);
+    return b;
   }
 
   /** Whether take(bytes) would reuse a buffer (and so create nothing that can fail). */

@@ -52,6 +52,7 @@ export interface RuntimeStats {
   dispatches: number; // recorded since the runtime started
   submits: number; // command buffers submitted since then
   createdBuffers: number; // GPUBuffers created since then (storage, staging, uniform)
+  bindGroups: number; // bind groups created since then (the cache's misses and unsettled buffers' groups)
   reads: number; // asynchronous reads started
   syncReads: number; // blocking reads (readSync): dataSync, while_loop's predicate
 }
@@ -83,7 +84,7 @@ export class WebGpuRuntime {
   #epoch = 1; // increments at each submit
   #flushQueued = false;
   #scopes: Promise<void>[] = [];
-  #stats = { dispatches: 0, submits: 0, reads: 0, syncReads: 0 };
+  #stats = { dispatches: 0, submits: 0, reads: 0, syncReads: 0, bindGroups: 0 };
   #uniformsCreated = 0;
   #reader: CanvasReader | null | undefined; // the blocking path, found on first use
 
@@ -304,8 +305,10 @@ export class WebGpuRuntime {
     if (failed) return this.#fail(failed.error!);
     if (unsettled.length) this.flush();
     const buffers = [this.#uniform(size), out.buffer, ...ins.map((r) => r.buffer)];
-    const make = () =>
-      this.device.createBindGroup({ layout: p.layout, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) });
+    const make = () => {
+      this.#stats.bindGroups++;
+      return this.device.createBindGroup({ layout: p.layout, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) });
+    };
     let group: GPUBindGroup | null = null;
     // Buffers not known to exist get a group of their own, made under an error scope.
     if (unsettled.length) this.#scoped(unsettled, "a bind group", () => void (group = make()));
