@@ -23,7 +23,7 @@ using formats::OnnxNode;
 using formats::OnnxType;
 
 struct ModelState {
-  std::vector<uint8_t> bytes;  // the file: attribute tensors are decoded from it at trace time
+  std::vector<uint8_t> bytes;  // the file, then its external data: attribute tensors are decoded from it at trace time
   formats::OnnxModel model;
   int64_t opset = 0;
   std::map<std::string, Array> constants;  // initializers
