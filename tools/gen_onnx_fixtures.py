@@ -249,19 +249,24 @@ def error_models():
     }
 
 
-def runtime_files(name, model, cases):
-    onnx.checker.check_model(model)
-    files = {f"{name}.onnx": model.SerializeToString()}
-    ref = ReferenceEvaluator(model)
+def case_files(name, model, cases, run):
+    """<name>.in<k>_<i>.pb and <name>.out<k>_<j>.pb of each case; run(feeds) gives the outputs."""
+    files = {}
     in_names = [i.name for i in model.graph.input]
     for k, inputs in enumerate(cases):
-        outs = ref.run(None, dict(zip(in_names, inputs)))
+        outs = run(dict(zip(in_names, inputs)))
         for i, x in enumerate(inputs):
             files[f"{name}.in{k}_{i}.pb"] = numpy_helper.from_array(x, in_names[i]).SerializeToString()
         for j, y in enumerate(outs):
             files[f"{name}.out{k}_{j}.pb"] = numpy_helper.from_array(
-                y, model.graph.output[j].name).SerializeToString()
+                np.asarray(y), model.graph.output[j].name).SerializeToString()
     return files
+
+
+def runtime_files(name, model, cases):
+    onnx.checker.check_model(model)
+    ref = ReferenceEvaluator(model)
+    return {f"{name}.onnx": model.SerializeToString(), **case_files(name, model, cases, lambda f: ref.run(None, f))}
 
 
 def external_model():
@@ -343,14 +348,7 @@ def onnxruntime_files(name, model, cases, external=False):
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-        in_names = [i.name for i in sess.get_inputs()]
-        for k, inputs in enumerate(cases):
-            outs = sess.run(None, dict(zip(in_names, inputs)))
-            for i, x in enumerate(inputs):
-                files[f"{name}.in{k}_{i}.pb"] = numpy_helper.from_array(x, in_names[i]).SerializeToString()
-            for j, y in enumerate(outs):
-                files[f"{name}.out{k}_{j}.pb"] = numpy_helper.from_array(
-                    np.asarray(y), model.graph.output[j].name).SerializeToString()
+        files.update(case_files(name, model, cases, lambda f: sess.run(None, f)))
     return files
 
 
