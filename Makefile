@@ -216,9 +216,9 @@ check-pte-fixtures:
 	python3 tools/gen_pte_fixtures.py --check
 	python3 tools/gen_pte_dynamic_fixtures.py --check
 
-# tests/fixtures/onnx: models the `onnx` package writes and its reference evaluator's outputs
-# (tools/gen_onnx_fixtures.py, onnx and protobuf pinned); not part of `make test` (CI installs
-# no onnx).
+# tests/fixtures/onnx: models the `onnx` package writes (one with external data) and the
+# outputs of its reference evaluator or of onnxruntime (tools/gen_onnx_fixtures.py; onnx,
+# protobuf and onnxruntime pinned); not part of `make test` (CI installs no onnx).
 check-onnx-fixtures:
 	python3 -m pip install -q --disable-pip-version-check -r tools/requirements-onnx.txt
 	python3 tools/gen_onnx_fixtures.py --check

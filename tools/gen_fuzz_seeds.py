@@ -251,6 +251,7 @@ def onnx_seeds():
         "reader_all": fixture("onnx", "reader_all.onnx"),
         "gemm": fixture("onnx", "gemm.onnx"),
         "conv": fixture("onnx", "conv.onnx"),
+        "external": fixture("onnx", "external.onnx"),
         "tensor": fixture("onnx", "gemm.in1_0.pb"),
         "packed_dims_tensor": bytes([0x0a, 0x02, 0x02, 0x03, 0x10, 0x01, 0x4a, 0x18]) + bytes(24),
     }

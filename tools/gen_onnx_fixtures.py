@@ -29,10 +29,16 @@ Strings are quoted with bytes outside printable ASCII (and " \\) as \\xHH.
 bad_*.onnx: models kiln refuses at load (error_models()).
 
 Runtime fixtures <name>.onnx with <name>.in<k>_<i>.pb (input i of case k) and
-<name>.out<k>_<j>.pb (output j), TensorProtos as the ONNX node tests store them.
+<name>.out<k>_<j>.pb (output j), TensorProtos as the ONNX node tests store them. gemm and conv
+take their outputs from onnx's reference evaluator; the models below from onnxruntime (CPU):
+  external.onnx + external.bin   weights and a Constant's value saved by onnx.save_model with
+                                 save_as_external_data (every tensor, attributes too, in one file)
+  loop_while.onnx                Loops whose bodies compute their conditions, with carried values
+                                 and scan outputs (one bounded by a trip count, one not)
 """
 import os
 import sys
+import tempfile
 
 import numpy as np
 import onnx
@@ -243,18 +249,106 @@ def error_models():
     }
 
 
-def runtime_files(name, model, cases):
-    onnx.checker.check_model(model)
-    files = {f"{name}.onnx": model.SerializeToString()}
-    ref = ReferenceEvaluator(model)
+def case_files(name, model, cases, run):
+    """<name>.in<k>_<i>.pb and <name>.out<k>_<j>.pb of each case; run(feeds) gives the outputs."""
+    files = {}
     in_names = [i.name for i in model.graph.input]
     for k, inputs in enumerate(cases):
-        outs = ref.run(None, dict(zip(in_names, inputs)))
+        outs = run(dict(zip(in_names, inputs)))
         for i, x in enumerate(inputs):
             files[f"{name}.in{k}_{i}.pb"] = numpy_helper.from_array(x, in_names[i]).SerializeToString()
         for j, y in enumerate(outs):
             files[f"{name}.out{k}_{j}.pb"] = numpy_helper.from_array(
-                y, model.graph.output[j].name).SerializeToString()
+                np.asarray(y), model.graph.output[j].name).SerializeToString()
+    return files
+
+
+def runtime_files(name, model, cases):
+    onnx.checker.check_model(model)
+    ref = ReferenceEvaluator(model)
+    return {f"{name}.onnx": model.SerializeToString(), **case_files(name, model, cases, lambda f: ref.run(None, f))}
+
+
+def external_model():
+    """Gemm + Add of a Constant + Relu, every tensor (the Constant's value too) saved to
+    external.bin by onnx.save_model(save_as_external_data=True, convert_attribute=True)."""
+    rng = np.random.default_rng(9)
+    w = numpy_helper.from_array(rng.standard_normal((5, 4)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal((5,)).astype(np.float32), "b")
+    shift = numpy_helper.from_array(rng.standard_normal((5,)).astype(np.float32), "shift_value")
+    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["h"], name="fc", transB=1),
+             helper.make_node("Constant", [], ["shift"], name="shift", value=shift),
+             helper.make_node("Add", ["h", "shift"], ["a"], name="add"),
+             helper.make_node("Relu", ["a"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "external", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])], [w, b])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    return m, [[rng.standard_normal((3, 4)).astype(np.float32)]]
+
+
+def loop_body(name, limit):
+    """(i, cond, y, total) -> (sum(y') < limit, y' = 1.5 y + 0.25, total + sum(y'),
+    scan y', scan i as float)."""
+    f = TensorProto.FLOAT
+    consts = [helper.make_node("Constant", [], [n], value=numpy_helper.from_array(np.array(v, np.float32), n))
+              for n, v in (("k", 1.5), ("c", 0.25), ("lim", limit))]
+    nodes = consts + [
+        helper.make_node("Mul", ["y_in", "k"], ["ky"]),
+        helper.make_node("Add", ["ky", "c"], ["y_out"]),
+        helper.make_node("ReduceSum", ["y_out"], ["s"], keepdims=0),
+        helper.make_node("Add", ["total_in", "s"], ["total_out"]),
+        helper.make_node("Less", ["s", "lim"], ["cond_out"]),
+        helper.make_node("Cast", ["i"], ["i_f"], to=f),
+        helper.make_node("Identity", ["y_out"], ["y_scan"])]
+    return helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_in", f, [3]), helper.make_tensor_value_info("total_in", f, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_out", f, [3]), helper.make_tensor_value_info("total_out", f, []),
+         helper.make_tensor_value_info("y_scan", f, [3]), helper.make_tensor_value_info("i_f", f, [])])
+
+
+def loop_while_model():
+    """Two Loops whose bodies compute their conditions (sum of the carried vector below a
+    limit): `bounded` also stops at the trip count M (a graph input), `unbounded` has none;
+    both stack every step's vector and iteration number. The cases stop at M, stop early,
+    stop after one step, and (go false) run no step at all."""
+    f = TensorProto.FLOAT
+    zero = numpy_helper.from_array(np.array(0, np.float32), "zero")
+    nodes = [helper.make_node("Loop", ["M", "go", "x", "zero"], ["y1", "t1", "ys1", "is1"], name="bounded",
+                              body=loop_body("bounded_body", 40.0)),
+             helper.make_node("Loop", ["", "go", "x", "zero"], ["y2", "t2", "ys2", "is2"], name="unbounded",
+                              body=loop_body("unbounded_body", 100.0))]
+    outs = [helper.make_tensor_value_info(n, f, s) for k in "12"
+            for n, s in ((f"y{k}", [3]), (f"t{k}", []), (f"ys{k}", [f"n{k}", 3]), (f"is{k}", [f"n{k}"]))]
+    g = helper.make_graph(nodes, "loop_while",
+                          [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+                           helper.make_tensor_value_info("go", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("x", f, [3])], outs, [zero])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+    def case(m_, go, x):
+        return [np.array(m_, np.int64), np.array(go, np.bool_), np.array(x, np.float32)]
+    return m, [case(4, True, [0.1, 0.2, 0.3]), case(10, True, [0.5, -0.2, 1.0]), case(10, True, [30, 5, 9]),
+               case(10, False, [1, 2, 3]), case(0, True, [0.1, 0.2, 0.3])]
+
+
+def onnxruntime_files(name, model, cases, external=False):
+    """The model's files as onnx.save_model writes them (with external data: the .onnx and
+    external.bin), and onnxruntime's outputs for each case, run from the saved files."""
+    import onnxruntime as ort
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, f"{name}.onnx")
+        onnx.save_model(model, path, save_as_external_data=external, all_tensors_to_one_file=True,
+                        location=f"{name}.bin", size_threshold=0, convert_attribute=True)
+        onnx.checker.check_model(path)
+        files = {n: open(os.path.join(d, n), "rb").read() for n in sorted(os.listdir(d))}
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        files.update(case_files(name, model, cases, lambda f: sess.run(None, f)))
     return files
 
 
@@ -264,6 +358,8 @@ def main():
     files.update(runtime_files("gemm", *gemm_model()))
     files.update(runtime_files("conv", *conv_model()))
     files.update(error_models())
+    files.update(onnxruntime_files("external", *external_model(), external=True))
+    files.update(onnxruntime_files("loop_while", *loop_while_model()))
     sync_dirs({OUT: files}, "gen_onnx_fixtures", "files")
 
 

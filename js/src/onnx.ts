@@ -10,12 +10,56 @@
  */
 import { Array, callConsuming, describeValue, type Device } from "./array.js";
 import { check, core } from "./core.js";
-import { loadModelInput } from "./model_source.js";
+import { loadModelInput, sourceBytes } from "./model_source.js";
+
+/**
+ * One external data file of a model (onnxruntime-web's `ExternalDataFileType`): `path` is the
+ * location the model's tensors name (relative to the model, e.g. `"model.onnx.data"`) and
+ * `data` its contents, a Blob, or a path (Node.js) or URL to read them from. A bare string
+ * is both.
+ */
+export type ExternalDataFile = { path: string; data: Uint8Array | ArrayBufferLike | Blob | string } | string;
 
 /** Options of {@link load}. */
 export interface LoadOptions {
   /** Where the constants (weights) go; run inputs must be on it (default: the default device). */
   device?: Device;
+  /**
+   * The files holding the model's external tensor data (models over 2 GB, and many exporters,
+   * keep weights there), as onnxruntime-web's session option of that name. Without it, a
+   * model loaded from a file path (Node.js) or a URL reads them from the model's directory.
+   */
+  externalData?: readonly ExternalDataFile[];
+}
+
+/** The external data files as { path, bytes }: given ones read, else found beside `source`. */
+async function externalFiles(bytes: Uint8Array, source: unknown, given: unknown): Promise<{ path: string; data: Uint8Array }[]> {
+  if (given !== undefined) {
+    if (!globalThis.Array.isArray(given))
+      throw new Error(`onnx.load: options.externalData got ${describeValue(given)}, expected an array of { path, data } or paths`);
+    return Promise.all(
+      given.map(async (f: unknown, i: number) => {
+        const entry = typeof f === "string" ? { path: f, data: f } : f;
+        if (entry === null || typeof entry !== "object" || typeof (entry as any).path !== "string")
+          throw new Error(`onnx.load: options.externalData[${i}] got ${describeValue(f)}, expected { path: string, data } or a path`);
+        const { path, data } = entry as { path: string; data: unknown };
+        return { path, data: await sourceBytes(`onnx.load: external data '${path}'`, data) };
+      }),
+    );
+  }
+  const names: string[] = check(core.onnxExternalFiles(bytes));
+  if (names.length === 0) return [];
+  const text = source instanceof URL ? source.href : typeof source === "string" ? source : null;
+  // Without a path or URL there is no directory to look in: load() reports each missing file.
+  if (text === null) return [];
+  const remote = /^(https?|file):/i.test(text);
+  const base = remote ? text : text.replace(/[^/\\]*$/, "");
+  return Promise.all(
+    names.map(async (name) => {
+      const where = remote ? new URL(name, base) : base + name;
+      return { path: name, data: await sourceBytes(`onnx.load: external data '${name}'`, where) };
+    }),
+  );
 }
 
 /**
@@ -91,9 +135,17 @@ export class InferenceSession {
 /**
  * Loads an ONNX model from bytes (Uint8Array, ArrayBuffer, Blob/File), a file path (Node.js)
  * or a URL. Every node is checked first: an op, opset or attribute kiln has no rule for is an
- * Error naming the node and what is supported.
+ * Error naming the node and what is supported. External tensor data comes from
+ * `options.externalData`, or for a path or URL from the files beside the model; a missing
+ * file, or a range or length that does not fit, is an Error naming the tensor and the file.
+ *
+ * @example
+ * ```ts
+ * const session = await onnx.load(modelBytes, { externalData: [{ path: "model.onnx.data", data: dataBytes }] });
+ * ```
  */
 export async function load(source: Uint8Array | ArrayBuffer | Blob | URL | string, options: LoadOptions = {}): Promise<InferenceSession> {
   const { bytes, device } = await loadModelInput("onnx.load", source, options);
-  return new InferenceSession(check(core.onnxLoad(bytes, { device })));
+  const externalData = await externalFiles(bytes, source, options.externalData);
+  return new InferenceSession(check(core.onnxLoad(bytes, { device, externalData })));
 }

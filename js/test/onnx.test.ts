@@ -2,47 +2,20 @@
 // a Gemm graph with a symbolic batch and a Conv graph) against onnx's reference evaluator's
 // outputs on cpu and wasm, as tests/onnx_graph_test.cpp does in C++; then the session's
 // contract: names, consumption of feeds, errors naming the input, and `call` under grad
-// against central differences. Node only: the models are read from the repository's files.
+// against central differences; a model with external data loaded from a path string (the rest
+// of external data and data-dependent Loops: onnx_external.test.ts, in Chromium too). Node
+// only: the models are read from the repository's files.
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { grad, jit, numpy as np, onnx } from "../dist/index.js";
+import { expectCloseTo, parseTensorPb, tensorOf } from "./onnx_pb.js";
 
 const dir = new URL("../../tests/fixtures/onnx/", import.meta.url);
 
-/** A TensorProto file of float32 data (dims: field 1, raw_data: field 9) as shape and values. */
-function readTensorPb(name: string): { shape: number[]; values: Float32Array } {
-  const b = new Uint8Array(readFileSync(new URL(name, dir)));
-  let at = 0;
-  const varint = () => {
-    let v = 0, scale = 1, byte;
-    do { byte = b[at++]; v += (byte & 0x7f) * scale; scale *= 128; } while (byte & 0x80);
-    return v;
-  };
-  const shape: number[] = [];
-  let values = new Float32Array(0);
-  while (at < b.length) {
-    const key = varint(), field = Math.floor(key / 8), wire = key % 8;
-    if (wire === 0) { const v = varint(); if (field === 1) shape.push(v); else if (field === 2) expect(v).toBe(1); continue; }
-    expect(wire).toBe(2);
-    const len = varint(), body = b.slice(at, at + len);
-    at += len;
-    if (field === 9) values = new Float32Array(body.buffer);
-    if (field === 1) { const end = at; at -= len; while (at < end) shape.push(varint()); }
-  }
-  return { shape, values };
-}
-
-const tensor = (name: string, device: string) => {
-  const t = readTensorPb(name);
-  return np.array(t.values, { shape: t.shape, device: device as any });
-};
-
-function expectClose(got: np.Array, name: string) {
-  const want = readTensorPb(name);
-  expect(got.shape).toEqual(want.shape);
-  const g = got.dataSync() as Float32Array;
-  for (let i = 0; i < g.length; i++) expect(Math.abs(g[i] - want.values[i])).toBeLessThanOrEqual(1e-6 + 1e-5 * Math.abs(want.values[i]));
-}
+const readTensorPb = (name: string) => parseTensorPb(new Uint8Array(readFileSync(new URL(name, dir))));
+const tensor = (name: string, device: string) => tensorOf(readTensorPb(name), device);
+const expectClose = (got: np.Array, name: string) => expectCloseTo(got, readTensorPb(name));
 
 describe.each(["cpu", "wasm"])("onnx models on %s", (device) => {
   test.each([["gemm", 2], ["conv", 1]] as const)("%s matches onnx's reference evaluator", async (model, sizes) => {
@@ -59,6 +32,16 @@ describe.each(["cpu", "wasm"])("onnx models on %s", (device) => {
     }
     s.release();
   });
+});
+
+test("a model with external data loads from a file path string, its data from a path too", async () => {
+  const s = await onnx.load(fileURLToPath(new URL("external.onnx", dir)), { device: "cpu" });
+  const bytes = new Uint8Array(readFileSync(new URL("external.onnx", dir)));
+  const t = await onnx.load(bytes, { device: "cpu", externalData: [{ path: "external.bin", data: fileURLToPath(new URL("external.bin", dir)) }] });
+  for (const session of [s, t]) {
+    expectClose((await session.run({ x: tensor("external.in0_0.pb", "cpu") })).y, "external.out0_0.pb");
+    session.release();
+  }
 });
 
 describe("onnx API", () => {

@@ -150,4 +150,31 @@ std::span<const uint8_t> onnx_raw_data(std::span<const uint8_t> bytes, const Onn
 // equal prod(dims). External data, strings and types without a size throw kiln::Error.
 std::vector<uint8_t> onnx_tensor_bytes(std::span<const uint8_t> bytes, const OnnxTensor& t);
 
+// An external tensor's records (TensorProto.external_data) read and checked: which file,
+// relative to the model's directory, and which byte range of it holds the elements.
+struct OnnxExternalRef {
+  std::string location;  // normalized: '/' separators, no "." or empty parts
+  uint64_t offset = 0;
+  bool has_length = false;  // without one, the data runs to the end of the file
+  uint64_t length = 0;
+  std::string checksum;  // SHA-1 hex as written; kept, not verified
+};
+// The records of `t` (which must be external): `location` is required and must be a relative
+// path that stays inside the model's directory (no absolute path, drive letter or ".."
+// part); offset and length must be decimal integers; unknown keys are ignored as onnx does.
+// Throws kiln::Error naming the tensor.
+OnnxExternalRef onnx_external_ref(const OnnxTensor& t);
+// A location made canonical as onnx_external_ref does (backslashes become slashes, "." parts go), so a
+// caller's file names match the records; throws kiln::Error for one onnx_external_ref refuses.
+std::string onnx_external_location(const std::string& location);
+// Every external tensor of the model (initializers and attribute tensors, in subgraphs too),
+// in file order, each with its records checked (non-const: a loader rewrites them in place
+// once it has their bytes).
+std::vector<std::pair<OnnxTensor*, OnnxExternalRef>> onnx_external_tensors(OnnxModel& model);
+// The bytes of external tensor `t` inside `file` (the contents of ref.location): the range
+// must lie inside the file and hold exactly prod(dims) elements of the tensor's type. Errors
+// name the tensor and the file.
+std::span<const uint8_t> onnx_external_data(const OnnxTensor& t, const OnnxExternalRef& ref,
+                                            std::span<const uint8_t> file);
+
 }  // namespace kiln::formats

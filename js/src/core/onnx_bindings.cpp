@@ -48,13 +48,32 @@ struct OnnxModel {
   }
 };
 
-// options: { device }: where the constants go (default: the default device).
+// options: { device, externalData }: where the constants go (default: the default device);
+// externalData: [{ path, data: Uint8Array }], the external data files by location (the JS
+// side has read Blobs, paths and URLs into bytes).
 val onnx_load(const val& bytes, const val& options) {
   try {
     OpName op("onnx.load");
     OnDevice on(get_str(options, "device", ""));
     std::vector<uint8_t> buf = bytes_of_js(bytes, "the model");
-    return val(OnnxModel{onnx::Model::load(buf), current_device()});
+    onnx::ExternalData files;
+    const val list = options["externalData"];
+    const int n = is_set(list) ? js_length(list, "options.externalData") : 0;
+    for (int i = 0; i < n; i++) {
+      const std::string path = js_string(list[i]["path"], "options.externalData[" + std::to_string(i) + "].path");
+      files[path] = bytes_of_js(list[i]["data"], "an external data file");
+    }
+    return val(OnnxModel{onnx::Model::load(buf, files), current_device()});
+  } catch (const std::exception& e) {
+    return js_error(e);
+  }
+}
+
+// The external data files a model's tensors name (what onnx.load must read for a path).
+val onnx_external_files(const val& bytes) {
+  try {
+    OpName op("onnx.load");
+    return strings_to_js(onnx::Model::external_files(bytes_of_js(bytes, "the model")));
   } catch (const std::exception& e) {
     return js_error(e);
   }
@@ -72,4 +91,5 @@ EMSCRIPTEN_BINDINGS(kiln_onnx) {
       .function("run", &OnnxModel::run)
       .function("call", &OnnxModel::call);
   function("onnxLoad", &onnx_load);
+  function("onnxExternalFiles", &onnx_external_files);
 }

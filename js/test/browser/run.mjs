@@ -53,13 +53,14 @@ const page = `<!doctype html><meta charset="utf-8"><title>kiln tests</title><scr
 
 // Cross-origin isolation (SharedArrayBuffer, so a threaded build can be chosen).
 const headers = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
-// Also the repository's examples/web page and the package it loads (js/dist).
+// Also the repository's examples/web page and the package it loads (js/dist), and the ONNX
+// fixtures that onnx_external.test.ts loads by URL.
 const repo = resolve(here, "../../..");
 const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".cjs": "text/javascript", ".wasm": "application/wasm" };
 const dist = resolve(here, "../../dist");
 const server = createServer((req, res) => {
   const path = (req.url ?? "").split("?")[0];
-  if (/^\/(examples\/web|js\/dist)\/[\w./-]*$/.test(path) && !path.includes("..")) {
+  if (/^\/(examples\/web|js\/dist|tests\/fixtures\/onnx)\/[\w./-]*$/.test(path) && !path.includes("..")) {
     const file = join(repo, path.endsWith("/") ? path + "index.html" : path);
     try {
       const body = readFileSync(file);

@@ -3,6 +3,10 @@
 #include "models/onnx/onnx_model.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <functional>
 #include <set>
 
 #include "formats/onnx.h"
@@ -19,7 +23,7 @@ using formats::OnnxNode;
 using formats::OnnxType;
 
 struct ModelState {
-  std::vector<uint8_t> bytes;  // the file: attribute tensors are decoded from it at trace time
+  std::vector<uint8_t> bytes;  // the file, then its external data: attribute tensors are decoded from it at trace time
   formats::OnnxModel model;
   int64_t opset = 0;
   std::map<std::string, Array> constants;  // initializers
@@ -28,6 +32,7 @@ struct ModelState {
   std::map<const OnnxNode*, const OpRule*> rules;  // every node's, branches' too, found at load
   std::vector<bool> static_inputs;   // per input: its values reach a rule's host input
   std::map<std::string, int32_t> value_types;  // ONNX element types the file declares
+  bool eager = false;  // a Loop's scan outputs have a data-dependent length: run() skips jit
   Fn jitted;  // (dynamic inputs, static inputs as trees of scalars) -> outputs
 };
 
@@ -160,12 +165,110 @@ bool condition_passes_through(const OnnxGraph& body) {
   return false;
 }
 
+std::vector<bool> find_static_inputs(const OnnxGraph& g, const std::map<const OnnxNode*, const OpRule*>& rules,
+                                     const std::vector<std::string>& inputs);
+
+// The number of scan outputs of a Loop body (outputs after the condition and carried values).
+size_t scan_outputs_of(const OnnxGraph& body) {
+  const size_t nv = body.inputs.size() >= 2 ? body.inputs.size() - 2 : 0;
+  return body.outputs.size() > nv + 1 ? body.outputs.size() - 1 - nv : 0;
+}
+
+// A Loop whose scan outputs' length depends on values computed while it runs (its body
+// computes the condition): Model::run evaluates a graph holding one eagerly, not under jit.
+bool has_data_dependent_scan(const OnnxGraph& g) {
+  for (const OnnxNode& n : g.nodes) {
+    if (n.op_type == "Loop") {
+      const formats::OnnxAttribute* b = n.find_attribute("body");
+      if (b && !b->graphs.empty() && scan_outputs_of(b->graphs[0]) > 0 && !condition_passes_through(b->graphs[0]))
+        return true;
+    }
+    for (const formats::OnnxAttribute& a : n.attributes)
+      for (const OnnxGraph& sub : a.graphs)
+        if (has_data_dependent_scan(sub)) return true;
+  }
+  return false;
+}
+
+// The outputs of a Loop that runs no iteration: the carried values as given, and scan
+// outputs of length 0. The body runs once on the initial values (discarded), only for the
+// shapes and dtypes of one step's scan outputs.
+std::vector<Array> with_empty_scans(const ModelState& st, const OnnxGraph& body, const std::map<std::string, Array>& env,
+                                    const std::vector<Array>& carried) {
+  std::vector<Array> ins = {numpy::array(std::vector<int32_t>{0}, {}), numpy::array(std::vector<bool>{true}, {})};
+  ins.insert(ins.end(), carried.begin(), carried.end());
+  const std::vector<Array> step = run_subgraph(st, body, env, ins);
+  std::vector<Array> outs = carried;
+  for (size_t k = 1 + carried.size(); k < step.size(); ++k) {
+    Shape empty = step[k].shape();
+    empty.insert(empty.begin(), 0);
+    outs.push_back(numpy::zeros(empty, step[k].dtype()));
+  }
+  return outs;
+}
+
+// Runs a Loop's iterations one by one while translating, each with a concrete iteration
+// number, up to `limit` and, when the body decides (it computes its condition), while that
+// condition, read on the host, holds; scan outputs are stacked at the end. With zero
+// iterations the body runs once on the initial values, only for the shapes of the empty scan
+// outputs.
+std::vector<Array> unroll_loop(const ModelState& st, const NodeContext& ctx, const std::map<std::string, Array>& env,
+                               int64_t limit, bool go, bool body_decides, std::vector<Array> carried) {
+  const OnnxGraph& body = ctx.node().find_attribute("body")->graphs.at(0);
+  const size_t nv = carried.size(), num_scan = scan_outputs_of(body);
+  auto flag = [](const Array& a) { return a.size() == 1 && a.reshape({}).astype(float64).to_vector<double>()[0] != 0; };
+  std::vector<std::vector<Array>> scans(num_scan);
+  int64_t i = 0;
+  for (; go && i < limit; ++i) {
+    std::vector<Array> ins = {numpy::array(std::vector<int32_t>{int32_t(i)}, {}), numpy::array(std::vector<bool>{go}, {})};
+    ins.insert(ins.end(), carried.begin(), carried.end());
+    const std::vector<Array> step = run_subgraph(st, body, env, ins);
+    if (step[0].size() != 1) ctx.fail("the body's condition output has shape ", shape_str(step[0].shape()), ", expected one element");
+    if (body_decides) go = flag(step[0]);
+    std::copy(step.begin() + 1, step.begin() + 1 + long(nv), carried.begin());
+    for (size_t k = 0; k < num_scan; ++k) scans[k].push_back(step[1 + nv + k]);
+  }
+  if (i == 0) return with_empty_scans(st, body, env, carried);
+  std::vector<Array> outs = carried;
+  for (size_t k = 0; k < num_scan; ++k) outs.push_back(numpy::stack(scans[k], 0));
+  return outs;
+}
+
+// A Loop whose body computes its condition and has scan outputs: the number of iterations,
+// and so the scan outputs' length, is known only once it has run, which no trace can hold.
+// It runs on concrete values (Model::run evaluates such a graph without jit), unrolled.
+std::vector<Array> run_loop_eagerly(const ModelState& st, const NodeContext& ctx, const std::map<std::string, Array>& env,
+                                    const Array& cond, const std::vector<Array>& carried) {
+  auto concrete = [](const Array& a) { return !frontend::tracer_of(a); };
+  const bool trip_concrete = !ctx.has_input(0) || concrete(ctx.input(0));
+  if (!trip_concrete || !concrete(cond) || !std::all_of(carried.begin(), carried.end(), concrete))
+    ctx.fail("its body computes the condition and it has scan outputs, whose length depends on the data: such a loop ",
+             "runs eagerly (Model::run does so for a graph holding one) and cannot be traced by jit, grad or vmap");
+  // Without a trip count only the condition ends the loop.
+  const int64_t limit = ctx.has_input(0) ? ctx.host_ints(0).at(0) : std::numeric_limits<int64_t>::max();
+  return unroll_loop(st, ctx, env, limit, cond.to_vector<double>()[0] != 0, true, carried);
+}
+
+// Whether a Loop body reads its iteration number or a carried value on the host (a Slice
+// start, a Reshape shape): a compiled loop would give it a traced value there, so the loop
+// is unrolled while translating instead (its count must be known then).
+bool body_reads_state_on_host(const ModelState& st, const OnnxGraph& body) {
+  std::vector<std::string> names;
+  for (const formats::OnnxValueInfo& v : body.inputs) names.push_back(v.name);
+  const std::vector<bool> host = find_static_inputs(body, st.rules, names);
+  for (size_t i = 0; i < host.size(); ++i)
+    if (host[i] && i != 1) return true;  // input 1, the condition, is a loop invariant here
+  return false;
+}
+
 // Loop (inputs: trip count M, condition, carried values; body: (iteration, condition,
 // carried) -> (condition, carried, scan outputs)) as kiln's control flow, so a traced loop
-// stays one loop: with a trip count known while translating and a body that passes its
-// condition through, a scan of M steps (scan outputs stacked as ONNX does); otherwise a
-// while loop on (condition and iteration < M), which cannot have scan outputs (their
-// length would depend on the data).
+// stays one loop. A trip count known while translating, a condition known then (a static
+// input when there are scan outputs) and a body that passes its condition through give a
+// fixed count: a scan of that many steps, scan outputs stacked as ONNX does. A body that
+// computes its condition and has no scan outputs: a while loop on (condition and
+// iteration < M). With scan outputs too, the count and so their length depend on the data:
+// run_loop_eagerly.
 std::vector<Array> run_loop(const ModelState& st, const NodeContext& ctx, const std::map<std::string, Array>& env) {
   const OnnxGraph& body = ctx.node().find_attribute("body")->graphs.at(0);
   std::vector<Array> carried;
@@ -173,13 +276,20 @@ std::vector<Array> run_loop(const ModelState& st, const NodeContext& ctx, const 
   const size_t nv = carried.size();
   if (body.inputs.size() != nv + 2 || body.outputs.size() < nv + 1)
     ctx.fail("the body has ", body.inputs.size(), " inputs and ", body.outputs.size(), " outputs for ", nv, " carried values");
-  const size_t num_scan = body.outputs.size() - 1 - nv;
-  const std::optional<int64_t> trip = ctx.has_input(0) ? std::optional<int64_t>(ctx.host_ints(0).at(0)) : std::nullopt;
+  const size_t num_scan = scan_outputs_of(body);
   const Array yes = numpy::array(std::vector<bool>{true}, {});
   const Array cond = ctx.has_input(1) ? ctx.input(1).astype(bool_).reshape({}) : yes;
-  const bool known_true = !frontend::tracer_of(cond) && cond.to_vector<double>()[0] != 0;
-  if (trip && condition_passes_through(body) && known_true) {
-    if (*trip <= 0 && num_scan > 0) ctx.fail("a trip count of ", *trip, " leaves the scan outputs without a shape");
+  const bool cond_known = !frontend::tracer_of(cond);
+  const bool passes = condition_passes_through(body);
+  if (num_scan > 0 && !passes) return run_loop_eagerly(st, ctx, env, cond, carried);
+  const std::optional<int64_t> trip = ctx.has_input(0) ? std::optional<int64_t>(ctx.host_ints(0).at(0)) : std::nullopt;
+  const bool cond_true = cond_known && cond.to_vector<double>()[0] != 0;
+  if (passes && cond_true && !trip)
+    ctx.fail("it has no trip count and its condition is true and never changes: the loop would not end");
+  if (passes && cond_known) {
+    const int64_t count = cond_true ? std::max<int64_t>(*trip, 0) : 0;
+    if (count == 0 && num_scan > 0) return with_empty_scans(st, body, env, carried);
+    if (body_reads_state_on_host(st, body)) return unroll_loop(st, ctx, env, count, true, false, carried);
     carried.insert(carried.begin(), numpy::array(std::vector<int32_t>{0}, {}));
     std::vector<Array> outs = lax::scan_flat(
         [&](const std::vector<Array>& c) {
@@ -189,14 +299,13 @@ std::vector<Array> run_loop(const ModelState& st, const NodeContext& ctx, const 
           step[0] = c[0] + 1;  // the counter in place of the condition
           return step;
         },
-        carried, {}, std::max<int64_t>(*trip, 0));
+        carried, {}, count);
     outs.erase(outs.begin());
     return outs;
   }
   if (num_scan > 0)
-    ctx.fail("scan outputs of a loop whose number of iterations depends on the data (a trip count not known while ",
-             "translating, a condition computed or fed as an input, or a body that changes it) are not supported: ",
-             "their length would depend on the data");
+    ctx.fail("scan outputs of a loop whose condition is fed as a traced value are not supported: their length would ",
+             "depend on the data (feed the condition as a constant or graph input, which kiln then reads while translating)");
   carried.insert(carried.begin(), {numpy::array(std::vector<int32_t>{0}, {}), cond});
   std::vector<Array> outs = lax::while_flat(
       [&](const std::vector<Array>& c) {
@@ -270,6 +379,11 @@ std::vector<bool> find_static_inputs(const OnnxGraph& g, const std::map<const On
     const OnnxNode& n = g.nodes[i];
     for (int k : rules.at(&n)->host_inputs)
       if (size_t(k) < n.inputs.size()) needed.insert(n.inputs[size_t(k)]);
+    // A Loop with scan outputs needs its condition while translating (it fixes their length).
+    if (n.op_type == "Loop" && n.inputs.size() > 1 && !n.inputs[1].empty()) {
+      const formats::OnnxAttribute* b = n.find_attribute("body");
+      if (b && !b->graphs.empty() && scan_outputs_of(b->graphs[0]) > 0) needed.insert(n.inputs[1]);
+    }
     const bool reads_values = n.op_type != "Shape" && n.op_type != "Size";
     if (reads_values && std::any_of(n.outputs.begin(), n.outputs.end(), [&](const std::string& o) { return needed.count(o); }))
       needed.insert(n.inputs.begin(), n.inputs.end());
@@ -312,12 +426,84 @@ Tree evaluate_tree(const ModelState& st, const std::vector<Tree>& args) {
   return outs;
 }
 
-}  // namespace
+// Reads a whole file, or nullopt when it cannot be opened.
+std::optional<std::vector<uint8_t>> read_whole_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
-Model Model::load(std::span<const uint8_t> bytes) {
+// The bytes of the external file at a location (each read once per load), or nullopt.
+using FileSource = std::function<const std::vector<uint8_t>*(const std::string& location)>;
+
+// Makes every external tensor an ordinary raw_data tensor: its checked range is appended to
+// the model's bytes, which the rest of the loader (and attribute tensors decoded while
+// tracing) reads as if the file had held it inline.
+void resolve_external(ModelState& st, const FileSource& file_of, const std::string& where) {
+  for (auto& [t, ref] : formats::onnx_external_tensors(st.model)) {
+    const std::vector<uint8_t>* file = file_of(ref.location);
+    if (!file) fail("onnx", "tensor '", t->name, "': its external data file '", ref.location, "' ", where);
+    const std::span<const uint8_t> data = formats::onnx_external_data(*t, ref, *file);
+    t->raw_offset = st.bytes.size();
+    t->raw_size = data.size();
+    st.bytes.insert(st.bytes.end(), data.begin(), data.end());
+    t->has_raw_data = true;
+    t->external = false;
+  }
+}
+
+std::shared_ptr<ModelState> parse_state(std::span<const uint8_t> bytes) {
   auto st = std::make_shared<ModelState>();
   st->bytes.assign(bytes.begin(), bytes.end());
   st->model = formats::parse_onnx_model(st->bytes);
+  return st;
+}
+
+}  // namespace
+
+Model Model::load(std::span<const uint8_t> bytes) { return load(bytes, ExternalData{}); }
+
+Model Model::load(std::span<const uint8_t> bytes, const ExternalData& external_data) {
+  auto st = parse_state(bytes);
+  std::string given;
+  std::map<std::string, const std::vector<uint8_t>*> by_location;  // keys written as the records are
+  for (const auto& [name, data] : external_data) {
+    given += (given.empty() ? "'" : ", '") + name + "'";
+    by_location[formats::onnx_external_location(name)] = &data;
+  }
+  resolve_external(*st, [&](const std::string& location) {
+    auto it = by_location.find(location);
+    return it == by_location.end() ? nullptr : it->second;
+  }, given.empty() ? "was not given (no external files were passed: load the model from its path, or pass its files "
+                     "by location)"
+                   : "was not given (external files given: " + given + ")");
+  return from_state(std::move(st));
+}
+
+Model Model::load_file(const std::string& path) {
+  const auto bytes = read_whole_file(path);
+  if (!bytes) fail("onnx", "cannot read the model file '", path, "'");
+  auto st = parse_state(*bytes);
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  std::map<std::string, std::optional<std::vector<uint8_t>>> files;
+  resolve_external(*st, [&](const std::string& location) -> const std::vector<uint8_t>* {
+    auto it = files.find(location);
+    if (it == files.end()) it = files.emplace(location, read_whole_file(dir / location)).first;
+    return it->second ? &*it->second : nullptr;
+  }, "cannot be read from the model's directory '" + dir.string() + "'");
+  return from_state(std::move(st));
+}
+
+std::vector<std::string> Model::external_files(std::span<const uint8_t> bytes) {
+  formats::OnnxModel m = formats::parse_onnx_model(bytes);
+  std::vector<std::string> out;
+  for (const auto& [t, ref] : formats::onnx_external_tensors(m))
+    if (std::find(out.begin(), out.end(), ref.location) == out.end()) out.push_back(ref.location);
+  return out;
+}
+
+Model Model::from_state(std::shared_ptr<ModelState> st) {
   st->opset = st->model.opset_version("");
   if (st->opset == 0) fail("onnx", "the model imports no opset of the default domain (ai.onnx)");
   const OnnxGraph& g = st->model.graph;
@@ -333,6 +519,7 @@ Model Model::load(std::span<const uint8_t> bytes) {
   }
   find_rules(*st, g);
   check_order(g, st->input_names, st->constants);
+  st->eager = has_data_dependent_scan(g);
   std::weak_ptr<const ModelState> weak = st;  // the jitted Fn must not keep its owner alive
   st->static_inputs = find_static_inputs(g, st->rules, st->input_names);
   st->jitted = jit(
@@ -376,6 +563,15 @@ std::map<std::string, Array> Model::run(const std::map<std::string, Array>& feed
   // Checked eagerly first, so a bad feed names the input rather than a traced failure.
   std::map<std::string, int64_t> params;
   for (size_t i = 0; i < state_->inputs.size(); ++i) check_feed(state_->inputs[i], ins[i].array(), params);
+  if (state_->eager) {
+    // A Loop's scan outputs have a length only known while it runs: the graph runs eagerly.
+    std::vector<Array> arrays;
+    for (const Tree& t : ins) arrays.push_back(t.array());
+    const std::vector<Array> outs = evaluate(*state_, arrays);
+    std::map<std::string, Array> result;
+    for (size_t i = 0; i < state_->output_names.size(); ++i) result[state_->output_names[i]] = outs[i];
+    return result;
+  }
   Tree::List dynamic, fixed;
   for (size_t i = 0; i < ins.size(); ++i)
     (state_->static_inputs[i] ? fixed : dynamic).push_back(state_->static_inputs[i] ? static_tree(ins[i].array()) : ins[i]);
