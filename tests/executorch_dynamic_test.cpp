@@ -188,4 +188,21 @@ TEST(ExecutorchDynamic, BucketedRunsEqualExactShapeRunsBitForBit) {
   }
 }
 
+// An operator without a rule for a dynamic axis falls back to exact shapes: the LSTM (batch
+// 2..4) merges its batch axis into the rows of a matrix, where padding would land between
+// valid rows. Each bucket's trace is tried once; after it fails, every size of the bucket
+// is traced and compiled at its exact shape (ExecutorchModels checks the outputs).
+TEST(ExecutorchDynamic, OperatorsWithoutARuleFallBackToExactShapes) {
+  const executorch::Program p = load("lstm");
+  const size_t compiles0 = frontend::call_compile_count();
+  for (int64_t batch : {2, 3, 3, 4}) {
+    const std::vector<Array> out =
+        p.run("forward", {numpy::zeros({batch, 7, 8}), numpy::zeros({2, batch, 24}), numpy::zeros({2, batch, 24})});
+    EXPECT_EQ(out.at(0).shape()[0], batch);
+  }
+  // buckets 2 and 4 each tried and failed, then exact shapes 2, 3 and 4
+  EXPECT_EQ(p.traces("forward"), 5);
+  EXPECT_EQ(frontend::call_compile_count() - compiles0, 3u);
+}
+
 }  // namespace

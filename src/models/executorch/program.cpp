@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "backend/backend.h"
+#include "frontend/array_impl.h"
 #include "frontend/jit.h"
 #include "ir/debug.h"
 #include "ir/error.h"
@@ -233,6 +235,14 @@ void copy_block(const uint8_t* src, const Shape& ss, uint8_t* dst, const Shape& 
   }
 }
 
+// An array of `bytes` on `device` (numpy::array's, on a given device rather than the default
+// one, so the jit program runs where the caller's inputs are).
+Array device_array(const std::vector<uint8_t>& bytes, const Shape& shape, DType dtype, const std::string& device) {
+  BufferRef buf = get_backend(device).allocate(std::max<int64_t>(int64_t(bytes.size()), 1));
+  if (!bytes.empty()) buf->backend().write(buf->handle(), 0, bytes.data(), int64_t(bytes.size()));
+  return Array(frontend::make_from_buffer({shape, dtype, false}, device, buf));
+}
+
 // `x` with the extents `shape` (padded with zeros, or cut), copied on the host.
 Array host_resize(const Array& x, const Shape& shape) {
   if (x.shape() == shape) return x;
@@ -242,7 +252,7 @@ Array host_resize(const Array& x, const Shape& shape) {
   for (int64_t e : shape) n *= e;
   std::vector<uint8_t> dst(size_t(n) * es, 0);
   copy_block(src.data(), x.shape(), dst.data(), shape, es);
-  return numpy::array(dst.data(), shape, x.dtype());
+  return device_array(dst, shape, x.dtype(), x.device());
 }
 
 int64_t bucket_extent(int64_t n, int64_t bound, bool bounded) {
@@ -299,7 +309,9 @@ std::vector<Array> run_bucket(Method& m, const BucketKey& key, const std::vector
     Shape padded = inputs[k].shape();
     for (size_t d = 0; d < padded.size(); ++d, ++at)
       if (key[at] >= 0) {
-        extents.push_back(numpy::array(std::vector<int32_t>{int32_t(padded[d])}, Shape{}));
+        const int32_t n = int32_t(padded[d]);
+        const auto* b = reinterpret_cast<const uint8_t*>(&n);
+        extents.push_back(device_array({b, b + 4}, Shape{}, int32, inputs[k].device()));
         padded[d] = key[at];
       }
     args.push_back(host_resize(inputs[k], padded));
