@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <set>
 
@@ -162,10 +163,12 @@ TEST(ExecutorchDynamic, KvDecoderMatchesExecuTorchAcrossItsRange) {
 }
 
 // A bucketed run (padded to the bucket, reductions and contractions over the dynamic axes
-// masked) equals a run traced at the exact shape bit for bit, on every device: the masked
+// masked) equals a run traced at the exact shape bit for bit on cpu and native: the masked
 // terms add exact zeros (or take the max with -inf) after the valid ones. Sizes inside their
-// buckets, so that padding is there to leak.
-TEST(ExecutorchDynamic, BucketedRunsEqualExactShapeRunsBitForBit) {
+// buckets, so that padding is there to leak. On wasm, kernels round differently at different
+// row counts (an exact run at 11 tokens and the first 11 rows of one at 16 differ in the last
+// bit, see below), so there the outputs agree to 1e-5 (measured: up to 2.4e-6 on logits).
+TEST(ExecutorchDynamic, BucketedRunsEqualExactShapeRuns) {
   for (const std::string program : {"gpt_block_dynamic", "gpt2_kv_decoder"}) {
     const executorch::Program p = load(program);
     const size_t compiles0 = frontend::call_compile_count();
@@ -179,13 +182,47 @@ TEST(ExecutorchDynamic, BucketedRunsEqualExactShapeRunsBitForBit) {
       ASSERT_EQ(bucketed.size(), exact.size());
       for (size_t k = 0; k < exact.size(); ++k) {
         ASSERT_EQ(bucketed[k].shape(), exact[k].shape());
-        EXPECT_EQ(bucketed[k].bytes(), exact[k].bytes()) << "output " << k;
+        const std::vector<float> b = bucketed[k].to_vector<float>(), e = exact[k].to_vector<float>();
+        size_t differ = 0;
+        double worst = 0;
+        for (size_t i = 0; i < e.size(); ++i)
+          if (std::memcmp(&b[i], &e[i], 4) != 0) ++differ, worst = std::max(worst, double(std::fabs(b[i] - e[i])));
+        std::cout << "[pte dynamic] " << c.id << " output " << k << ": " << differ << " of " << e.size()
+                  << " elements differ from the exact-shape run, by up to " << worst << "\n";
+#ifdef __EMSCRIPTEN__
+        EXPECT_LE(worst, 1e-5) << "output " << k;
+#else
+        EXPECT_EQ(differ, 0u) << "output " << k;
+#endif
       }
     }
     // (a bucket that fell back to its exact shape would be one jit program, not two)
     EXPECT_EQ(p.traces("forward"), 2) << "one bucket and one exact shape";
     EXPECT_EQ(frontend::call_compile_count() - compiles0, 2u);
   }
+}
+
+// The masking itself is exact on every device: the causal block at 11 tokens, bucketed
+// (padded to 16), equals the first 11 rows of an exact-shape run at 16 tokens that start with
+// the same 11 (later tokens do not reach earlier rows) bit for bit, wasm included. The exact
+// run at 11 is printed for comparison (its rows differ in the last bit on wasm).
+TEST(ExecutorchDynamic, BucketedRunsEqualTheExactRunAtTheBucketsExtent) {
+  const executorch::Program p = load("gpt_block_dynamic");
+  std::vector<int32_t> tokens(16);
+  for (int i = 0; i < 16; ++i) tokens[size_t(i)] = (i * 7 + 3) % 50;
+  const std::vector<int32_t> first(tokens.begin(), tokens.begin() + 11);
+  const std::vector<float> at16 = p.run_exact("forward", {numpy::array(tokens, {1, 16})})[0].to_vector<float>();
+  const std::vector<float> exact = p.run_exact("forward", {numpy::array(first, {1, 11})})[0].to_vector<float>();
+  const std::vector<float> bucketed = p.run("forward", {numpy::array(first, {1, 11})})[0].to_vector<float>();
+  ASSERT_EQ(bucketed.size(), size_t(11 * 16));
+  size_t bucketed_differ = 0, exact_differ = 0;
+  for (size_t i = 0; i < bucketed.size(); ++i) {
+    bucketed_differ += std::memcmp(&bucketed[i], &at16[i], 4) != 0;
+    exact_differ += std::memcmp(&exact[i], &at16[i], 4) != 0;
+  }
+  std::cout << "[pte dynamic] rows of the 16-token run: bucketed at 11 differs in " << bucketed_differ
+            << ", exact at 11 in " << exact_differ << " of " << bucketed.size() << "\n";
+  EXPECT_EQ(bucketed_differ, 0u);
 }
 
 // An operator without a rule for a dynamic axis falls back to exact shapes: the LSTM (batch
