@@ -414,8 +414,13 @@ std::vector<Array> Program::run(const std::string& method, const std::vector<Arr
   check_inputs(*m.plan, inputs);
   // A method with dynamic inputs runs traced per bucket; one that needs an exact shape
   // (an operator without a symbolic rule) falls back to a trace per size.
+  // Padding and cutting copy through the host, which needs synchronous reads (webgpu has only
+  // asynchronous ones: there each size is traced at its exact shape, as before buckets).
+  const bool host_copies = std::all_of(inputs.begin(), inputs.end(), [](const Array& a) {
+    return get_backend(a.device()).can_read_sync();
+  });
   const BucketKey key = bucket_key(m, inputs);
-  if (std::any_of(key.begin(), key.end(), [](int64_t b) { return b >= 0; }) && !m.exact.count(key)) {
+  if (host_copies && std::any_of(key.begin(), key.end(), [](int64_t b) { return b >= 0; }) && !m.exact.count(key)) {
     try {
       return run_bucket(m, key, inputs);
     } catch (const NeedsExactShape& e) {
