@@ -62,7 +62,8 @@ TEST(Executorch, EveryProgramMatchesExecuTorch) {
 }
 
 // The GPT-style block was exported with a dynamic sequence length (2..32): the fixtures run
-// it at 8, 3 and 17 tokens; each new length is one trace, a repeated one none.
+// it at 8, 3 and 17 tokens; each new bucket of lengths (5 and 32 here) is one trace, a
+// repeated one none.
 TEST(Executorch, DynamicSequenceLengthRunsWithinItsBound) {
   const executorch::Program p = load("gpt_block_dynamic");
   auto tokens = [](int64_t t) { return numpy::zeros({1, t}, int32); };

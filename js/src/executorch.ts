@@ -1,9 +1,11 @@
 // kiln's `executorch` namespace: ExecuTorch `.pte` programs exported from PyTorch, run through
 // kiln's compiler (kiln::executorch in C++): each method is traced once per input signature
-// into one jit-fused function on the inputs' device.
+// (for dynamic shapes, once per power-of-two bucket of sizes) into one jit-fused function.
 /**
  * ExecuTorch `.pte` programs exported from PyTorch, run through kiln's compiler: each method is
- * traced once per input signature into one jit-fused function on the inputs' device.
+ * traced once per input signature into one jit-fused function on the inputs' device; a method
+ * exported with dynamic sizes is traced once per bucket (each dynamic size rounded up to a
+ * power of two), so a new size in a bucket compiles nothing.
  *
  * @example
  * ```ts
@@ -78,7 +80,10 @@ export class Program {
     return callConsuming(inputs, (i) => `executorch.run: input ${i} of '${method}'`, (hs) => h.run(method, hs));
   }
 
-  /** How many times `method` was traced and compiled: once per distinct input signature. */
+  /**
+   * How many times `method` was traced and compiled: once per distinct input signature, or
+   * per bucket of dynamic sizes (plus the exact-shape traces of a method that needs them).
+   */
   traces(method: string): number {
     return this.#core("executorch.traces").traces(method);
   }

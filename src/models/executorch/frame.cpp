@@ -4,6 +4,8 @@
 
 #include "ir/error.h"
 #include "library/lax.h"
+#include "library/numpy.h"
+#include "models/executorch/symbolic.h"
 
 namespace kiln::executorch {
 
@@ -39,6 +41,7 @@ Frame::Frame(const PteExecutionPlan& plan, const std::vector<Array>& constants) 
 void Frame::write(int32_t i, Array a) {
   Slot& s = slot(i);
   s.array = std::move(a);
+  s.axes.clear();
   if (const auto* t = std::get_if<PteTensor>(&s.value->value); t && t->memory_planned)
     memory_owner_[{t->memory_id, t->memory_offset}] = i;
 }
@@ -51,6 +54,8 @@ Array Frame::read(int32_t i) {
   auto it = memory_owner_.find({t->memory_id, t->memory_offset});
   if (it == memory_owner_.end() || it->second == i) return Array();
   const Array base = read(it->second);
+  for (int ax : slot(it->second).axes)  // a bucket's padding would move inside the view
+    if (ax >= 0) throw NeedsExactShape("a planned view of a tensor with a dynamic axis");
   const Shape shape(t->sizes.begin(), t->sizes.end());
   if (!base.valid() || base.size() != int64_t(t->numel())) return Array();
   return base.reshape(shape);
@@ -87,6 +92,7 @@ bool OpCall::is_int_list(size_t i) const {
 
 Array OpCall::tensor(size_t i) const {
   as<PteTensor>(i, "a Tensor");
+  if (auto it = overrides_.find(i); it != overrides_.end()) return it->second;
   Array a = frame_.read(args_[i]);
   if (!a.valid())
     fail("argument " + std::to_string(i) + " (value " + std::to_string(args_[i]) +
@@ -109,9 +115,16 @@ std::vector<Array> OpCall::tensors(size_t i) const {
   return out;
 }
 
+// An Int's value; a symbol's physical size only while the rule reads sizes (physical_ints).
+int64_t OpCall::int_item(const Slot& s) const {
+  if (s.sym >= 0 && !frame_.physical_ints)
+    throw NeedsExactShape(op_ + " reads a dynamic size as a value");
+  return s.runtime_int ? *s.runtime_int : std::get<int64_t>(s.value->value);
+}
+
 int64_t OpCall::integer(size_t i) const {
   const Slot& s = arg(i);
-  if (s.runtime_int) return *s.runtime_int;
+  if (s.runtime_int) return int_item(s);
   if (const auto* v = std::get_if<int64_t>(&s.value->value)) return *v;
   if (const auto* b = std::get_if<bool>(&s.value->value)) return *b;
   fail("argument " + std::to_string(i) + " is a " + s.value->kind_name() + ", expected an Int");
@@ -129,8 +142,7 @@ std::string OpCall::string(size_t i) const { return as<std::string>(i, "a String
 std::vector<int64_t> OpCall::ints(size_t i) const {
   std::vector<int64_t> out;
   for (int64_t v : as<PteIntList>(i, "an IntList").items) {
-    const Slot& item = frame_.slot(int32_t(v));
-    out.push_back(item.runtime_int ? *item.runtime_int : std::get<int64_t>(item.value->value));
+    out.push_back(int_item(frame_.slot(int32_t(v))));
   }
   return out;
 }
@@ -140,6 +152,7 @@ std::vector<double> OpCall::reals(size_t i) const {
 }
 
 Array OpCall::scalar(size_t i) const {
+  if (arg(i).sym >= 0) return frame_.sym(arg(i).sym).valid;  // a dynamic size as data
   if (const auto* d = std::get_if<double>(&arg(i).value->value)) return Array(*d);
   const int64_t v = integer(i);
   if (v < INT32_MIN || v > INT32_MAX) fail("integer scalar " + std::to_string(v) + " exceeds int32");
@@ -179,6 +192,7 @@ void OpCall::result_int(int64_t value) {
   Slot& s = frame_.slot(args_.back());
   if (!std::holds_alternative<int64_t>(s.value->value)) fail("the result is not an Int");
   s.runtime_int = value;
+  s.sym = -1;
 }
 
 }  // namespace kiln::executorch

@@ -37,9 +37,16 @@ class Program {
   // Runs `method` on `inputs` (one Array per method input, in order; ExecuTorch's Long
   // inputs are int32 Arrays). The inputs' count, dtypes and shapes are checked against the
   // program (a dynamic dim may be anything up to its planned upper bound); errors name the
-  // method and the argument. The first call with a new input signature traces and compiles.
+  // method and the argument. A method with dynamic inputs is traced once per bucket (each
+  // dynamic dim rounded up to a power of two, clipped to its bound): inputs are padded to the
+  // bucket, the valid sizes are arguments of the compiled program, and the outputs are cut
+  // to their valid sizes, so a new size in a bucket traces and compiles nothing. A method
+  // with an operator that has no rule for dynamic sizes is traced per exact input shape.
   std::vector<Array> run(const std::string& method, const std::vector<Array>& inputs) const;
-  // How many times `method` has been traced (one per distinct input signature).
+  // As run, traced at the inputs' exact shapes (one trace per input signature, no buckets):
+  // the reference that a bucketed run equals bit for bit.
+  std::vector<Array> run_exact(const std::string& method, const std::vector<Array>& inputs) const;
+  // How many times `method` has been traced (bucketed, exact-shape and fallback traces).
   int traces(const std::string& method) const;
 
   const formats::Pte& pte() const;  // the parsed file
