@@ -16,6 +16,7 @@
 #include "backend/native/native_compiler.h"
 #endif
 #include "formats/gguf.h"
+#include "frontend/array_impl.h"
 #include "frontend/memory.h"
 #include "ir/debug.h"
 #include "library/numpy.h"
@@ -38,6 +39,11 @@ const std::string kModel =
   if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "SmolLM2 is missing (make models)"; \
   if (kiln::default_device() == "cpu")                                                      \
   GTEST_SKIP() << "the interpreter runs LlmSlow.SmolLM2OnTheCpuInterpreter instead"
+
+// Kernels per decode step of the tiny test model (Llm.TinyModelDecodeStepDispatches).
+constexpr size_t kTinyDecodeDispatches = 51;
+// And of SmolLM2-135M (30 layers; Llm.DecodeKeepsMemoryFlat).
+constexpr size_t kSmolLM2DecodeDispatches = 646;
 
 Model& smollm2() {
   static Model m = Model::load(kModel, {"", 256, 32});
@@ -168,8 +174,10 @@ TEST(Llm, DecodeKeepsMemoryFlat) {
   for (int i = 0; i < 4; ++i) g.next();
   const std::string warm = counters();
   for (int i = 0; i < 24; ++i) {
+    kiln::frontend::KernelRecorder rec;
     g.next();
     ASSERT_EQ(counters(), warm) << "after 4 + " << i + 1 << " tokens";
+    ASSERT_EQ(rec.kernels().size(), kSmolLM2DecodeDispatches) << "kernels of decode step " << 4 + i + 1;
   }
 }
 
@@ -268,6 +276,26 @@ TEST(Llm, IgnoreEosDecodesMaxTokens) {
   EXPECT_EQ(ids[0], eos);
   EXPECT_EQ(stats.stop_reason, "max_tokens");
   EXPECT_EQ(stats.generated_tokens, 3);
+}
+
+// Kernels dispatched by one decode step of tests/fixtures/llm/tiny_llama.gguf (2 Llama layers,
+// tools/gen_tiny_llm.py), on every device: issue 20's per-token overhead is this count (a
+// SmolLM2 step is 30 such layers, ~38 us per dispatch on an H200). A change that adds kernels
+// to the step fails here; one that removes some updates the number (and ARCHITECTURE.md).
+TEST(Llm, TinyModelDecodeStepDispatches) {
+  Model m = Model::load(std::string(KILN_FIXTURE_DIR) + "/llm/tiny_llama.gguf", {"", 64, 4});
+  kiln::llm::GenerateOptions opt;
+  opt.max_tokens = 8;
+  kiln::llm::Generation g = m.start("x", opt);
+  for (int i = 0; i < 3; ++i) g.next();  // compiled and warm
+  std::vector<size_t> counts;
+  for (int i = 0; i < 3; ++i) {
+    kiln::frontend::KernelRecorder rec;
+    g.next();
+    counts.push_back(rec.kernels().size());
+  }
+  std::printf("tiny model decode step: %zu kernels on %s\n", counts[0], m.device().c_str());
+  EXPECT_EQ(counts, std::vector<size_t>(3, kTinyDecodeDispatches));
 }
 
 // kv_cache_write puts the first `count` new rows at `start` of each layer's keys and values,

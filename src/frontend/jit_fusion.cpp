@@ -339,6 +339,13 @@ class Fuser {
       }
   }
 
+  // A reduction over axes of length 1 only drops them (reduce() makes it elementwise).
+  bool keeps_size(const Eqn& e) const {
+    if (!e.in[0].is_var() || e.out.size() != 1) return false;
+    const Aval &in = j_.vars[size_t(e.in[0].var)], &out = j_.vars[size_t(e.out[0])];
+    return in.size() == out.size() && in.dtype == out.dtype && out.size() > 0;
+  }
+
   // Does a value flowing out of var reach a reduction (or window) through elementwise and
   // movement ops? Then recomputing a broadcast expression would multiply its cost.
   bool reaches_reduction(int var) {
@@ -347,7 +354,7 @@ class Fuser {
     bool r = false;
     for (int ei : consumers_[size_t(var)]) {
       const Eqn& e = j_.eqns[size_t(ei)];
-      if (is_reduction(e.prim) || e.prim == Prim::Window) r = true;
+      if ((is_reduction(e.prim) && !keeps_size(e)) || e.prim == Prim::Window) r = true;
       else if (!e.custom && e.out.size() == 1) r = reaches_reduction(e.out[0]);
       if (r) break;
     }
@@ -388,6 +395,17 @@ class Fuser {
   }
 
   ValPtr reduce(const Eqn& e, const ValPtr& a, const Aval& out) {
+    // Over axes of length 1 a reduction is its operand with those axes dropped, which keeps
+    // the row-major order: an elementwise value that fuses on (a decode step's softmax over
+    // its one new row was a kernel of its own per layer, and the pending reduction before it
+    // was materialized for it).
+    if (a->aval.size() == out.size() && a->aval.dtype == out.dtype && out.size() > 0) {
+      if (a->red)
+        return std::make_shared<Val>(Val{out, a->exp, a->srcs, ShapeTracker::contiguous(out.shape), a->red});
+      Srcs ins;
+      AluExp ex = val_at(*a, unravel(gidx_var(out.size()), a->aval.shape), ins);
+      return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), nullptr});
+    }
     if (a->red) materialize_pending(a);
     // A large expression, or one that gathers from several buffers, that other equations
     // read too (a pooling gradient summed for a bias and read by the filter gradient's

@@ -79,11 +79,14 @@ Array rope(const TransformerConfig& c, const Array& x, const RopeTables& t) {
 // `cached` allows) and the step's own new ones [T, Hkv, D] (where `fresh` allows), one softmax
 // over both; query head h reads kv head h / (H / Hkv), as llama.cpp broadcasts. Keeping the
 // two apart lets the cache stay an argument the runtime extends in place, never a copy with
-// the new rows placed. Returns [T, H * D].
+// the new rows placed. The softmax is not taken over a concatenation of the two score parts:
+// their maximum and exponential sums are combined (as flash attention merges blocks) and the
+// sum divides the weighted values at the end, so no probability array is joined, normalized
+// and sliced apart again (9 -> 5 kernels per layer in a decode step). Returns [T, H * D].
 Array attention(const TransformerConfig& c, const Array& q, const Array& cache_k,
                 const Array& cache_v, const Array& k, const Array& v, const Array& cached,
                 const Array& fresh) {
-  const int64_t T = q.shape(0), C = cache_k.shape(0), G = c.n_head / c.n_head_kv, D = c.head_dim;
+  const int64_t T = q.shape(0), G = c.n_head / c.n_head_kv, D = c.head_dim;
   const Array qg = np::transpose(np::reshape(q, {T, c.n_head_kv, G, D}), std::vector<int>{1, 2, 0, 3});
   auto heads_first = [](const Array& a) { return np::transpose(a, std::vector<int>{1, 0, 2}); };
   const float scale = c.attention_scale > 0 ? c.attention_scale : 1.0f / std::sqrt(float(D));
@@ -91,11 +94,15 @@ Array attention(const TransformerConfig& c, const Array& q, const Array& cache_k
     const Array s = np::einsum("hgtd,hcd->hgtc", {qg, heads_first(keys)}) * Array(scale);
     return np::where(allowed, s, Array(-INFINITY));
   };
-  const Array p = nn::softmax(np::concatenate({scores(cache_k, cached), scores(k, fresh)}, -1), -1);
-  const Array p_cache = np::index(p, {ellipsis, Slice{0, C, {}}});
-  const Array p_new = np::index(p, {ellipsis, Slice{C, C + T, {}}});
-  const Array out = np::einsum("hgtc,hcd->hgtd", {p_cache, heads_first(cache_v)}) +
-                    np::einsum("hgtc,hcd->hgtd", {p_new, heads_first(v)});  // [Hkv, G, T, D]
+  const Array s_cache = scores(cache_k, cached), s_new = scores(k, fresh);
+  // Every query sees its own row (s <= t), so the maximum is finite. (The new rows' part
+  // first: in a decode step it is one score, which the cache maximum's kernel then reads.)
+  const Array top = np::maximum(np::max(s_new, -1, true), np::max(s_cache, -1, true));
+  const Array e_cache = np::exp(s_cache - top), e_new = np::exp(s_new - top);
+  const Array total = np::sum(e_cache, -1, true) + np::sum(e_new, -1, true);
+  const Array out = (np::einsum("hgtc,hcd->hgtd", {e_cache, heads_first(cache_v)}) +
+                     np::einsum("hgtc,hcd->hgtd", {e_new, heads_first(v)})) /
+                    total;  // [Hkv, G, T, D]
   return np::reshape(np::transpose(out, std::vector<int>{2, 0, 1, 3}), {T, c.n_head * D});
 }
 
