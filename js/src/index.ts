@@ -84,6 +84,10 @@ export interface WebGpuCounters {
   pipelines: number;
   /** GPUBuffers created: storage, readback and uniform (a loop whose pools are warm adds none). */
   createdBuffers: number;
+  /** Reads of arrays back to the host (asynchronous and blocking). */
+  reads: number;
+  /** Bytes those reads returned (a greedy LLM decode step: 4, its token id). */
+  readBytes: number;
 }
 
 /**
@@ -110,7 +114,7 @@ export const profiler = {
    */
   webgpuCounters(): WebGpuCounters | null {
     const s = webGpuRuntime()?.stats();
-    return s ? { dispatches: s.dispatches, submits: s.submits, pipelines: s.pipelines, createdBuffers: s.createdBuffers } : null;
+    return s ? { dispatches: s.dispatches, submits: s.submits, pipelines: s.pipelines, createdBuffers: s.createdBuffers, reads: s.reads + s.syncReads, readBytes: s.readBytes } : null;
   },
 };
 
