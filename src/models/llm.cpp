@@ -1,5 +1,6 @@
-// kiln::llm::Model: the GGUF file parsed and packed onto a device, two jitted steps (all
-// logits for scoring; the last row for generation) and the prefill/decode/sampling loop.
+// kiln::llm::Model: the GGUF file parsed and packed onto a device, jitted steps (all logits for
+// scoring; the last row for sampling; the last row and its argmax for greedy generation) and
+// the prefill/decode/sampling loop.
 #include "models/llm.h"
 
 #include <chrono>
