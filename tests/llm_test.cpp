@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "frontend/call.h"
+#include "frontend/jit.h"
 #ifndef __EMSCRIPTEN__
 #include "backend/native/native_compiler.h"
 #endif
@@ -40,10 +41,11 @@ const std::string kModel =
   if (kiln::default_device() == "cpu")                                                      \
   GTEST_SKIP() << "the interpreter runs LlmSlow.SmolLM2OnTheCpuInterpreter instead"
 
-// Kernels per decode step of the tiny test model (Llm.TinyModelDecodeStepDispatches).
-constexpr size_t kTinyDecodeDispatches = 51;
+// Kernels per greedy decode step of the tiny test model (Llm.TinyModelDecodeStepDispatches),
+// the argmax's two included (issue 20: the token is computed on the device).
+constexpr size_t kTinyDecodeDispatches = 53;
 // And of SmolLM2-135M (30 layers; Llm.DecodeKeepsMemoryFlat).
-constexpr size_t kSmolLM2DecodeDispatches = 646;
+constexpr size_t kSmolLM2DecodeDispatches = 648;
 
 Model& smollm2() {
   static Model m = Model::load(kModel, {"", 256, 32});
@@ -435,3 +437,61 @@ TEST(LlmSampler, GreedyTopKTopPAndSeeds) {
 }
 
 }  // namespace
+
+// Greedy generation computes the token in the step (issue 20): next() reads back the int32 id
+// (4 bytes, not n_vocab floats), which is the host sampler's greedy choice of the step's logits
+// at every step; sampling options and a repetition penalty keep the logits path.
+TEST(Llm, GreedyStepComputesTheTokenOnTheDevice) {
+  Model m = Model::load(std::string(KILN_FIXTURE_DIR) + "/llm/tiny_llama.gguf", {"", 64, 4});
+  kiln::llm::GenerateOptions opt;
+  opt.max_tokens = 12;
+  kiln::llm::Generation g = m.start("x", opt);
+  ASSERT_TRUE(g.greedy());
+  kiln::models::Sampler host({});  // temperature 0: the host's greedy choice
+  while (!g.done()) {
+    const kiln::Array& token = g.pending_token();
+    ASSERT_EQ(token.dtype(), kiln::DType::Int32);
+    ASSERT_EQ(token.shape(), kiln::Shape{1});
+    const int32_t id = token.to_vector<int32_t>().at(0);  // the 4 bytes next() reads
+    EXPECT_EQ(id, host.sample(g.pending_logits().to_vector<float>(), {}));  // logits still there
+    g.next();
+    EXPECT_EQ(g.last_token(), id);
+  }
+  EXPECT_THROW(g.pending_token(), kiln::Error);  // ended
+  kiln::llm::GenerateOptions on_host = opt;
+  on_host.greedy_on_host = true;  // the logits path: the same tokens
+  EXPECT_EQ(m.generate_ids(m.tokenizer().encode("x", true, true), on_host), g.tokens());
+  kiln::llm::Generation bad = m.start("x", opt);
+  EXPECT_THROW(bad.next_token(int32_t(m.config().n_vocab)), kiln::Error);
+  EXPECT_THROW(bad.next_token(-1), kiln::Error);
+  EXPECT_EQ(bad.stats().generated_tokens, 0);
+  for (auto change : {+[](kiln::llm::GenerateOptions& o) { o.sampling.temperature = 0.8f; },
+                      +[](kiln::llm::GenerateOptions& o) { o.sampling.repetition_penalty = 1.1f; },
+                      +[](kiln::llm::GenerateOptions& o) { o.greedy_on_host = true; }}) {
+    kiln::llm::GenerateOptions sampled = opt;
+    change(sampled);
+    kiln::llm::Generation s = m.start("x", sampled);
+    EXPECT_FALSE(s.greedy());
+    EXPECT_THROW(s.pending_token(), kiln::Error);
+    EXPECT_THROW(s.next_token(0), kiln::Error);
+    s.next();  // the logits path
+    EXPECT_EQ(s.stats().generated_tokens, 1);
+  }
+}
+
+// The device's argmax and the host sampler's greedy choice break ties alike (the lowest id),
+// so greedy tokens do not depend on where the argmax ran.
+TEST(Llm, DeviceArgmaxBreaksTiesAsTheHostSampler) {
+  namespace np = kiln::numpy;
+  for (const std::vector<float>& row : {std::vector<float>{1, 3, 2, 3, 3}, std::vector<float>{5, 5},
+                                        std::vector<float>{-1, -2, -1}, std::vector<float>(70000, 0.5f)}) {
+    kiln::models::Sampler host({});
+    const int32_t want = host.sample(row, {});
+    const kiln::Array logits = np::reshape(np::array(row, {int64_t(row.size())}), {1, int64_t(row.size())});
+    const kiln::Array got = kiln::jit([](const std::vector<kiln::Tree>& a) {
+      return kiln::Tree(np::argmax(a[0].array(), -1));
+    })({kiln::Tree(logits)}).array();
+    EXPECT_EQ(got.to_vector<int32_t>(), std::vector<int32_t>{want});
+  }
+  EXPECT_EQ(kiln::models::Sampler({}).sample(std::vector<float>{1, 3, 2, 3}, {}), 1);  // the rule itself
+}

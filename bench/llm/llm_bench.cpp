@@ -4,7 +4,7 @@
 // backends are timed by the same code: Model::generate_ids's GenerateStats.
 //
 //   kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen 128]
-//                  [--reps 5] [--ctx N] [--profile N] [--debug N]
+//                  [--reps 5] [--ctx N] [--profile N] [--debug N] [--host-argmax]
 // --ids: a file of whitespace-separated prompt token ids (the driver writes llama.cpp's
 // tokenization of its prompt, so both runtimes see the same tokens). Threads come from
 // $KILN_NUM_THREADS (native pool and wasm worker pool alike).
@@ -16,6 +16,8 @@
 // step's time goes. "cpu_ms" on the run and profile lines is the process's CPU time over the same
 // span (all its threads): on a shared machine it changes less with other processes' load than
 // wall time does, so two builds' host-side costs can be compared there.
+// --host-argmax: greedy tokens chosen on the host from each step's logits row (what every step
+// did before the step computed its argmax on the device), for a before/after in one binary.
 // --debug N: kiln::set_debug(N) before loading (1: each compiled kernel and, on wasm, its loop
 // kind; 3: kernel expressions). $KILN_DEBUG does the same natively, but Emscripten's getenv
 // does not see Node's environment.
@@ -49,12 +51,13 @@ struct Args {
   std::string model, ids_file, device = "native";
   int gen = 128, reps = 5, profile = 0, debug = 0;
   int64_t ctx = 0;  // 0: prompt + gen, the smallest cache (decode attends over all of it)
+  bool host_argmax = false;  // GenerateOptions::greedy_on_host: read the logits row per step
 };
 
 [[noreturn]] void usage(int code) {
   std::fprintf(stderr,
                "kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen N] "
-               "[--reps N] [--ctx N] [--profile N] [--debug N]\n");
+               "[--reps N] [--ctx N] [--profile N] [--debug N] [--host-argmax]\n");
   std::exit(code);
 }
 
@@ -74,6 +77,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--ctx") a.ctx = std::stoll(value());
     else if (k == "--profile") a.profile = std::stoi(value());
     else if (k == "--debug") a.debug = std::stoi(value());
+    else if (k == "--host-argmax") a.host_argmax = true;
     else usage(k == "--help" ? 0 : 2);
   }
   if (a.model.empty() || a.ids_file.empty()) usage(2);
@@ -92,11 +96,13 @@ std::vector<int32_t> read_ids(const std::string& path) {
 // Decodes `tokens` tokens after the prompt with the profiler on (the prefill and the first
 // token outside it) and prints the kernels by total time: name, dispatches, total and mean
 // milliseconds, share of the traced kernel time.
-void profile_decode(kiln::llm::Model& model, const std::vector<int32_t>& prompt, int tokens) {
+void profile_decode(kiln::llm::Model& model, const std::vector<int32_t>& prompt, int tokens,
+                    bool host_argmax) {
   kiln::llm::GenerateOptions opt;
   opt.max_tokens = tokens + 1;
   opt.sampling.temperature = 0;
   opt.ignore_eos = true;
+  opt.greedy_on_host = host_argmax;
   kiln::llm::Generation g = model.start_ids(prompt, opt);
   g.next();
   const auto t0 = std::chrono::steady_clock::now();
@@ -141,6 +147,7 @@ int main(int argc, char** argv) {
     opt.max_tokens = a.gen;
     opt.sampling.temperature = 0;  // greedy, as the llama.cpp side
     opt.ignore_eos = true;         // exactly `gen` tokens, whatever the (maybe random) model says
+    opt.greedy_on_host = a.host_argmax;
     for (int r = 0; r <= a.reps; ++r) {
       kiln::llm::GenerateStats st;
       const double cpu0 = process_cpu_ms();
@@ -151,7 +158,7 @@ int main(int argc, char** argv) {
                   st.prefill_ms, st.decode_ms, process_cpu_ms() - cpu0, st.stop_reason.c_str());
       std::fflush(stdout);
     }
-    if (a.profile > 0) profile_decode(model, prompt, a.profile);
+    if (a.profile > 0) profile_decode(model, prompt, a.profile, a.host_argmax);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln_llm_bench: %s\n", e.what());
     return 1;

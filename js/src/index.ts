@@ -89,6 +89,10 @@ export interface WebGpuCounters {
    * temporaries out by age, so a warm jitted loop (an LLM decode step) adds none.
    */
   bindGroups: number;
+  /** Reads of arrays back to the host (asynchronous and blocking). */
+  reads: number;
+  /** Bytes those reads returned (a greedy LLM decode step: 4, its token id). */
+  readBytes: number;
 }
 
 /**
@@ -115,7 +119,7 @@ export const profiler = {
    */
   webgpuCounters(): WebGpuCounters | null {
     const s = webGpuRuntime()?.stats();
-    return s ? { dispatches: s.dispatches, submits: s.submits, pipelines: s.pipelines, createdBuffers: s.createdBuffers, bindGroups: s.bindGroups } : null;
+    return s ? { dispatches: s.dispatches, submits: s.submits, pipelines: s.pipelines, createdBuffers: s.createdBuffers, bindGroups: s.bindGroups, reads: s.reads + s.syncReads, readBytes: s.readBytes } : null;
   },
 };
 

@@ -5,6 +5,7 @@
 // the pending logits asynchronously (the webgpu device has no synchronous reads), feeds them
 // back to the core, which samples the token and dispatches the next decode step, and yields
 // to the event loop between tokens, so a page stays responsive and an AbortSignal is seen.
+// A greedy generation's pending read is the 4-byte token id the step computed on the device.
 /**
  * GGUF language models (the llama architecture of SmolLM2, Gemma 3): load a file, tokenize,
  * read logits, and generate text as an async iterator of pieces (greedy or sampled, with stop
@@ -199,9 +200,9 @@ export class Generation implements AsyncIterableIterator<string> {
         this.end("aborted");
         return { done: false, value: piece };
       }
-      // The next step was dispatched by feed(); its logits' read starts now, so on webgpu the
-      // copy joins the step's command buffer (one submit per token) and the GPU works while
-      // the caller handles this piece.
+      // The next step was dispatched by feed(); the read of its logits (greedy: its token id)
+      // starts now, so on webgpu the copy joins the step's command buffer (one submit per
+      // token) and the GPU works while the caller handles this piece.
       this.prefetch = this.readPending();
       await tick();
       return { done: false, value: piece };
@@ -222,7 +223,7 @@ export class Generation implements AsyncIterableIterator<string> {
     if (!this.finished) this.end(reason);
   }
 
-  /** Starts reading the pending logits; the handle is deleted once the read is awaited (or at end). */
+  /** Starts reading the pending logits (greedy: token id); the handle is deleted once the read is awaited (or at end). */
   private readPending(): { h: Handle; bytes: Promise<Uint8Array> } {
     const h = check(this.gen.pending()) as Handle;
     const bytes = readBytes(h);

@@ -228,7 +228,7 @@ describe.runIf(onGpu)("llm: SmolLM2 on webgpu", () => {
 // steps, no new GPUBuffer after the second (the first decode step's outputs are still alive
 // while the second allocates its own, so two sets exist; the prefill before it had other
 // sizes), the same kernels every step, and one submit per step (the step's dispatches and the
-// copy of its logits for readback in one command buffer).
+// copy of its token id for readback in one command buffer).
 const TINY = new URL("../../tests/fixtures/llm/tiny_llama.gguf", import.meta.url);
 const tinyGpu = (await init("webgpu")).includes("webgpu");
 describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webgpu", () => {
@@ -265,12 +265,16 @@ describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webg
         if (i > 3) expect(delta(i, "bindGroups"), `bind groups created at step ${i + 1}`).toBe(0);
         expect(delta(i, "submits"), `submits at step ${i + 1}`).toBe(1);
         expect(delta(i, "dispatches"), `dispatches at step ${i + 1}`).toBe(delta(2, "dispatches"));
+        // Greedy: the step computes the argmax, and only its int32 token id comes back.
+        expect(delta(i, "reads"), `reads at step ${i + 1}`).toBe(1);
+        expect(delta(i, "readBytes"), `bytes read at step ${i + 1}`).toBe(4);
       }
       expect(delta(2, "createdBuffers")).toBe(0);
       // The kernels of one decode step, as Llm.TinyModelDecodeStepDispatches counts them on
       // the C++ devices (issue 20: 55 before attention merged its two score parts without a
-      // concatenated softmax and length-1 reductions became elementwise).
-      expect(delta(2, "dispatches")).toBe(51);
+      // concatenated softmax and length-1 reductions became elementwise; 51 + 2 since the
+      // greedy step computes its argmax, a max and a lowest-index min).
+      expect(delta(2, "dispatches")).toBe(53);
     } finally {
       m.dispose();
     }

@@ -1,5 +1,6 @@
-// kiln::llm::Model: the GGUF file parsed and packed onto a device, two jitted steps (all
-// logits for scoring; the last row for generation) and the prefill/decode/sampling loop.
+// kiln::llm::Model: the GGUF file parsed and packed onto a device, jitted steps (all logits for
+// scoring; the last row for sampling; the last row and its argmax for greedy generation) and
+// the prefill/decode/sampling loop.
 #include "models/llm.h"
 
 #include <chrono>
@@ -47,11 +48,14 @@ struct Model::State {
   models::TransformerConfig config;
   models::TransformerWeights weights;
   std::unique_ptr<models::Tokenizer> tokenizer;
-  Fn step_all, step_last;  // jit(transformer_step) without and with the `last` row
+  // jit(transformer_step) without and with the `last` row, and with the `last` row and its
+  // argmax (greedy generation reads back the int32 token id, not the n_vocab logits).
+  Fn step_all, step_last, step_greedy;
 
-  // One step from a fresh or given cache: tokens padded to `padded` entries.
+  // One step from a fresh or given cache: tokens padded to `padded` entries. Greedy:
+  // List{logits, new rows, token id int32 [1]}.
   Tree run(const std::vector<int32_t>& ids, int64_t padded, int64_t start, const Array& cache,
-           const int32_t* last) {
+           const int32_t* last, bool greedy = false) {
     OnDevice on(device);
     std::vector<int32_t> tokens(ids);
     tokens.resize(size_t(padded), 0);
@@ -59,7 +63,7 @@ struct Model::State {
     const Array s = np::array(std::vector<int32_t>{int32_t(start)}, {});
     if (!last) return step_all({weights.params, Tree(t), Tree(s), Tree(cache)});
     const Array l = np::array(std::vector<int32_t>{*last}, {1});
-    return step_last({weights.params, Tree(t), Tree(s), Tree(cache), Tree(l)});
+    return (greedy ? step_greedy : step_last)({weights.params, Tree(t), Tree(s), Tree(cache), Tree(l)});
   }
 };
 
@@ -96,6 +100,12 @@ Model Model::load_bytes(std::vector<uint8_t> bytes, const LoadOptions& options) 
   };
   st->step_all = jit(step);
   st->step_last = jit(step);
+  // The argmax's ties go to the lowest id (numpy::argmax, as JAX's), as the host sampler's
+  // greedy choice (std::max_element): the device picks the token the host would.
+  st->step_greedy = jit([step](const std::vector<Tree>& a) {
+    const Tree out = step(a);
+    return Tree(Tree::List{out[0], out[1], Tree(np::argmax(out[0].array(), -1))});
+  });
   Model m;
   m.state_ = std::move(st);
   return m;
@@ -146,6 +156,7 @@ struct Generation::Impl {
   Tree out;                      // the pending step: [logits, its new keys/values]
   int64_t pos;                   // the cache position of the next token
   Array cache;                   // written in place after each step (kv_cache_write)
+  bool greedy = false;           // the steps compute the token too (out[2])
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   bool ignore_eos = false;
 };
@@ -163,6 +174,10 @@ Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOp
       state_, options.max_tokens, models::Sampler(options.sampling), models::StreamDecoder(*s.tokenizer),
       models::StopStrings(options.stop, "llm.generate"), prompt, Tree(), n, Array()});
   g.impl_->ignore_eos = options.ignore_eos;
+  // Greedy with no repetition penalty (which needs the history on the host: Sampler::sample's
+  // condition) picks the argmax, which the step then computes on the device.
+  const models::SamplerOptions& so = options.sampling;
+  g.impl_->greedy = !options.greedy_on_host && so.temperature <= 0 && (so.repetition_penalty == 1.0f || so.repeat_last_n == 0);
   Array cache;
   {
     OnDevice on(s.device);
@@ -170,7 +185,7 @@ Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOp
   }
   const int64_t padded = std::min((n + s.bucket - 1) / s.bucket * s.bucket, s.n_ctx);
   const int32_t last = int32_t(n - 1);
-  g.impl_->out = s.run(prompt, padded, 0, cache, &last);
+  g.impl_->out = s.run(prompt, padded, 0, cache, &last, g.impl_->greedy);
   models::kv_cache_write(cache, layer_rows(g.impl_->out[1]), 0, n);  // the prompt's rows, not the padding
   g.impl_->cache = cache;
   return g;
@@ -200,7 +215,16 @@ const Array& Generation::pending_logits() const {
   return impl_->out[0].array();
 }
 
+bool Generation::greedy() const { return impl_ && impl_->greedy; }
+
+const Array& Generation::pending_token() const {
+  if (done_) fail("llm.generate", "the generation has ended (", stats_.stop_reason, ")");
+  if (!impl_->greedy) fail("llm.generate", "the generation samples on the host: no token is computed on the device");
+  return impl_->out[2].array();
+}
+
 std::string Generation::next() {
+  if (greedy()) return next_token(pending_token().to_vector<int32_t>().at(0));  // 4 bytes read
   const std::vector<float> row = pending_logits().to_vector<float>();
   return next(row);
 }
@@ -208,11 +232,23 @@ std::string Generation::next() {
 std::string Generation::next(std::span<const float> logits) {
   if (done_) fail("llm.generate", "the generation has ended (", stats_.stop_reason, ")");
   Impl& g = *impl_;
+  if (int64_t(logits.size()) != g.model->config.n_vocab)
+    fail("llm.generate", "got ", logits.size(), " logits, expected n_vocab = ", g.model->config.n_vocab);
+  return advance(g.sampler.sample(logits, g.history));
+}
+
+std::string Generation::next_token(int32_t id) {
+  if (done_) fail("llm.generate", "the generation has ended (", stats_.stop_reason, ")");
+  if (!impl_->greedy) fail("llm.generate", "the generation samples on the host: pass the logits row");
+  if (id < 0 || id >= impl_->model->config.n_vocab)
+    fail("llm.generate", "token id ", id, " is out of range [0, ", impl_->model->config.n_vocab, ")");
+  return advance(id);
+}
+
+std::string Generation::advance(int32_t id) {
+  Impl& g = *impl_;
   Model::State& s = *g.model;
-  if (int64_t(logits.size()) != s.config.n_vocab)
-    fail("llm.generate", "got ", logits.size(), " logits, expected n_vocab = ", s.config.n_vocab);
   if (tokens_.empty()) stats_.prefill_ms = ms_since(g.t0), g.t0 = std::chrono::steady_clock::now();
-  const int32_t id = g.sampler.sample(logits, g.history);
   g.history.push_back(id);
   tokens_.push_back(id);
   ++stats_.generated_tokens;
@@ -233,7 +269,7 @@ std::string Generation::next(std::span<const float> logits) {
     return piece;
   }
   const int32_t zero = 0;
-  g.out = s.run({id}, 1, g.pos, g.cache, &zero);
+  g.out = s.run({id}, 1, g.pos, g.cache, &zero, g.greedy);
   models::kv_cache_write(g.cache, layer_rows(g.out[1]), g.pos, 1);
   ++g.pos;
   return piece;

@@ -39,6 +39,10 @@ struct GenerateOptions {
   // An end-of-generation token does not end generation (it is fed back like any other), so a
   // speed benchmark decodes exactly max_tokens whatever the model says (bench/llm).
   bool ignore_eos = false;
+  // Greedy generation reads back each step's logits row and picks the argmax on the host, as
+  // sampling does, instead of the token id the step computes on the device (a benchmark's
+  // before/after of the device argmax; the tokens are the same).
+  bool greedy_on_host = false;
 };
 
 // What a generation did: token counts, host times and why it stopped.
@@ -64,8 +68,10 @@ class Model;
 // One generation, a token at a time: a caller that must not block for the whole generation
 // (the JS package's async iterator) calls next() per token and can stop in between.
 // Model::start dispatches the prompt's prefill; each next() reads the pending logits, samples
-// a token, and dispatches its decode step unless generation ends with it. Keeps the model's
-// state alive. The callback API (Model::generate) is a loop over this.
+// a token, and dispatches its decode step unless generation ends with it. A greedy generation
+// (temperature 0, no repetition penalty) computes the argmax in the step on the device, and
+// next() reads back only that int32 token id. Keeps the model's state alive. The callback API
+// (Model::generate) is a loop over this.
 class Generation {
  public:
   // Move-only: the state of one generation has one owner.
@@ -81,8 +87,18 @@ class Generation {
   // The same with the pending logits row read by the caller (e.g. asynchronously on a device
   // without synchronous reads): float32 [n_vocab].
   std::string next(std::span<const float> logits);
-  // The logits the next token is drawn from: float32 [1, n_vocab], maybe not computed yet.
+  // The token read by the caller (e.g. asynchronously) from pending_token(); kiln::Error
+  // unless greedy(), or for an id outside the vocabulary.
+  std::string next_token(int32_t id);
+  // The logits the next token is drawn from: float32 [1, n_vocab], maybe not computed yet
+  // (a greedy generation computes them too, and reads them back only when asked).
   const Array& pending_logits() const;
+  // Whether the steps compute the next token on the device (temperature 0, no repetition
+  // penalty): then pending_token() is it.
+  bool greedy() const;
+  // The argmax of pending_logits() (lowest id among ties, as the host sampler's greedy
+  // choice): int32 [1], maybe not computed yet. kiln::Error unless greedy().
+  const Array& pending_token() const;
   // Ends the generation now (stats().stop_reason = reason); the held-back text is dropped.
   void stop(const std::string& reason);
   int32_t last_token() const { return tokens_.empty() ? -1 : tokens_.back(); }
@@ -93,6 +109,7 @@ class Generation {
  private:
   friend class Model;
   Generation() = default;
+  std::string advance(int32_t id);  // records the chosen token and dispatches its step
   struct Impl;
   std::shared_ptr<Impl> impl_;
   std::vector<int32_t> tokens_;

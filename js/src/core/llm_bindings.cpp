@@ -68,23 +68,31 @@ val stats_of(const llm::GenerateStats& s) {
   return o;
 }
 
-// One generation: the JS iterator reads pending() (asynchronously on webgpu), feeds the row
-// back and yields the piece, so the page's event loop runs between tokens.
+// One generation: the JS iterator reads pending() (asynchronously on webgpu), feeds the bytes
+// back and yields the piece, so the page's event loop runs between tokens. A greedy
+// generation's pending() is the token id the step computed (4 bytes read), else the logits.
 struct LlmGeneration {
   llm::Generation g;
   bool done() const { return g.done(); }
   val pending() const {
     try {
-      return from_array(g.pending_logits());
+      return from_array(g.greedy() ? g.pending_token() : g.pending_logits());
     } catch (const std::exception& e) {
       return js_error(e);
     }
   }
-  // The logits row as a Uint8Array of float32 (little-endian, as readBytes gives it).
+  // What pending() held, as a Uint8Array (little-endian, as readBytes gives it): the int32
+  // token id when greedy, else the float32 logits row.
   val feed(const val& bytes) {
     try {
       OpName op("llm.generate");
       const std::vector<uint8_t> b = bytes_of_js(bytes, "logits");
+      if (g.greedy()) {
+        if (b.size() != 4) fail("llm.generate", "got ", b.size(), " bytes, expected one int32 token id");
+        int32_t id;
+        std::memcpy(&id, b.data(), 4);
+        return js_text(g.next_token(id));
+      }
       if (b.size() % 4) fail("llm.generate", "got ", b.size(), " bytes of logits, expected float32");
       std::vector<float> row(b.size() / 4);
       std::memcpy(row.data(), b.data(), b.size());

@@ -55,6 +55,7 @@ export interface RuntimeStats {
   bindGroups: number; // bind groups created since then (the cache's misses and unsettled buffers' groups)
   reads: number; // asynchronous reads started
   syncReads: number; // blocking reads (readSync): dataSync, while_loop's predicate
+  readBytes: number; // bytes copied back to the host by both kinds of read (unpadded)
 }
 
 export class WebGpuRuntime {
@@ -84,7 +85,7 @@ export class WebGpuRuntime {
   #epoch = 1; // increments at each submit
   #flushQueued = false;
   #scopes: Promise<void>[] = [];
-  #stats = { dispatches: 0, submits: 0, reads: 0, syncReads: 0, bindGroups: 0 };
+  #stats = { dispatches: 0, submits: 0, reads: 0, syncReads: 0, readBytes: 0, bindGroups: 0 };
   #uniformsCreated = 0;
   #reader: CanvasReader | null | undefined; // the blocking path, found on first use
 
@@ -440,6 +441,7 @@ export class WebGpuRuntime {
     this.#submitOpen(checks, this.#encoder ? "a submit" : "a read's copy",
       (e) => e.copyBufferToBuffer(rec.buffer, offset, staging, 0, padded));
     this.#stats.reads++;
+    this.#stats.readBytes += bytes;
     const scopes = this.#scopes.slice();
     return this.#untilLost((async () => {
       const oom = await stagingError;
@@ -497,6 +499,7 @@ export class WebGpuRuntime {
       return (this.#fail(this.#lost ?? `webgpu: a synchronous read failed: ${e?.message ?? e}`), null);
     }
     this.#stats.syncReads++;
+    this.#stats.readBytes += bytes;
     if (this.#deviceErrors.length) return (this.#fail(this.#deviceErrors.splice(0).join("; ")), null);
     return out;
   }
