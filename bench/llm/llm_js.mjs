@@ -4,6 +4,7 @@
 // GPUBuffers created (the steady state creates none).
 //   node bench/llm/llm_js.mjs MODEL.gguf [device=wasm] [tokens=32] [nCtx=256]
 //   KILN_DIST=DIR: another build's js/dist (before/after of two commits in one call)
+//   LLM_GREEDY=1: greedy decoding (end-of-text ignored) instead of seeded top-k sampling
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -19,8 +20,10 @@ console.log(`load ${(performance.now() - t0).toFixed(0)} ms on ${model.device}`)
 const base = "The history of the printing press begins in the fifteenth century, when";
 const prompt = Array(Number(process.env.LLM_PROMPT_REPEAT || 1)).fill(base).join(" ");
 for (const run of ["warm-up", "measured"]) {
-  // Sampled with a seed: random weights would end at an EOS early under greedy decoding.
-  const g = model.generate(prompt, { maxTokens: Number(tokens), temperature: 1, topK: 40, seed: 1 });
+  // Sampled with a seed (random weights would end at an EOS early under greedy decoding), or
+  // with LLM_GREEDY=1 greedy with end-of-text ignored: the token is picked on the device.
+  const options = process.env.LLM_GREEDY === "1" ? { maxTokens: Number(tokens), ignoreEos: true } : { maxTokens: Number(tokens), temperature: 1, topK: 40, seed: 1 };
+  const g = model.generate(prompt, options);
   const t = performance.now();
   let n = 0;
   const counters = [];
@@ -35,7 +38,8 @@ for (const run of ["warm-up", "measured"]) {
     const a = counters[2], b = counters[counters.length - 1], steps = counters.length - 3;
     const per = (k) => ((b[k] - a[k]) / steps).toFixed(2);
     console.log(`${run}: per decode step (last ${steps}): ${per("dispatches")} kernels, ${per("submits")} submits, ` +
-      `${per("pipelines")} new pipelines, ${per("createdBuffers")} new GPUBuffers`);
+      `${per("pipelines")} new pipelines, ${per("createdBuffers")} new GPUBuffers` +
+      (b.bindGroups === undefined ? "" : `, ${per("bindGroups")} new bind groups, ${per("readBytes")} bytes read`));
   }
   console.log(`${run}: ${s.promptTokens} prompt tokens, prefill ${s.prefillTokensPerSecond.toFixed(1)} tok/s (${s.prefillMs.toFixed(0)} ms); ` +
     `${s.generatedTokens} tokens, decode ${s.decodeTokensPerSecond.toFixed(2)} tok/s; ${((performance.now() - t) / 1000).toFixed(1)} s, stop ${s.stopReason}`);
