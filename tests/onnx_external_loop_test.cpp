@@ -12,6 +12,7 @@
 #include "kiln/jit.h"
 #include "kiln/numpy.h"
 #include "tests/onnx_test_util.h"
+#include "tests/error_of.h"
 
 namespace {
 
@@ -20,16 +21,6 @@ using kiln::Array;
 using kiln::formats::OnnxTensor;
 
 const std::string kDir = std::string(KILN_FIXTURE_DIR) + "/onnx/";
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const kiln::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 #define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 

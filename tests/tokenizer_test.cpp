@@ -13,6 +13,7 @@
 #include "ir/error.h"
 #include "models/chat_template.h"
 #include "models/tokenizer_spec_gguf.h"
+#include "tests/error_of.h"
 
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
@@ -84,16 +85,6 @@ TokenizerSpec spm_spec() {
 }
 
 int32_t byte_token(int b) { return 15 + b; }
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const kiln::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(TokenizerBpe, MergesApplyInRankOrder) {
   // "a b" outranks "b c": abc = (ab)c.
