@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "backend/native/native_compiler.h"
@@ -76,6 +77,10 @@ struct KernelCompiles {
     kiln::set_debug_sink(nullptr);
   }
 };
+
+// The long decoder's sweep on the cpu interpreter: every kCpuStride-th token count (and the
+// fixture's sizes and each bucket's first ones); all 512 take 390 s there.
+constexpr int64_t kCpuStride = 37;
 
 int64_t bucket(int64_t n, int64_t bound) {
   int64_t b = 1;
@@ -160,6 +165,82 @@ TEST(ExecutorchDynamic, BlockMatchesExecuTorchAcrossItsRange) {
 // cache range and prefill-like pairs, against ExecuTorch's logits; the caches keep their rows.
 TEST(ExecutorchDynamic, KvDecoderMatchesExecuTorchAcrossItsRange) {
   run_cases("gpt2_kv_decoder");
+}
+
+// Issue 23's acceptance run: gpt2_kv_decoder_long (tokens 1..512 after a cache of 1..512
+// positions) at every token count 1..512 after 3 cached positions, the prefixes of one
+// sequence: ten buckets of the tokens (1, 2, 4, ..., 512), one trace and one jit program
+// each, and after a bucket's first size no kernel compiles. ExecuTorch's logits
+// (dynamic.txt: the first, middle and last token's rows) are compared at both ends of the
+// buckets. Every size on native and wasm; the cpu interpreter runs `kCpuStride`'s subset
+// (every bucket still entered at its first size and run at more sizes after it), ASan a
+// shorter one (docs/ARCHITECTURE.md has the times).
+TEST(ExecutorchDynamic, LongDecoderRunsEveryLengthWithoutRecompiling) {
+  const std::string program = "gpt2_kv_decoder_long";
+  const executorch::Program p = load(program);
+  std::map<int64_t, kiln_test::FixtureCase> want;  // by token count
+  for (auto& c : kiln_test::read_fixture_file(kDir + "dynamic.txt"))
+    if (c.op == program) want.emplace(c.inputs.at(0).array.shape.at(1), std::move(c));
+  ASSERT_TRUE(want.count(512));
+  const kiln_test::FixtureArray& sequence = want.at(512).inputs.at(0).array;
+  const int64_t past = want.at(512).params.integers("cache").at(0);
+  const Shape cache{2, 1, 2, past, 8};
+  const Array past_k = kiln_test::formula_tensor("input1", cache), past_v = kiln_test::formula_tensor("input2", cache);
+#if defined(__SANITIZE_ADDRESS__)
+  const int64_t stride = 512;  // the fixture's sizes and each bucket's first: 17 runs
+#else
+  const int64_t stride = kiln::default_device() == "cpu" ? kCpuStride : 1;
+#endif
+  const size_t compiles0 = frontend::call_compile_count();
+  std::set<int64_t> buckets;
+  int runs = 0, compared = 0;
+  double worst = 0;  // max |kiln - ExecuTorch| over the compared logits
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t t = 1; t <= 512; ++t) {
+    const bool first_of_bucket = t == 1 || ((t - 1) & (t - 2)) == 0;  // 1, 2, 3, 5, 9, ..., 257
+    if (t % stride != 0 && !want.count(t) && !first_of_bucket) continue;
+    SCOPED_TRACE("tokens " + std::to_string(t));
+    const std::vector<int32_t> ids(sequence.ints.begin(), sequence.ints.begin() + t);
+    const bool new_bucket = buckets.insert(bucket(t, 512)).second;
+    const int64_t loads0 = native_kernel_loads();
+    std::vector<Array> out;
+    int kernels = 0;
+    {
+      KernelCompiles counter;
+      out = p.run("forward", {numpy::array(ids, {1, t}), past_k, past_v});
+      for (const Array& o : out) o.eval();
+      kernels = counter.count;
+    }
+    ++runs;
+    if (!new_bucket) {
+      ASSERT_EQ(native_kernel_loads() - loads0, 0) << "a size of a bucket run before loaded native kernels";
+      ASSERT_EQ(kernels, 0) << "a size of a bucket run before compiled kernels";
+    }
+    ASSERT_EQ(out.at(0).shape(), Shape({1, t, 32}));
+    ASSERT_EQ(out.at(1).shape(), Shape({2, 1, 2, past + t, 8}));
+    if (!want.count(t)) continue;
+    const kiln_test::FixtureCase& c = want.at(t);
+    const std::vector<float> logits = out[0].to_vector<float>();
+    const std::vector<int64_t> rows = c.params.integers("rows");
+    const std::vector<double>& expect = c.expects.at(0).floats;
+    ASSERT_EQ(expect.size(), rows.size() * 32);
+    for (size_t r = 0; r < rows.size(); ++r)
+      for (size_t v = 0; v < 32; ++v) {
+        const double e = expect[r * 32 + v], g = logits[size_t(rows[r]) * 32 + v];
+        ASSERT_NEAR(g, e, c.atol + c.rtol * std::fabs(e)) << "row " << rows[r];
+        worst = std::max(worst, std::fabs(g - e));
+      }
+    ++compared;
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "[pte dynamic] " << program << ": " << runs << " token counts (stride " << stride << "), "
+            << buckets.size() << " buckets, " << p.traces("forward") << " traces, "
+            << frontend::call_compile_count() - compiles0 << " jit programs, " << compared
+            << " compared with ExecuTorch (max difference " << worst << "), " << s << " s\n";
+  EXPECT_EQ(compared, int(want.size()));
+  EXPECT_EQ(buckets.size(), 10u);
+  EXPECT_EQ(p.traces("forward"), 10);
+  EXPECT_EQ(frontend::call_compile_count() - compiles0, 10u);
 }
 
 // A bucketed run (padded to the bucket, reductions and contractions over the dynamic axes

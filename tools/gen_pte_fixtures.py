@@ -69,6 +69,8 @@ MODEL_TOL = {
 # beside the program, so tests read a file the exporter wrote (tests/ptd_test.cpp); the
 # others' weights come from the formula.
 WRITE_PTD = ["lstm"]
+# Files of tools/gen_pte_dynamic_fixtures.py in the same folder (it checks them itself).
+OTHER_GENERATOR = ("dynamic.txt", "gpt2_kv_decoder_long.pte")
 # Programs whose structure ExecuTorch's own deserializer dumps to structure.txt: the oracle
 # of kiln's .pte reader (tests/pte_test.cpp prints the same text from its parse).
 DUMPED = ["linear", "cnn", "transpose_cat", "layer_norm", "gpt_block_dynamic"]  # float32 programs; kiln's kernels sum in other orders than ExecuTorch's
@@ -387,7 +389,7 @@ def write_or_check(files):
                 f.write(b)
         print(f"wrote {len(files)} files, {sum(len(b) for b in files.values())} bytes")
         return
-    have = {n for n in os.listdir(OUT) if n not in ("programs.txt", "models.txt")}
+    have = {n for n in os.listdir(OUT) if n not in ("programs.txt", "models.txt") + OTHER_GENERATOR}
     stale = sorted(n for n in have | set(files)
                    if n not in files or n not in have or open(os.path.join(OUT, n), "rb").read() != files[n])
     if stale:

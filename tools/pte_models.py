@@ -126,6 +126,20 @@ class Gpt2Decoder(nn.Module):
         return logits, torch.stack(ks), torch.stack(vs)
 
 
+def gpt2_long_decoder():
+    """The decoder of issue 23's acceptance run: Gpt2Decoder at small widths (vocab 32, width
+    16, 2 heads of 8, 2 layers) with 1024 learned positions, so that tokens T 1..512 follow
+    a cache of P 1..512 positions. Returns (name, module with formula weights, example
+    inputs, dynamic_shapes); tools/gen_pte_dynamic_fixtures.py exports it."""
+    torch.manual_seed(3)
+    t = torch.export.Dim("tokens", min=1, max=512)
+    p = torch.export.Dim("past", min=1, max=512)
+    module = set_formula_weights(Gpt2Decoder(vocab=32, dim=16, heads=2, layers=2, context=1024))
+    cache = torch.randn(2, 1, 2, 5, 8) * 0.5
+    args = (torch.randint(0, 32, (1, 7)), cache, cache.clone())
+    return "gpt2_kv_decoder_long", module, args, {"tokens": {1: t}, "past_k": {3: p}, "past_v": {3: p}}
+
+
 class WhisperEncoderBlock(nn.Module):
     """Whisper's audio encoder front: two GELU conv1d over log-mel frames (the second with
     stride 2), sinusoidal positions, one pre-norm attention block, the final LayerNorm."""
