@@ -174,10 +174,9 @@ Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOp
       state_, options.max_tokens, models::Sampler(options.sampling), models::StreamDecoder(*s.tokenizer),
       models::StopStrings(options.stop, "llm.generate"), prompt, Tree(), n, Array()});
   g.impl_->ignore_eos = options.ignore_eos;
-  // Greedy with no repetition penalty (which needs the history on the host: Sampler::sample's
-  // condition) picks the argmax, which the step then computes on the device.
-  const models::SamplerOptions& so = options.sampling;
-  g.impl_->greedy = !options.greedy_on_host && so.temperature <= 0 && (so.repetition_penalty == 1.0f || so.repeat_last_n == 0);
+  // Greedy with no repetition penalty (which needs the history on the host) picks the argmax,
+  // which the step then computes on the device.
+  g.impl_->greedy = !options.greedy_on_host && options.sampling.plain_argmax();
   Array cache;
   {
     OnDevice on(s.device);

@@ -30,7 +30,7 @@ std::vector<double> log_softmax_row(std::span<const float> logits) {
 int32_t Sampler::sample(std::span<const float> logits_in, std::span<const int32_t> history) {
   std::vector<float> logits(logits_in.begin(), logits_in.end());
   const SamplerOptions& o = options_;
-  if (o.repetition_penalty != 1.0f && o.repeat_last_n != 0) {
+  if (o.penalizes()) {
     const size_t n = o.repeat_last_n < 0 ? history.size()
                                          : std::min(history.size(), size_t(o.repeat_last_n));
     std::unordered_set<int32_t> seen(history.end() - std::ptrdiff_t(n), history.end());

@@ -18,6 +18,12 @@ struct SamplerOptions {
   float repetition_penalty = 1.0f; // 1: off; else llama.cpp's: logit / p if > 0, * p if not
   int repeat_last_n = 64;          // how many recent tokens the penalty sees
   uint64_t seed = 0;
+
+  // Whether the repetition penalty changes any logit.
+  bool penalizes() const { return repetition_penalty != 1.0f && repeat_last_n != 0; }
+  // Whether the token is the plain argmax of the logits (no penalty, no draw): what a device
+  // can compute without the history (the LLM runtime's greedy step).
+  bool plain_argmax() const { return temperature <= 0 && !penalizes(); }
 };
 
 // Draws tokens from logits rows with SamplerOptions; deterministic for a given seed.

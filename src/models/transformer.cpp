@@ -82,7 +82,7 @@ Array rope(const TransformerConfig& c, const Array& x, const RopeTables& t) {
 // the new rows placed. The softmax is not taken over a concatenation of the two score parts:
 // their maximum and exponential sums are combined (as flash attention merges blocks) and the
 // sum divides the weighted values at the end, so no probability array is joined, normalized
-// and sliced apart again (9 -> 5 kernels per layer in a decode step). Returns [T, H * D].
+// and sliced apart again (9 -> 7 kernels per layer in a decode step). Returns [T, H * D].
 Array attention(const TransformerConfig& c, const Array& q, const Array& cache_k,
                 const Array& cache_v, const Array& k, const Array& v, const Array& cached,
                 const Array& fresh) {
