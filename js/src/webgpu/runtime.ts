@@ -25,6 +25,7 @@ const STAGING_USAGE = MAP_READ | COPY_DST;
 // readback go to the GPU as one command buffer in one submit.
 const MAX_DISPATCHES_PER_SUBMIT = 2048;
 const VERIFIED: AsyncCheck = { state: "ok", error: null, ready: Promise.resolve() };
+const NO_TAINT: AsyncCheck[] = Object.freeze([]) as unknown as AsyncCheck[]; // shared, never mutated
 // Buffer handles of every runtime of this process: after a device loss, the arrays of the
 // old device keep their handles, which the new runtime must recognize as not its own.
 let nextHandle = 1;
@@ -68,6 +69,7 @@ export class WebGpuRuntime {
   #lost: string | null = null;
   #deviceErrors: string[] = [];
   #buffers = new Map<number, DeviceBuffer>();
+  #liveBytes = 0; // the GPUBuffers' sizes of #buffers, kept as they come and go (stats() is per token in benches)
   // Rejects the reads and idle() waits in flight, so that none hangs when the device is lost.
   #inFlight = new Set<(e: Error) => void>();
   #storage: BufferPool;
@@ -110,7 +112,7 @@ export class WebGpuRuntime {
 
   /** The limits the WGSL generator needs (see webgpu::WgslParams). */
   codegenLimits(): {
-    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; maxStorageBuffers: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number; bandRows?: number; rowLanes?: number;
+    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; maxStorageBuffers: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number; bandRows?: number; rowLanes?: number; rowOutputs?: number;
   } {
     const l = this.device.limits;
     // SwiftShader runs workgroups on CPU threads, where a 256-invocation tree reduction with
@@ -122,15 +124,13 @@ export class WebGpuRuntime {
       workgroupStorage: l.maxComputeWorkgroupStorageSize,
       maxInvocations: Math.min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX),
       maxStorageBuffers: l.maxStorageBuffersPerShaderStage,
-      tiles: tilesFromEnv(), ...stagingFromEnv(), ...bandFromEnv(), ...rowLanesFromEnv(),
+      tiles: tilesFromEnv(), ...stagingFromEnv(), ...bandFromEnv(), ...rowLanesFromEnv(), ...rowOutputsFromEnv(),
     };
   }
 
   stats(): RuntimeStats {
-    let bytes = 0;
-    for (const r of this.#buffers.values()) bytes += r.buffer.size;
     return {
-      buffers: this.#buffers.size, bytes,
+      buffers: this.#buffers.size, bytes: this.#liveBytes,
       pooledBuffers: this.#storage.pooledBuffers, pooledBytes: this.#storage.pooledBytes,
       pendingBuffers: this.#freedInEpoch.length,
       stagingBuffers: this.#staging.pooledBuffers, stagingBytes: this.#staging.pooledBytes,
@@ -200,6 +200,7 @@ export class WebGpuRuntime {
     }
     const h = nextHandle++;
     this.#buffers.set(h, rec);
+    this.#liveBytes += rec.buffer.size;
     return h;
   }
 
@@ -207,6 +208,7 @@ export class WebGpuRuntime {
     const rec = this.#buffers.get(handle);
     if (!rec) return;
     this.#buffers.delete(handle);
+    this.#liveBytes -= rec.buffer.size;
     if (this.#lost) return;
     if (rec.epoch === this.#epoch && this.#encoder) this.#freedInEpoch.push(rec);
     else this.#release(rec);
@@ -292,11 +294,27 @@ export class WebGpuRuntime {
     if (p.error) return this.#fail(p.error);
     const out = this.#get(output);
     if (!out) return -1;
+    // A decode step records ~650 of these per token, so the usual case (every buffer known to
+    // exist, no unsettled pipeline upstream) allocates only the bound-buffer list.
+    const buffers: GPUBuffer[] = [this.#uniform(size), out.buffer];
     const ins: DeviceBuffer[] = [];
+    let settled = out.created.state === "ok";
+    let clean = p.state === "ok";
     for (const h of inputs) {
       const r = this.#get(h);
       if (!r) return -1;
       ins.push(r);
+      buffers.push(r.buffer);
+      settled &&= r.created.state === "ok";
+      clean &&= r.taint.every((t) => t.state === "ok");
+    }
+    if (settled && clean) {
+      this.#record(p, this.#bindGroups.get(p.id, buffers, () => this.#makeGroup(p, buffers)), gx, gy);
+      out.epoch = this.#epoch;
+      for (const r of ins) r.epoch = this.#epoch;
+      out.taint = NO_TAINT;
+      this.#afterRecording(false);
+      return 0;
     }
     // Buffers whose allocation is not known to have succeeded: one known to have failed fails
     // the dispatch now. An unsettled one gets a command buffer of its own, so that if it did
@@ -305,31 +323,36 @@ export class WebGpuRuntime {
     const failed = unsettled.find((c) => c.state === "failed");
     if (failed) return this.#fail(failed.error!);
     if (unsettled.length) this.flush();
-    const buffers = [this.#uniform(size), out.buffer, ...ins.map((r) => r.buffer)];
-    const make = () => {
-      this.#stats.bindGroups++;
-      return this.device.createBindGroup({ layout: p.layout, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) });
-    };
     let group: GPUBindGroup | null = null;
     // Buffers not known to exist get a group of their own, made under an error scope.
-    if (unsettled.length) this.#scoped(unsettled, "a bind group", () => void (group = make()));
-    else group = this.#bindGroups.get(p.id, buffers, make);
-    if (!this.#encoder) {
-      this.#encoder = this.device.createCommandEncoder();
-      this.#pass = this.#encoder.beginComputePass();
-    }
-    this.#pass!.setPipeline(p.pipeline);
-    this.#pass!.setBindGroup(0, group!);
-    this.#pass!.dispatchWorkgroups(gx, gy);
+    if (unsettled.length) this.#scoped(unsettled, "a bind group", () => void (group = this.#makeGroup(p, buffers)));
+    else group = this.#bindGroups.get(p.id, buffers, () => this.#makeGroup(p, buffers));
+    this.#record(p, group!, gx, gy);
     for (const c of [p, ...unsettled]) if (c.state !== "ok") this.#encoderChecks.add(c);
     for (const r of [out, ...ins]) r.epoch = this.#epoch;
     const taint = new Set<AsyncCheck>(unsettled);
     if (p.state !== "ok") taint.add(p);
     for (const r of ins) for (const t of r.taint) if (t.state !== "ok") taint.add(t);
     out.taint = [...taint];
-    this.#stats.dispatches++;
     this.#afterRecording(unsettled.length > 0);
     return 0;
+  }
+
+  #makeGroup(p: { layout: GPUBindGroupLayout }, buffers: GPUBuffer[]): GPUBindGroup {
+    this.#stats.bindGroups++;
+    return this.device.createBindGroup({ layout: p.layout, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) });
+  }
+
+  /** One dispatch into the open pass (opened here if there is none). */
+  #record(p: { pipeline: GPUComputePipeline }, group: GPUBindGroup, gx: number, gy: number): void {
+    if (!this.#encoder) {
+      this.#encoder = this.device.createCommandEncoder();
+      this.#pass = this.#encoder.beginComputePass();
+    }
+    this.#pass!.setPipeline(p.pipeline);
+    this.#pass!.setBindGroup(0, group);
+    this.#pass!.dispatchWorkgroups(gx, gy);
+    this.#stats.dispatches++;
   }
 
   /** After a command was recorded: submit now, or once the current synchronous JS is done. */
@@ -545,12 +568,25 @@ function bandFromEnv(): { bandRows?: number } {
  * up to 256; 256 = one output per workgroup) instead of the generator's rule; for tuning.
  */
 function rowLanesFromEnv(): { rowLanes?: number } {
-  const v = (globalThis as any).process?.env?.KILN_WEBGPU_ROW_LANES as string | undefined;
-  if (v === undefined || v === "") return {}; // empty: the rule (a sweep's "after" run)
+  const n = powerOfTwoFromEnv("KILN_WEBGPU_ROW_LANES", 256);
+  return n === undefined ? {} : { rowLanes: n };
+}
+
+/**
+ * KILN_WEBGPU_ROW_OUTPUTS=n (Node.js): outputs each lane group of a tree reduction sums at once
+ * (1 to 16; a matvec's lanes then load x once for n rows); for tuning.
+ */
+function rowOutputsFromEnv(): { rowOutputs?: number } {
+  const n = powerOfTwoFromEnv("KILN_WEBGPU_ROW_OUTPUTS", 16);
+  return n === undefined ? {} : { rowOutputs: n };
+}
+
+function powerOfTwoFromEnv(name: string, max: number): number | undefined {
+  const v = (globalThis as any).process?.env?.[name] as string | undefined;
+  if (v === undefined || v === "") return undefined; // empty: the rule (a sweep's "after" run)
   const n = Number(v);
-  if (!/^[1-9]\d*$/.test(v) || (n & (n - 1)) !== 0 || n > 256)
-    throw new Error(`KILN_WEBGPU_ROW_LANES: "${v}" is not a power of two from 1 to 256`);
-  return { rowLanes: n };
+  if (!/^[1-9]\d*$/.test(v) || (n & (n - 1)) !== 0 || n > max) throw new Error(`${name}: "${v}" is not a power of two from 1 to ${max}`);
+  return n;
 }
 
 function tilesFromEnv(): number[][] | undefined {

@@ -26,8 +26,8 @@ const only = process.env.KILN_TEST_FILES?.split(",").filter(Boolean);
 // is tested through the chat page (test/browser/llm.mjs); executorch.test.ts and onnx.test.ts
 // read their models from the repository's files. differential.test.ts runs its webgpu part
 // here (its cpu and wasm parts and the randomized programs run in Node); the ownership sweep
-// is device-independent (Node).
-const nodeOnly = new Set(["llm.test.ts", "differential_random.test.ts", "ownership_sweep.test.ts", "executorch.test.ts", "onnx.test.ts"]);
+// is device-independent (Node); webgpu_row_outputs.test.ts runs a child Node process.
+const nodeOnly = new Set(["llm.test.ts", "webgpu_row_outputs.test.ts", "differential_random.test.ts", "ownership_sweep.test.ts", "executorch.test.ts", "onnx.test.ts"]);
 const testFiles = readdirSync(join(here, ".."))
   .filter((f) => f.endsWith(".test.ts") && !nodeOnly.has(f) && (!only || only.includes(f)))
   .sort();

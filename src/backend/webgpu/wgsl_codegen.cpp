@@ -4,6 +4,8 @@
 #include "backend/webgpu/wgsl_codegen.h"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 
 #include "backend/webgpu/wgsl_expr.h"
 #include "backend/webgpu/wgsl_tiled.h"
@@ -63,7 +65,7 @@ std::string serial_reducer(const Kernel& k) {
 // scale's), and the value is dequantized in registers (shift, mask, convert, scale) instead
 // of reloading a word per value with integer division. (The fused views write the scale's
 // index as ridx // 8 // 4, so the period is the word's: 8 for 4-bit codes, 4 for bytes.)
-// Empty when the body has no such period (an f32 matvec) or the unrolled body is too large.
+// Period 1 when the body has no such period (an f32 matvec).
 constexpr int64_t kMaxPeriod = 32;
 constexpr int64_t kMaxChunkNodes = 8192;  // summed over the copies (before sharing)
 
@@ -72,22 +74,122 @@ int64_t chunk_period(const Kernel& k) {
   return reduction_period(k.exp, k.reduction->size, kMaxPeriod);
 }
 
-// f_chunk(gidx, ridx) -> the `period` terms of chunk ridx folded in ridx order.
-std::string chunk_function(const Kernel& k, int64_t period) {
-  const std::vector<AluExp> terms = unroll_reduction(k.exp, k.reduction->size, period);
+// What one lane of a tree reduction folds per step: `period` consecutive terms (a chunk) of
+// each of `outputs` neighbouring outputs, as expressions of the lane group's index gidx
+// (output gidx * outputs + i) and the chunk's ridx, with equal subexpressions shared: a
+// matvec's x loads and the chunk's index arithmetic are computed once for all its rows.
+struct TreeTerms {
+  int64_t period = 1;
+  int outputs = 1;
+  std::vector<std::vector<AluExp>> terms;  // [output][u], folded in u order
+};
+
+// The terms for `outputs` outputs per lane group and a chunk of `period`, or nothing when
+// the unrolled body passes kMaxChunkNodes.
+std::optional<TreeTerms> tree_terms(const Kernel& k, int64_t period, int outputs) {
+  const int64_t size = k.reduction->size;
+  std::vector<AluExp> chunk = period > 1 ? unroll_reduction(k.exp, size, period) : std::vector<AluExp>{k.exp};
+  const AluExp group = AluExp::var(VarId::Gidx, DType::Int32, k.size / outputs - 1);
+  std::vector<AluExp> all;
   int64_t nodes = 0;
-  for (const AluExp& t : terms) nodes += t.node_count();
-  if (nodes > kMaxChunkNodes) return "";
+  for (int i = 0; i < outputs; i++)
+    for (const AluExp& t : chunk) {
+      all.push_back(outputs > 1 ? t.substitute(VarId::Gidx, group * outputs + i) : t);
+      nodes += all.back().node_count();
+    }
+  if (period > 1 && nodes > kMaxChunkNodes) return std::nullopt;
+  all = share_equal_nodes(all);
+  TreeTerms tt{period, outputs, {}};
+  for (int i = 0; i < outputs; i++)
+    tt.terms.emplace_back(all.begin() + i * int64_t(chunk.size()), all.begin() + (i + 1) * int64_t(chunk.size()));
+  return tt;
+}
+
+// f_rows(gidx, ridx) -> the outputs' folded chunks at chunk ridx of lane group gidx.
+std::string rows_function(const Kernel& k, const TreeTerms& tt) {
   const DType d = k.exp.dtype();
-  std::string body;
+  const std::string T = wgsl_type(d), R = std::to_string(tt.outputs);
+  std::string body, fold, result;
   ExprEmitter ex(&body, "gidx", "ridx", "acc");
-  std::string fold;
-  for (const AluExp& t : terms) {
-    const std::string v = ex.emit(t);
-    fold += fold.empty() ? "  var c = " + v + ";\n" : "  c = " + wgsl_combine(k.reduction->op, d, "c", v) + ";\n";
+  for (size_t i = 0; i < tt.terms.size(); i++) {
+    const std::string c = "c" + std::to_string(i);
+    for (size_t u = 0; u < tt.terms[i].size(); u++) {
+      const std::string v = ex.emit(tt.terms[i][u]);
+      fold += u == 0 ? "  var " + c + " = " + v + ";\n" : "  " + c + " = " + wgsl_combine(k.reduction->op, d, c, v) + ";\n";
+    }
+    result += (i ? ", " : "") + c;
   }
-  const std::string T = wgsl_type(d);
-  return "fn f_chunk(gidx: i32, ridx: i32) -> " + T + " {\n" + body + fold + "  return c;\n}\n";
+  return "fn f_rows(gidx: i32, ridx: i32) -> array<" + T + ", " + R + "> {\n" + body + fold + "  return array<" + T +
+         ", " + R + ">(" + result + ");\n}\n";
+}
+
+// Outputs per lane group: WgslParams::row_outputs, or by the rule: 2 for reductions of at
+// least kTwoRowsTerms terms in all (on an H100, 2026-12-06: f32 matvec 4096 73.5 -> 61.0 us, a
+// q4_0 matvec 8192x2048 104 -> 69, 2048x8192 162 -> 68; SmolLM2's 1536x576 and 576x1536
+// unchanged or slower at 2 and 4, so they keep 1); then the most up to that which divide the
+// output count and leave the workgroup storage room for the lanes' sums.
+constexpr int64_t kTwoRowsTerms = int64_t(1) << 22;
+
+int tree_outputs(const Kernel& k, const WgslParams& p) {
+  int r = p.row_outputs > 0 ? p.row_outputs : k.size * k.reduction->size >= kTwoRowsTerms ? 2 : 1;
+  while (r > 1 && (k.size % r != 0 || int64_t(p.workgroup) * r * 4 > p.workgroup_storage)) r /= 2;
+  return r;
+}
+
+// The tree reduction's main: lane group j of the workgroup reduces outputs (group * G + j) *
+// R + i (G = workgroup / lanes, R outputs), each lane folding chunks lane, lane + L, ... of
+// all R (neighbouring lanes read neighbouring terms); the lanes' sums then meet in a tree in
+// workgroup memory. Every invocation reaches every barrier (uniform control flow). Each
+// output's sum is the same sequence of roundings whatever R is.
+std::string tree_main(const Kernel& k, const WgslParams& p, WgslKernel& w) {
+  const DType d = k.exp.dtype(), od = k.out_dtype();
+  const Reduction& r = *k.reduction;
+  const std::string T = wgsl_type(d), id = wgsl_const(d, Reduction::identity(r.op, d));
+  std::optional<TreeTerms> tt;
+  const int64_t period = chunk_period(k);
+  for (int outputs = tree_outputs(k, p); !tt; outputs = std::max(1, outputs / 2)) {
+    if (period > 1) tt = tree_terms(k, period, outputs);
+    if (!tt && (outputs == 1 || period == 1)) tt = tree_terms(k, 1, outputs);
+  }
+  const int lanes = tree_lanes(r.size, p, tt->period);
+  const int R = tt->outputs;
+  w.outputs_per_group = p.workgroup / lanes * R;
+  const std::string L = std::to_string(lanes), Rs = std::to_string(R), wg = std::to_string(p.workgroup);
+  // The R sums stay scalars (unrolled here, not a private array a driver might spill).
+  auto each = [R](const std::function<std::string(const std::string&)>& line) {
+    std::string out;
+    for (int i = 0; i < R; i++) out += line(std::to_string(i));
+    return out;
+  };
+  const auto slot = [&](const std::string& at, const std::string& i) { return "sh[" + at + " * " + Rs + "u + " + i + "u]"; };
+  std::string s = rows_function(k, *tt);
+  s += "var<workgroup> sh: array<" + T + ", " + std::to_string(p.workgroup * R) + ">;\n";
+  s += "@compute @workgroup_size(" + wg + ")\n"
+       "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,\n"
+       "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+       "  let lane = lid % " + L + "u;\n"
+       "  let grp = i32((wid.x + wid.y * nwg.x) * " + std::to_string(p.workgroup / lanes) + "u + lid / " + L + "u);\n" +
+       each([&](const std::string& i) { return "  var acc" + i + ": " + T + " = " + id + ";\n"; }) +
+       "  if (u32(grp * " + Rs + ") < params.size) {\n"
+       "    for (var r = i32(lane); r < " + std::to_string(r.size / tt->period) + "; r = r + " + L + ") {\n"
+       "      let t = f_rows(grp, r);\n" +
+       each([&](const std::string& i) { return "      acc" + i + " = " + wgsl_combine(r.op, d, "acc" + i, "t[" + i + "]") + ";\n"; }) +
+       "    }\n  }\n" +
+       each([&](const std::string& i) { return "  " + slot("lid", i) + " = acc" + i + ";\n"; }) +
+       "  workgroupBarrier();\n"
+       "  for (var s = " + std::to_string(lanes / 2) + "u; s > 0u; s = s >> 1u) {\n"
+       "    if (lane < s) {\n" +
+       each([&](const std::string& i) {
+         return "      " + slot("lid", i) + " = " + wgsl_combine(r.op, d, slot("lid", i), slot("(lid + s)", i)) + ";\n";
+       }) +
+       "    }\n    workgroupBarrier();\n  }\n"
+       "  if (lane == 0u) {\n" +
+       each([&](const std::string& i) {
+         return "    if (u32(grp * " + Rs + " + " + i + ") < params.size) { out[u32(grp * " + Rs + " + " + i + ")] = " +
+                wgsl_store_bits(od, "f_epi(grp * " + Rs + " + " + i + ", " + slot("lid", i) + ")") + "; }\n";
+       }) +
+       "  }\n}\n";
+  return s;
 }
 
 }  // namespace
@@ -108,40 +210,7 @@ WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
   s += bindings(k) + functions(k);
   if (auto tiled = generate_tiled(k, p, s)) return *tiled;
   const std::string wg = std::to_string(p.workgroup);
-  if (w.strategy == WgslStrategy::TreeReduce) {
-    const DType d = k.exp.dtype();
-    const Reduction& r = *k.reduction;
-    const std::string T = wgsl_type(d);
-    int64_t period = chunk_period(k);
-    const std::string chunk = period > 1 ? chunk_function(k, period) : "";
-    if (chunk.empty()) period = 1;
-    s += chunk;
-    const int lanes = tree_lanes(r.size, p, period);
-    w.outputs_per_group = p.workgroup / lanes;
-    // Each lane folds whole chunks of `period` terms (f_chunk) or single terms (f_exp).
-    const std::string term = period > 1 ? "f_chunk(g, r)" : "f_exp(g, r)";
-    const std::string L = std::to_string(lanes), id = wgsl_const(d, Reduction::identity(r.op, d));
-    // Output g of the group is reduced by lanes [g * L, g * L + L): lane l folds terms (or
-    // chunks) l, l + L, ... (neighbouring lanes read neighbouring terms), then the lanes'
-    // sums meet in a tree in workgroup memory. Every invocation reaches every barrier
-    // (uniform control flow).
-    s += "var<workgroup> sh: array<" + T + ", " + wg + ">;\n";
-    s += "@compute @workgroup_size(" + wg + ")\n"
-         "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,\n"
-         "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
-         "  let lane = lid % " + L + "u;\n"
-         "  let g = i32((wid.x + wid.y * nwg.x) * " + std::to_string(w.outputs_per_group) + "u + lid / " + L + "u);\n"
-         "  var acc: " + T + " = " + id + ";\n"
-         "  if (u32(g) < params.size) {\n"
-         "    for (var r = i32(lane); r < " + std::to_string(r.size / period) + "; r = r + " + L + ") {\n"
-         "      acc = " + wgsl_combine(r.op, d, "acc", term) + ";\n    }\n  }\n"
-         "  sh[lid] = acc;\n  workgroupBarrier();\n"
-         "  for (var s = " + std::to_string(lanes / 2) + "u; s > 0u; s = s >> 1u) {\n"
-         "    if (lane < s) { sh[lid] = " + wgsl_combine(r.op, d, "sh[lid]", "sh[lid + s]") + "; }\n"
-         "    workgroupBarrier();\n  }\n"
-         "  if (lane == 0u && u32(g) < params.size) { out[u32(g)] = " + wgsl_store_bits(od, "f_epi(g, sh[lid])") + "; }\n}\n";
-    return w.wgsl = std::move(s), w;
-  }
+  if (w.strategy == WgslStrategy::TreeReduce) return w.wgsl = s + tree_main(k, p, w), w;
   if (k.reduction) s += serial_reducer(k);
   // One invocation per output word: sub-word outputs (bool, float16) are packed by the one
   // invocation that owns the word, so no two invocations write the same word.

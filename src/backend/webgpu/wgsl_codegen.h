@@ -37,6 +37,10 @@ struct WgslParams {
   // tree_lanes() (wgsl_codegen.cpp), which gives short rows (a decode step's matvecs: 576,
   // 1536) fewer lanes than long ones; `workgroup`: one output per workgroup, as before.
   int row_lanes = 0;
+  // Outputs each lane group of a tree reduction sums at once (at most; a power of two): its
+  // lanes load what the outputs' terms share (a matvec's x, the chunk's index arithmetic)
+  // once for all of them. 0: the rule in tree_outputs() (wgsl_codegen.cpp).
+  int row_outputs = 0;
   int max_groups_x = 65535;    // WebGPU's default maxComputeWorkgroupsPerDimension
   // Contraction tiles, largest first: a kernel takes the first that fits the device and
   // gives at least `fill_groups` workgroups (enough to occupy the GPU), else the last that
@@ -66,7 +70,7 @@ struct WgslKernel {
   int workgroup = 256;
   int per_word = 1;  // outputs packed per u32 word (4 for bool, 2 for float16), one invocation each word
   int64_t groups = 0;  // Tiled: workgroups to dispatch (the others derive it from the size)
-  int outputs_per_group = 1;  // TreeReduce: workgroup / lanes per output
+  int outputs_per_group = 1;  // TreeReduce: workgroup / lanes * WgslParams::row_outputs (as fitted)
 };
 
 // Lanes per output of a tree reduction over `reduce` terms (WgslParams::row_lanes), each
