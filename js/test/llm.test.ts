@@ -5,7 +5,7 @@
 // and each decode step about one (docs/ARCHITECTURE.md, LLM runtime in JS). Node only: the
 // browser run covers generation through examples/llm-web (test/browser/llm.mjs).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { init, llm, memory, profiler, type WebGpuCounters } from "../dist/index.js";
+import { getWebGPUDevice, init, llm, memory, profiler, type WebGpuCounters } from "../dist/index.js";
 import greedyText from "../../tests/fixtures/llm/smollm2_greedy.txt?raw";
 import tokenizeText from "../../tests/fixtures/llm/smollm2_tokenize.txt?raw";
 
@@ -277,6 +277,31 @@ describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webg
       expect(delta(2, "dispatches")).toBe(53);
     } finally {
       m.dispose();
+    }
+  }, 600_000);
+
+  // Issue 20's robustness: the GPU going away in the middle of a generation (forced with
+  // device.destroy()) rejects the stream with the device's error, later calls on the model
+  // say the same, dispose() still works, and after init("webgpu") a new model generates.
+  test("device loss during generation: a clear error, the model disposes, a new device runs again", async () => {
+    const m = await llm.load(TINY, { device: "webgpu", nCtx: 64, prefillBucket: 4 });
+    const got: string[] = [];
+    const lost = /webgpu: the device was lost .*await init\("webgpu"\) creates a new device/s;
+    await expect((async () => {
+      for await (const piece of m.generate("x", { maxTokens: 12 })) {
+        got.push(piece);
+        if (got.length === 3) getWebGPUDevice().destroy();
+      }
+    })()).rejects.toThrow(lost);
+    expect(got.length).toBe(3);
+    await expect(collect(m.generate("x", { maxTokens: 2 }))).rejects.toThrow(lost);
+    m.dispose();
+    expect(await init("webgpu")).toEqual(["webgpu"]);
+    const again = await llm.load(TINY, { device: "webgpu", nCtx: 64, prefillBucket: 4 });
+    try {
+      expect((await collect(again.generate("x", { maxTokens: 4 }))).length).toBe(4);
+    } finally {
+      again.dispose();
     }
   }, 600_000);
 });
