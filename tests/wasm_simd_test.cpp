@@ -289,5 +289,27 @@ TEST(WasmSimd, PackedNibbleMatvecUnrollsAndIsBitExact) {
   }
 }
 
+// An in-bounds uniform load in the reduction loop is read where it is used (the unrolled
+// matvec's activations): here idx[r] both as a scalar index of another load (checked: it may
+// fall outside y) and splatted into a vector (the cast), and a[r * n + g] contiguous.
+TEST(WasmSimd, InBoundsUniformLoadsAreReadWhereUsed) {
+  std::mt19937 rng(5);
+  const int64_t n = 16, k = 40;
+  AluExp g = gidx(n), r = AluExp::var(VarId::Ridx, DType::Int32, k - 1);
+  AluExp ix = AluExp::load(DType::Int32, 1, r);
+  AluExp prod = AluExp::binary(AluOp::Mul, AluExp::load(DType::Float32, 0, r * n + g), AluExp::load(DType::Float32, 2, ix));
+  Kernel kern;
+  kern.size = n;
+  kern.inputs = {DType::Float32, DType::Int32, DType::Float32};
+  kern.exp = AluExp::binary(AluOp::Add, prod, AluExp::cast(DType::Float32, ix));
+  kern.reduction = Reduction{AluOp::Add, k, AluExp::var(VarId::Acc, DType::Float32, 0)};
+  EXPECT_TRUE(wasm::compile_kernel(kern).simd_loop);
+  std::vector<Bytes> ins = {special_values(DType::Float32, size_t(n * k), rng), special_values(DType::Int32, size_t(k), rng),
+                            special_values(DType::Float32, 8, rng)};
+  expect_same(kern, ins);
+  ins[1].resize(ins[1].size() - 3 * 4);  // a short idx: its loads are checked (reading 0)
+  expect_same(kern, ins);
+}
+
 }  // namespace
 #endif  // __EMSCRIPTEN__

@@ -354,6 +354,10 @@ void SimdEmitter::push_vector(const Rep& r, DType dt) {
   const bool fl = f32(dt);
   switch (r.kind) {
     case LaneKind::Uniform:
+      if (r.load_at_use && itemsize(dt) == 4 && f32(dt) == f32(r.load_at_use->dtype)) {
+        push_load_at_use(*r.load_at_use, true);
+        return;
+      }
       e_.push_as(r.scalar, fl ? V::F32 : V::I32);
       c_.simd(fl ? simd::F32x4Splat : simd::I32x4Splat);
       return;
@@ -421,6 +425,19 @@ void SimdEmitter::emit_load(const AluNode& n) {
   Rep r{li.kind};
   const bool known_in_bounds = std::find(in_bounds_.begin(), in_bounds_.end(), &n) != in_bounds_.end();
   if (li.kind == LaneKind::Uniform) {
+    if (known_in_bounds && level_ == (red_ ? 2 : 1)) {
+      // Loaded where it is used, not into a local here: an unrolled matvec's 32 activation
+      // values per iteration were all loaded at the top of the loop body and V8 spilled most
+      // of them to the stack, then reloaded and broadcast each (~6 instructions per term,
+      // the dequantization itself is 7). At the use, a float operand of a vector op is one
+      // v128.load32_splat (vbroadcastss from memory). No store comes between: a block's
+      // values are used before its result is stored. Only at the innermost loop's level, so
+      // that no load moves into a loop it was outside of.
+      r.load_at_use = &n;
+      r.scalar = {n.dtype, false, [this, &n] { push_load_at_use(n, false); }};
+      reps_[&n] = r;
+      return;
+    }
     if (known_in_bounds) {
       const uint32_t offset = push_address(ptr, *n.src[0].get(), 4);
       c_.mem(f32(n.dtype) ? op::F32Load : op::I32Load, 2, offset);
@@ -487,24 +504,58 @@ void SimdEmitter::emit_load(const AluNode& n) {
   reps_[&n] = r;
 }
 
-// Pushes the address of element `index` (lane 0's, for an affine index) of the buffer at
-// `ptr` and returns a constant byte offset for the load's memarg: an index `base + c` with
-// base >= 0 over the whole kernel puts c there, so the copies of an unrolled loop share the
-// address arithmetic of `base`.
-uint32_t SimdEmitter::push_address(uint32_t ptr, const AluNode& index, int item_bytes) {
-  const AluNode* base = &index;
-  int64_t c = 0;
-  if (index.op == AluOp::Add && index.src[1].is_const() && index.src[0].vmin() >= 0) {
-    base = index.src[0].get();
-    c = int64_t(index.src[1].value());
+namespace {
+
+// Splits an index that is a tree of Adds into its non-constant terms and the sum of its
+// constants, when every term is >= 0 over the whole kernel (so that their sum is too).
+// Returns false (terms unusable) otherwise.
+bool split_constant_terms(const AluNode* n, std::vector<const AluNode*>& terms, int64_t& c) {
+  if (n->op == AluOp::Add && n->dtype == DType::Int32) {
+    for (const AluExp& s : n->src) {
+      if (s.is_const()) c += int64_t(s.value());
+      else if (!split_constant_terms(s.get(), terms, c)) return false;
+    }
+    return true;
   }
-  if (c < 0 || c > (int64_t(1) << 24)) base = &index, c = 0;
+  if (n->vmin < 0) return false;
+  terms.push_back(n);
+  return true;
+}
+
+}  // namespace
+
+// Pushes the address of element `index` (lane 0's, for an affine index) of the buffer at
+// `ptr` and returns a constant byte offset for the load's memarg: the constants of an index
+// `a + (b + c)` whose other terms are >= 0 over the whole kernel go there, so the copies of
+// an unrolled loop share the address arithmetic of `a + b` (V8 computes it once for all of
+// them; an unrolled matvec's activation loads were two LEAs each before).
+uint32_t SimdEmitter::push_address(uint32_t ptr, const AluNode& index, int item_bytes) {
+  std::vector<const AluNode*> terms;
+  int64_t c = 0;
+  bool split = split_constant_terms(&index, terms, c) && !terms.empty() && c >= 0 && c <= (int64_t(1) << 24);
+  for (const AluNode* t : terms) {
+    const LaneKind k = info_.at(t).kind;
+    split = split && (k == LaneKind::Uniform || k == LaneKind::Affine);
+  }
+  if (!split) {
+    terms = {&index};
+    c = 0;
+  }
   c_.local_get(ptr);
-  lane_val(rep(base), DType::Int32, 0).push();
+  for (size_t i = 0; i < terms.size(); i++) {
+    lane_val(rep(terms[i]), DType::Int32, 0).push();
+    if (i > 0) c_.op(op::I32Add);
+  }
   c_.i32_const(item_bytes == 4 ? 2 : 3);
   c_.op(op::I32Shl);
   c_.op(op::I32Add);
   return uint32_t(c * item_bytes);
+}
+
+void SimdEmitter::push_load_at_use(const AluNode& n, bool splat) {
+  const uint32_t offset = push_address(ke_.ptr_local(n.arg), *n.src[0].get(), 4);
+  if (splat) c_.simd_mem(simd::V128Load32Splat, 2, offset);
+  else c_.mem(f32(n.dtype) ? op::F32Load : op::I32Load, 2, offset);
 }
 
 SimdEmitter::Rep SimdEmitter::make_vector_local(DType) {
@@ -577,6 +628,7 @@ void SimdEmitter::bind_uniform(const AluNode* n, std::function<void()> push) {
 }
 
 void SimdEmitter::compute_level(const DagPlan& plan, int level) {
+  level_ = level;
   for (const AluNode* n : plan.nodes)
     if (plan.level.at(n) == level) compute(*n);
 }

@@ -69,6 +69,9 @@ class SimdEmitter {
     Val scalar{DType::Int32, false, {}};  // Uniform/Affine: the value of lane 0
     uint32_t v = 0;                      // Vector: the v128 local
     std::array<uint32_t, 4> lanes{};     // Lanes: one local per lane
+    // Uniform: a 4-byte load known in bounds, emitted where it is used (see emit_load);
+    // push_vector then loads it splatted (v128.load32_splat) instead of splatting a local.
+    const AluNode* load_at_use = nullptr;
   };
   void analyze(const DagPlan& plan);
   LaneInfo classify(const AluNode& n) const;
@@ -90,6 +93,8 @@ class SimdEmitter {
   bool uniform_shift(const AluNode& n) const;
   void emit_load(const AluNode& n);
   uint32_t push_address(uint32_t ptr, const AluNode& index, int item_bytes);
+  // Pushes the element of the in-bounds 4-byte load n: a scalar, or splatted to a v128.
+  void push_load_at_use(const AluNode& n, bool splat);
   const Rep& rep(const AluNode* n);
   // Loads whose index range over the whole kernel is known and non-negative: contiguous vector
   // loads, and uniform scalar loads inside the loops.
@@ -122,6 +127,8 @@ class SimdEmitter {
     std::vector<const AluNode*> outer;
   };
   std::optional<Unrolled> unrolled_;
+  // The loop level whose nodes compute_level is emitting (2: inside the reduction loop).
+  int level_ = 0;
 };
 
 // Whether a vector form of op on dt (with source dtypes sdt) exists that equals alu_eval.

@@ -37,6 +37,7 @@ void SimdEmitter::plan_unrolled_reduction() {
 
 void SimdEmitter::emit_unrolled_reduction() {
   const Unrolled& u = *unrolled_;
+  level_ = 1;
   for (const AluNode* n : u.outer) compute(*n);
   emit_reduction_loop(ke_.kernel().reduction->size / u.period, [&] {
     compute_level(u.plan, 2);
