@@ -11,7 +11,7 @@
 // ("xs1") and/or each value dequantized and multiplied on its own ("each": q * d - 8 d, times
 // x, added), as kiln's generated chunk does: which of the two the speed comes from.
 //
-// usage: node matvec_variants.mjs DIST [--quick] [--kiln-only] [--styles]   (DIST: js/dist of the build)
+// usage: node matvec_variants.mjs DIST [--quick] [--kiln-only] [--styles] [--few]   (DIST: js/dist of the build)
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { create, globals } from "webgpu";
@@ -21,6 +21,7 @@ globalThis.navigator = { gpu: create([]) };
 const quick = process.argv.includes("--quick");  // small shapes, for a CPU adapter
 const kilnOnly = process.argv.includes("--kiln-only");  // kiln's kernels only (a KILN_WEBGPU_* sweep)
 const styles = process.argv.includes("--styles");  // the load/arithmetic ablation of the best variant
+const few = process.argv.includes("--few");  // only the (t, r) that won on an H100 (2026-12-06), subgroups where possible
 const dist = pathToFileURL(path.resolve(process.argv[2] ?? "../../js/dist")).href;
 
 const WG = 256;
@@ -286,6 +287,7 @@ const shapes = quick
 const variants = [];
 for (const t of quick ? [4, 8, 16] : [8, 16, 32, 64]) for (const r of [1, 2, 4]) for (const red of hasSg ? ["sg", "wg"] : ["wg"]) {
   if (red === "sg" && t > sgSize) continue;
+  if (few && (t === 8 || (hasSg && t <= sgSize && red === "wg"))) continue;
   variants.push([t, r, red]);
 }
 const chain = quick ? 4 : 64;

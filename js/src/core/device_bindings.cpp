@@ -34,6 +34,7 @@ val enable_webgpu(const val& limits) {
     if (p.row_lanes < 0 || (p.row_lanes & (p.row_lanes - 1)) != 0)
       fail("webgpu", "rowLanes ", p.row_lanes, " is invalid, expected 0 or a power of two");
     p.row_outputs = get_int(limits, "rowOutputs", p.row_outputs);
+    p.vec4_loads = get_int(limits, "vec4Loads", p.vec4_loads ? 1 : 0) != 0;
     if (p.row_outputs < 0 || p.row_outputs > 16 || (p.row_outputs & (p.row_outputs - 1)) != 0)
       fail("webgpu", "rowOutputs ", p.row_outputs, " is invalid, expected 0 (the rule), 1, 2, 4, 8 or 16");
     // tiles: [[bm, bn, bk, tm, tn], ...], largest first (a per-device override of the defaults).

@@ -112,7 +112,7 @@ export class WebGpuRuntime {
 
   /** The limits the WGSL generator needs (see webgpu::WgslParams). */
   codegenLimits(): {
-    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; maxStorageBuffers: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number; bandRows?: number; rowLanes?: number; rowOutputs?: number;
+    workgroup: number; maxGroupsX: number; workgroupStorage: number; maxInvocations: number; maxStorageBuffers: number; treeMaxOutputs: number; tiles?: number[][]; staging?: number; bandRows?: number; rowLanes?: number; rowOutputs?: number; vec4Loads?: number;
   } {
     const l = this.device.limits;
     // SwiftShader runs workgroups on CPU threads, where a 256-invocation tree reduction with
@@ -124,7 +124,7 @@ export class WebGpuRuntime {
       workgroupStorage: l.maxComputeWorkgroupStorageSize,
       maxInvocations: Math.min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX),
       maxStorageBuffers: l.maxStorageBuffersPerShaderStage,
-      tiles: tilesFromEnv(), ...stagingFromEnv(), ...bandFromEnv(), ...rowLanesFromEnv(), ...rowOutputsFromEnv(),
+      tiles: tilesFromEnv(), ...stagingFromEnv(), ...bandFromEnv(), ...rowLanesFromEnv(), ...rowOutputsFromEnv(), ...vec4LoadsFromEnv(),
     };
   }
 
@@ -579,6 +579,14 @@ function rowLanesFromEnv(): { rowLanes?: number } {
 function rowOutputsFromEnv(): { rowOutputs?: number } {
   const n = powerOfTwoFromEnv("KILN_WEBGPU_ROW_OUTPUTS", 16);
   return n === undefined ? {} : { rowOutputs: n };
+}
+
+/** KILN_WEBGPU_VEC4_LOADS=0 (Node.js): no 128-bit loads in reduction chunks (the A/B of a sweep). */
+function vec4LoadsFromEnv(): { vec4Loads?: number } {
+  const v = (globalThis as any).process?.env?.KILN_WEBGPU_VEC4_LOADS as string | undefined;
+  if (v === undefined || v === "") return {};
+  if (v !== "0" && v !== "1") throw new Error(`KILN_WEBGPU_VEC4_LOADS: "${v}" is not 0 or 1`);
+  return { vec4Loads: Number(v) };
 }
 
 function powerOfTwoFromEnv(name: string, max: number): number | undefined {

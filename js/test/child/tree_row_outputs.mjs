@@ -1,7 +1,7 @@
 // Child process of webgpu_row_outputs.test.ts: tree reductions on webgpu with the outputs per
 // lane group the environment sets (KILN_WEBGPU_ROW_OUTPUTS is read once, when the device is
 // made), compared with cpu. Prints one JSON line: each case's worst error against its bound,
-// and the lane-group widths the generated WGSL used.
+// the lane-group widths the generated WGSL used, and how many kernels read vec4 views.
 import { init, numpy as np } from "../../dist/index.js";
 import { webGpuRuntime } from "../../dist/webgpu/attach.js";
 
@@ -12,10 +12,12 @@ if (!have.includes("webgpu")) {
 }
 const rt = webGpuRuntime();
 const widths = new Set();
+let vec4Views = 0; // kernels that read an input through a second, vec4<u32> binding
 const pipeline = rt.pipeline.bind(rt);
 rt.pipeline = (wgsl, n) => {
   const m = /fn f_rows\(gidx: i32, ridx: i32\) -> array<\w+, (\d+)>/.exec(wgsl);
   if (m) widths.add(Number(m[1]));
+  if (/var<storage, read> in\d+v: array<vec4<u32>>/.test(wgsl)) vec4Views++;
   return pipeline(wgsl, n);
 };
 
@@ -56,5 +58,5 @@ for (const [name, f, inputs, rtol, atol] of cases) {
   }
   results.push({ name, worst });
 }
-console.log(JSON.stringify({ widths: [...widths].sort(), results }));
+console.log(JSON.stringify({ widths: [...widths].sort(), vec4Views, results }));
 process.exit(0);

@@ -73,6 +73,8 @@ struct WebGpuExecutable : Executable {
   // across a device loss, and dispatch creates the pipeline again on the new device.
   mutable int pipeline = -1;
   mutable int generation = 0;
+  // Storage bindings after the output: the inputs, then the vec4 views of some of them.
+  int bindings() const { return int(ninputs + wgsl.vec4_inputs.size()); }
 };
 
 [[noreturn]] void fail_runtime(const char* op) {
@@ -194,7 +196,7 @@ std::shared_ptr<Executable> WebGpuBackend::prepare(const Kernel& kernel) {
   exe->generation = generation_;
   exe->size = kernel.size;
   exe->ninputs = kernel.inputs.size();
-  exe->pipeline = kiln_gpu_pipeline(exe->wgsl.wgsl.data(), int(exe->wgsl.wgsl.size()), int(exe->ninputs));
+  exe->pipeline = kiln_gpu_pipeline(exe->wgsl.wgsl.data(), int(exe->wgsl.wgsl.size()), exe->bindings());
   if (exe->pipeline < 0) fail_runtime("webgpu.prepare");
   cache_[key] = exe;
   return exe;
@@ -205,11 +207,12 @@ void WebGpuBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
   if (inputs.size() != exe.ninputs)
     fail("webgpu.dispatch", "got ", inputs.size(), " input buffers, expected ", exe.ninputs);
   if (exe.generation != generation_) {
-    exe.pipeline = kiln_gpu_pipeline(exe.wgsl.wgsl.data(), int(exe.wgsl.wgsl.size()), int(exe.ninputs));
+    exe.pipeline = kiln_gpu_pipeline(exe.wgsl.wgsl.data(), int(exe.wgsl.wgsl.size()), exe.bindings());
     if (exe.pipeline < 0) fail_runtime("webgpu.prepare");
     exe.generation = generation_;
   }
   std::vector<int32_t> ins(inputs.begin(), inputs.end());
+  for (int a : exe.wgsl.vec4_inputs) ins.push_back(int32_t(inputs[size_t(a)]));  // their vec4 views
   webgpu::Grid g = webgpu::dispatch_grid(exe.wgsl, exe.size, exe.params);
   if (kiln_gpu_dispatch(exe.pipeline, ins.data(), int(ins.size()), int(output), double(exe.size), double(g.x),
                         double(g.y)) < 0)

@@ -9,6 +9,7 @@
 
 #include "backend/webgpu/wgsl_expr.h"
 #include "backend/webgpu/wgsl_tiled.h"
+#include "backend/webgpu/wgsl_vec_loads.h"
 #include "ir/error.h"
 #include "ir/legalize.h"
 #include "ir/reduction_unroll.h"
@@ -105,12 +106,37 @@ std::optional<TreeTerms> tree_terms(const Kernel& k, int64_t period, int outputs
   return tt;
 }
 
-// f_rows(gidx, ridx) -> the outputs' folded chunks at chunk ridx of lane group gidx.
-std::string rows_function(const Kernel& k, const TreeTerms& tt) {
+// The 128-bit loads of a chunk (wgsl_vec_loads.h) where WgslParams::vec4_loads allows them
+// and the inputs bound again still fit the device's storage buffers; `aliased` gets the
+// inputs to bind again (as bindings 2 + ninputs + j).
+std::vector<VecLoad> chunk_vec_loads(const Kernel& k, const TreeTerms& tt, const WgslParams& p, std::vector<int>& aliased) {
+  if (!p.vec4_loads || tt.period < 4) return {};
+  std::vector<AluExp> all;
+  for (const auto& t : tt.terms) all.insert(all.end(), t.begin(), t.end());
+  std::vector<VecLoad> quads = find_vec_loads(all);
+  for (const VecLoad& q : quads)
+    if (std::find(aliased.begin(), aliased.end(), q.arg) == aliased.end()) aliased.push_back(q.arg);
+  if (int64_t(k.inputs.size() + aliased.size()) + 1 > p.max_storage_buffers) aliased.clear(), quads.clear();
+  return quads;
+}
+
+// f_rows(gidx, ridx) -> the outputs' folded chunks at chunk ridx of lane group gidx. Quads of
+// loads are read first, each as one vec4 whose components stand for the four scalar loads.
+std::string rows_function(const Kernel& k, const TreeTerms& tt, const std::vector<VecLoad>& quads) {
   const DType d = k.exp.dtype();
   const std::string T = wgsl_type(d), R = std::to_string(tt.outputs);
   std::string body, fold, result;
   ExprEmitter ex(&body, "gidx", "ridx", "acc");
+  for (size_t n = 0; n < quads.size(); n++) {
+    const VecLoad& q = quads[n];
+    const std::string v = "vq" + std::to_string(n), first = ex.emit(q.first);
+    ex.line("  let " + v + " = in" + std::to_string(q.arg) + "v[u32(" + first + ") >> 2u];\n");
+    for (int lane = 0; lane < 4; lane++) {
+      const std::string c = v + "." + "xyzw"[lane];
+      const DType ld = q.lanes[size_t(lane)]->dtype;
+      ex.preset(q.lanes[size_t(lane)], ld == DType::Uint32 ? c : "bitcast<" + std::string(wgsl_type(ld)) + ">(" + c + ")");
+    }
+  }
   for (size_t i = 0; i < tt.terms.size(); i++) {
     const std::string c = "c" + std::to_string(i);
     for (size_t u = 0; u < tt.terms[i].size(); u++) {
@@ -162,7 +188,12 @@ std::string tree_main(const Kernel& k, const WgslParams& p, WgslKernel& w) {
     return out;
   };
   const auto slot = [&](const std::string& at, const std::string& i) { return "sh[" + at + " * " + Rs + "u + " + i + "u]"; };
-  std::string s = rows_function(k, *tt);
+  const std::vector<VecLoad> quads = chunk_vec_loads(k, *tt, p, w.vec4_inputs);
+  std::string s;
+  for (size_t j = 0; j < w.vec4_inputs.size(); j++)
+    s += "@group(0) @binding(" + std::to_string(2 + k.inputs.size() + j) + ") var<storage, read> in" +
+         std::to_string(w.vec4_inputs[j]) + "v: array<vec4<u32>>;\n";
+  s += rows_function(k, *tt, quads);
   s += "var<workgroup> sh: array<" + T + ", " + std::to_string(p.workgroup * R) + ">;\n";
   s += "@compute @workgroup_size(" + wg + ")\n"
        "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,\n"

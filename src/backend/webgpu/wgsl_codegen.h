@@ -41,6 +41,9 @@ struct WgslParams {
   // lanes load what the outputs' terms share (a matvec's x, the chunk's index arithmetic)
   // once for all of them. 0: the rule in tree_outputs() (wgsl_codegen.cpp).
   int row_outputs = 0;
+  // Four neighbouring loads of a chunk read as one vec4 of the same buffer bound again
+  // (wgsl_vec_loads.h), where the storage-buffer limit leaves room for the extra bindings.
+  bool vec4_loads = true;
   int max_groups_x = 65535;    // WebGPU's default maxComputeWorkgroupsPerDimension
   // Contraction tiles, largest first: a kernel takes the first that fits the device and
   // gives at least `fill_groups` workgroups (enough to occupy the GPU), else the last that
@@ -63,7 +66,8 @@ void check_tile(const WgslTile& t);
 
 enum class WgslStrategy { Elementwise, SerialReduce, TreeReduce, Tiled };
 
-// A generated shader. Bindings: 0 = uniform {size: u32}, 1 = out (array<u32>), 2 + i = input i.
+// A generated shader. Bindings: 0 = uniform {size: u32}, 1 = out (array<u32>), 2 + i = input i
+// (then the vec4 views of `vec4_inputs`).
 struct WgslKernel {
   std::string wgsl;
   WgslStrategy strategy = WgslStrategy::Elementwise;
@@ -71,6 +75,9 @@ struct WgslKernel {
   int per_word = 1;  // outputs packed per u32 word (4 for bool, 2 for float16), one invocation each word
   int64_t groups = 0;  // Tiled: workgroups to dispatch (the others derive it from the size)
   int outputs_per_group = 1;  // TreeReduce: workgroup / lanes * WgslParams::row_outputs (as fitted)
+  // Inputs bound a second time as array<vec4<u32>>, at bindings 2 + ninputs + j: the dispatch
+  // passes their buffers again after the inputs.
+  std::vector<int> vec4_inputs;
 };
 
 // Lanes per output of a tree reduction over `reduce` terms (WgslParams::row_lanes), each

@@ -24,6 +24,10 @@ class ExprEmitter {
  public:
   ExprEmitter(std::string* body, std::string gidx, std::string ridx, std::string acc);
   std::string emit(const AluExp& e);
+  // Names node n by `text` (a value computed by a statement added with `line`): emit() uses
+  // it instead of rendering the node.
+  void preset(const AluNode* n, std::string text) { scope_.preset(n, std::move(text)); }
+  void line(const std::string& statement) { *body_ += statement; }
 
  private:
   std::string* body_;
