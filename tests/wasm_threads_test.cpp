@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "backend/wasm/wasm_codegen.h"
@@ -111,7 +112,7 @@ TEST(WasmThreads, LargeKernelsAboveTheThresholdSplitBitExactly) {
   for (auto [m, kk, n, epi] : {std::tuple{192, 96, 160, 0}, std::tuple{131, 67, 45, 1}, std::tuple{64, 200, 64, 1}}) {
     Kernel k = dense(m, kk, n, epi);
     const int64_t nodes = k.exp.node_count() + k.reduction->epilogue.node_count();
-    ASSERT_GE(k.size * kk * nodes, be.parallel_min_work()) << "the case must be above the threshold";
+    ASSERT_GE(k.size * kk * nodes, be.cold_parallel_min_work()) << "the case must split even from a sleeping pool";
     expect_threads_agree(k, dense_inputs(m, kk, n, rng), true);
   }
   // Random pointwise kernels of every output dtype, large enough to split.
@@ -122,7 +123,7 @@ TEST(WasmThreads, LargeKernelsAboveTheThresholdSplitBitExactly) {
     k.size = n;
     k.exp = rk.expr(kAll[t % 6], 3, gidx(n), nullptr);
     k.inputs = rk.inputs;
-    if (k.size * k.exp.node_count() < be.parallel_min_work()) continue;
+    if (k.size * k.exp.node_count() < be.cold_parallel_min_work()) continue;
     expect_threads_agree(k, inputs_for(k.inputs, rng, size_t(n)), true);
   }
   // A row reduction with a transcendental in the body: each output folds in ridx order.
@@ -185,6 +186,33 @@ TEST(WasmThreads, SmallKernelsStayOnTheCallingThread) {
   int64_t before = be.split_dispatches();
   run_on(be, k, {special_values(DType::Float32, 1000, rng)});
   EXPECT_EQ(be.split_dispatches(), before);
+}
+
+TEST(WasmThreads, MidSizedKernelsDoNotWakeASleepingPool) {
+  WasmBackend& be = wasm_be();
+  if (be.max_threads() < 2) GTEST_SKIP() << "single-threaded core";
+  KeepThreadSettings keep;
+  Unfused unfused;
+  // x * 2 + 1 over n: work between the awake pool's threshold and the sleeping pool's.
+  const int64_t n = 150001;
+  Kernel k;
+  k.size = n;
+  k.inputs = {DType::Float32};
+  k.exp = AluExp::binary(AluOp::Add,
+                         AluExp::binary(AluOp::Mul, AluExp::load(DType::Float32, 0, gidx(n)), AluExp::constant(DType::Float32, 2)),
+                         AluExp::constant(DType::Float32, 1));
+  const int64_t work = k.size * k.exp.node_count();
+  ASSERT_GE(work, be.parallel_min_work());
+  ASSERT_LT(work, be.cold_parallel_min_work());
+  std::mt19937 rng(54);
+  const std::vector<Bytes> ins = {special_values(DType::Float32, size_t(n), rng)};
+  const Bytes want = run_on(get_backend("cpu"), k, ins);
+  // Workers sleep once they have spun ~0.2 ms without a job (bounded: a loaded machine).
+  for (int i = 0; i < 5000 && be.pool_awake(); i++) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_FALSE(be.pool_awake());
+  const int64_t before = be.split_dispatches();
+  EXPECT_TRUE(same_bits(k, want, run_on(be, k, ins)));
+  EXPECT_EQ(be.split_dispatches(), before) << "a sleeping pool must not be woken for " << work << " work";
 }
 
 // Not a timed test (speed lives in benchmarks): run it by hand with

@@ -56,7 +56,10 @@ function widenHalves(bits: Uint16Array): Float32Array {
 
 /** Copies the bytes that the core returned into the typed array of `dtype` (bool: Int32Array, as jax-js). */
 function typedFromBytes(bytes: Uint8Array, dtype: string): DataArray {
-  const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  // The core's reads return a Uint8Array over a fresh ArrayBuffer of its own, which the typed
+  // array can take as is; a view into a larger or shared buffer is copied out first.
+  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+  const buf = own ? bytes.buffer : (bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
   switch (dtype) {
     case "float32":
       return new Float32Array(buf);

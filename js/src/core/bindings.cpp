@@ -28,7 +28,7 @@ std::string str_of(const Handle& h) { return h.a.to_string(); }
 val bytes_of(const Handle& h) {
   try {
     std::vector<uint8_t> b = h.a.bytes();
-    return val::global("Uint8Array").new_(typed_memory_view(b.size(), b.data()));
+    return js_class(JsClass::Uint8Array).new_(typed_memory_view(b.size(), b.data()));
   } catch (const std::exception& e) {
     return js_error(e);
   }
@@ -38,7 +38,7 @@ val bytes_of(const Handle& h) {
 val from_bytes(const val& bytes, const val& shape, const std::string& dtype, const std::string& device) {
   try {
     OpName op("array");
-    if (!bytes.instanceof(val::global("Uint8Array"))) fail("array", "got ", js_describe(bytes), ", expected a Uint8Array");
+    if (!bytes.instanceof(js_class(JsClass::Uint8Array))) fail("array", "got ", js_describe(bytes), ", expected a Uint8Array");
     Shape s;
     for (int i = 0; i < js_length(shape, "shape"); i++) s.push_back(js_int64(shape[i], "shape"));
     const double n = bytes["length"].as<double>();
@@ -254,7 +254,7 @@ val export_onnx_js(val jsfn, const val& args, int opset) {
     ExportOptions options;
     options.opset = opset;
     std::vector<uint8_t> b = export_onnx(from_js(jsfn), tree_args(args), options);
-    return val::global("Uint8Array").new_(typed_memory_view(b.size(), b.data()));
+    return js_class(JsClass::Uint8Array).new_(typed_memory_view(b.size(), b.data()));
   } catch (const std::exception& e) {
     return js_error(e);
   }

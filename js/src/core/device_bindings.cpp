@@ -73,7 +73,7 @@ val read_async(const Handle& h, val done) {
     buf->backend().read_async_checked(
         buf->handle(), 0, bytes,
         [done, buf](std::vector<uint8_t> data) {
-          done(val::global("Uint8Array").new_(emscripten::typed_memory_view(data.size(), data.data())));
+          done(js_class(JsClass::Uint8Array).new_(emscripten::typed_memory_view(data.size(), data.data())));
         },
         [done](std::string msg) { done(js_error(msg)); });
     return val::undefined();

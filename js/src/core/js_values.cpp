@@ -57,17 +57,25 @@ std::string js_string(const val& v, const std::string& what) {
 }
 int js_length(const val& v, const std::string& what) {
   if (!v.isArray()) fail(current_op(), what, " got ", js_describe(v), ", expected an array");
-  return js_int(v["length"], what + "'s length");
+  // A JS array's length is an integer below 2^32; only its int32 range needs checking. (No
+  // message built here: this runs for every argument list of every call.)
+  const double n = v["length"].as<double>();
+  if (n > double(INT32_MAX)) fail(current_op(), what, " has ", n, " elements, expected at most ", INT32_MAX);
+  return int(n);
 }
 
-static bool is_handle(const val& v) {
-  return v.typeOf().as<std::string>() == "object" && v.instanceof(val::module_property("Handle"));
+const val& js_class(JsClass c) {
+  // Looked up once: a global or module lookup is a round trip into JS on every call.
+  // Bindings run on the thread that loaded the core (emval handles are per thread).
+  static const val classes[] = {val::global("Uint8Array"), val::module_property("Handle")};
+  return classes[int(c)];
 }
+
+static bool is_handle(const val& v) { return v.instanceof(js_class(JsClass::Handle)); }
 
 Array to_array(const val& v) {
-  std::string type = v.typeOf().as<std::string>();
-  if (type == "number") return Array(v.as<double>());
-  if (type == "boolean") return Array(v.as<bool>());
+  if (v.isNumber()) return Array(v.as<double>());
+  if (v.isTrue() || v.isFalse()) return Array(v.isTrue());
   if (is_handle(v)) return v.as<Handle&>().a;
   fail(current_op(), "got ", js_describe(v), " where an Array or a number was expected");
 }
@@ -201,7 +209,7 @@ std::string current_device() { return default_device(); }
 
 val js_text(const std::string& utf8) {
   // A copy first: the threaded core's memory is a SharedArrayBuffer, which TextDecoder refuses.
-  val bytes = val::global("Uint8Array").new_(
+  val bytes = js_class(JsClass::Uint8Array).new_(
       emscripten::typed_memory_view(utf8.size(), reinterpret_cast<const uint8_t*>(utf8.data())));
   return val::global("TextDecoder").new_(std::string("utf-8")).call<val>("decode", bytes);
 }
@@ -213,7 +221,7 @@ val strings_to_js(const std::vector<std::string>& strings) {
 }
 
 std::vector<uint8_t> bytes_of_js(const val& bytes, const char* what) {
-  if (!bytes.instanceof(val::global("Uint8Array")))
+  if (!bytes.instanceof(js_class(JsClass::Uint8Array)))
     fail(current_op(), what, " got ", js_describe(bytes), ", expected a Uint8Array");
   std::vector<uint8_t> buf(static_cast<size_t>(bytes["length"].as<double>()));
   val(emscripten::typed_memory_view(buf.size(), buf.data())).call<void>("set", bytes);

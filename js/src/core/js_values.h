@@ -48,6 +48,10 @@ std::string js_string(const val& v, const std::string& what);
 int js_length(const val& v, const std::string& what);      // of a JS array
 std::string js_describe(const val& v);                    // "a string 'abc'", "an object", ...
 
+// JS classes the per-call paths test against or construct (instanceof, new), looked up once.
+enum class JsClass { Uint8Array, Handle };
+const val& js_class(JsClass c);
+
 // Option fields of a params object; absent fields give the default. Wrong JS types are a
 // kiln::Error naming the current operation and the option.
 int get_int(const val& p, const char* key, int dflt);

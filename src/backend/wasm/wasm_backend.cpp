@@ -7,6 +7,7 @@
 #include <emscripten/emscripten.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -241,6 +242,14 @@ struct WasmExecutable : Executable {
 // threads (WasmThreads.DISABLED_SplitSweep, 2-core dev machine, Node 20, 2026-12-03):
 // work 2^16 0.9x, 2^18 1.5x, 2^20 1.8x; below 2^16 waking the pool costs more than it saves.
 constexpr int64_t kDefaultParallelMinWork = int64_t(1) << 17;
+// How much more work a dispatch needs to be split when every worker of the pool sleeps (no
+// dispatch in the last ~0.2 ms of spinning, ThreadPool::awake): the sweep above ran
+// back-to-back dispatches, which find the workers spinning; a sleeping pool first pays a
+// futex wake-up per worker (tens of µs under Node), and each split then keeps the workers
+// spinning on a core for ~0.2 ms. A small program (an LSTM step, one token of a KV-cache
+// decoder: a few kernels of 2^17-2^20 work among tiny ones) paid both on every call for no
+// gain (bench/results/call_cost.md); at 8x, only kernels of 2^20 work and more wake the pool.
+constexpr int64_t kColdPoolFactor = 8;
 
 }  // namespace
 
@@ -254,6 +263,12 @@ WasmBackend::WasmBackend() {
 }
 
 WasmBackend::~WasmBackend() = default;
+
+bool WasmBackend::pool_awake() const { return pool_ && pool_->awake(); }
+
+int64_t WasmBackend::cold_parallel_min_work() const {
+  return min_work_ > INT64_MAX / kColdPoolFactor ? INT64_MAX : min_work_ * kColdPoolFactor;
+}
 
 void WasmBackend::set_options(const wasm::CodegenOptions& o) {
   bool shared = opts_.shared_memory;
@@ -390,7 +405,8 @@ void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inpu
     else kiln_wasm_trampoline(exe.id, a, int32_t(b), int32_t(e));
   };
   const int64_t grains = (exe.size + exe.grain - 1) / exe.grain;
-  if (threads_ <= 1 || exe.work < min_work_ || grains < 2 || exe.bytes.empty()) {
+  if (threads_ <= 1 || exe.work < (pool_awake() ? min_work_ : cold_parallel_min_work()) || grains < 2 ||
+      exe.bytes.empty()) {
     reserve_scratch(1, exe.scratch_bytes);
     on_this_thread(0, exe.size);
     return;

@@ -50,6 +50,11 @@ class WasmBackend : public Backend {
   // Dispatches with less work (elements x reduction steps x expression nodes) run on the
   // calling thread only ($KILN_WASM_PARALLEL_MIN_WORK overrides the measured default).
   int64_t parallel_min_work() const { return min_work_; }
+  // The threshold while every pool worker sleeps (a multiple of parallel_min_work): waking
+  // the pool costs more than a small kernel's split saves (wasm_backend.cpp).
+  int64_t cold_parallel_min_work() const;
+  // Whether a pool worker is awake (spinning after a job): then parallel_min_work applies.
+  bool pool_awake() const;
   void set_parallel_min_work(int64_t w) { min_work_ = w; }
   bool shared_memory() const { return opts_.shared_memory; }
   // Whether this engine validates Relaxed SIMD (f32x4.relaxed_madd), probed at startup.

@@ -69,7 +69,9 @@ void ThreadPool::worker(int id) {
     }
     {
       std::unique_lock<std::mutex> lock(mu_);
+      sleeping_.fetch_add(1, std::memory_order_relaxed);
       start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      sleeping_.fetch_sub(1, std::memory_order_relaxed);
       if (stop_) return;
       seen = generation_;
       // A job the caller already finished (it cleared job_), or one for fewer threads.

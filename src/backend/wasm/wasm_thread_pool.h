@@ -28,6 +28,9 @@ class ThreadPool {
   // `threads` threads (the caller included), and returns when every chunk is done. The
   // first exception of any chunk is rethrown here.
   void parallel_for(int64_t n, int64_t chunk, int threads, const ChunkFn& fn);
+  // Whether some worker is still spinning after its last job (or running one): a dispatch
+  // now starts without a futex wake-up. A hint, read without the lock.
+  bool awake() const { return sleeping_.load(std::memory_order_relaxed) < int(workers_.size()); }
 
  private:
   struct Job {
@@ -48,6 +51,7 @@ class ThreadPool {
   // Written under mu_; atomic so that spinning threads can read them without it.
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> active_{0};  // workers inside the current job
+  std::atomic<int> sleeping_{0};  // workers waiting on start_cv_ (past their spin)
   bool stop_ = false;
   std::exception_ptr error_;
 };

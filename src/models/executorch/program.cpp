@@ -388,12 +388,11 @@ std::vector<std::string> Program::method_names() const {
 
 namespace {
 
-Method& find_method(std::map<std::string, Method>& methods, const std::string& method,
-                    const std::vector<std::string>& names) {
+Method& find_method(std::map<std::string, Method>& methods, const std::string& method, const Pte& pte) {
   auto it = methods.find(method);
   if (it == methods.end()) {
     std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+    for (const PteExecutionPlan& plan : pte.execution_plan) list += (list.empty() ? "'" : ", '") + plan.name + "'";
     fail(kOp, "no method '", method, "' (the program has ", list.empty() ? "none" : list, ")");
   }
   return it->second;
@@ -410,7 +409,7 @@ std::vector<Array> run_traced(Method& m, const std::vector<Array>& inputs) {
 }  // namespace
 
 std::vector<Array> Program::run(const std::string& method, const std::vector<Array>& inputs) const {
-  Method& m = find_method(state_->methods, method, method_names());
+  Method& m = find_method(state_->methods, method, state_->pte);
   check_inputs(*m.plan, inputs);
   // A method with dynamic inputs runs traced per bucket; one that needs an exact shape
   // (an operator without a symbolic rule) falls back to a trace per size.
@@ -432,7 +431,7 @@ std::vector<Array> Program::run(const std::string& method, const std::vector<Arr
 }
 
 std::vector<Array> Program::run_exact(const std::string& method, const std::vector<Array>& inputs) const {
-  Method& m = find_method(state_->methods, method, method_names());
+  Method& m = find_method(state_->methods, method, state_->pte);
   check_inputs(*m.plan, inputs);
   return run_traced(m, inputs);
 }
