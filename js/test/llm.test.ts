@@ -274,9 +274,9 @@ describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webg
       // the C++ devices (issue 20: 55 before attention merged its two score parts without a
       // concatenated softmax and length-1 reductions became elementwise; 51 + 2 since the
       // greedy step computes its argmax, a max and a lowest-index min; 46 since jit fusion
-      // recomputes RMSNorm's scaled vector inside the matvecs, puts exp of the new row's score
-      // in the weighted sum's epilogue, and the cache copies each layer's rows from their
-      // offset in the packed output instead of realizing them first).
+      // puts exp of the new row's score in the weighted sum's epilogue, the cache copies each
+      // layer's rows from their offset in the packed output instead of realizing them first,
+      // and on webgpu RMSNorm's scaled vector is read inside the matvecs: 50 on the CPU devices).
       expect(delta(2, "dispatches")).toBe(46);
     } finally {
       m.dispose();

@@ -22,7 +22,8 @@ constexpr int kMaxRecomputedNodes = 32;
 // A value that more than one equation reads is computed into a buffer before a reduction
 // reads it when it loads from more buffers than this (its gathers would be repeated).
 constexpr size_t kMaxRecomputedInputs = 2;
-// A vector broadcast into a reduction is recomputed there, not materialized, when it is a
+// On a device where a dispatch costs more than that (Backend::prefers_fewer_kernels: webgpu),
+// a vector broadcast into a reduction is recomputed there, not materialized, when it is a
 // scaled load: at most this many nodes and loads, float arithmetic only adds, subtracts and
 // multiplies (RMSNorm's x * rsqrt(mean) * w read by a decode step's q/k/v and gate/up
 // matvecs). In a matrix-vector product such a term depends on the reduction index alone, so
@@ -233,7 +234,7 @@ void plan_frees(Program& p) {
 class Fuser {
  public:
   Fuser(const Jaxpr& j, Program& p, const std::vector<int64_t>& offsets)
-      : j_(j), p_(p), offsets_(offsets), emit_(p) {}
+      : j_(j), p_(p), offsets_(offsets), emit_(p), fewer_kernels_(get_backend(p.device).prefers_fewer_kernels()) {}
 
   // The phases: count uses, bind inputs to slots, lower each equation (fusing as it goes),
   // materialize the outputs, then plan when temporaries are freed.
@@ -490,7 +491,7 @@ class Fuser {
     // always materialize their operand.
     bool grows = e.prim == Prim::Expand && out.size() > a->aval.size();
     if ((grows && !is_cheap(*a) &&
-         (a->exp.node_count() > kMaxRecomputedNodes || (reaches_reduction(e.out[0]) && !is_scaled_load(*a)))) ||
+         (a->exp.node_count() > kMaxRecomputedNodes || (reaches_reduction(e.out[0]) && !(fewer_kernels_ && is_scaled_load(*a))))) ||
         (e.prim == Prim::Window && !is_cheap(*a)))
       emit_.materialize({a}, false);
     return view(a, out, view_rule(e.prim, a->st, a->aval.shape, e.params, out.shape));
@@ -614,6 +615,7 @@ class Fuser {
   std::vector<int> producer_;
   std::map<int, bool> reach_;
   KernelEmitter emit_;
+  const bool fewer_kernels_;  // Backend::prefers_fewer_kernels: scaled vectors into matvecs
 };
 
 }  // namespace
