@@ -273,8 +273,11 @@ describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webg
       // The kernels of one decode step, as Llm.TinyModelDecodeStepDispatches counts them on
       // the C++ devices (issue 20: 55 before attention merged its two score parts without a
       // concatenated softmax and length-1 reductions became elementwise; 51 + 2 since the
-      // greedy step computes its argmax, a max and a lowest-index min).
-      expect(delta(2, "dispatches")).toBe(53);
+      // greedy step computes its argmax, a max and a lowest-index min; 46 since jit fusion
+      // puts exp of the new row's score in the weighted sum's epilogue, the cache copies each
+      // layer's rows from their offset in the packed output instead of realizing them first,
+      // and on webgpu RMSNorm's scaled vector is read inside the matvecs: 50 on the CPU devices).
+      expect(delta(2, "dispatches")).toBe(46);
     } finally {
       m.dispose();
     }

@@ -97,6 +97,12 @@ class Backend {
   // the last one given back: true where binding costs depend on buffer identity (webgpu caches
   // bind groups by the buffers bound), so that each call of a program gets the same buffers.
   virtual bool reuses_buffers_by_age() const { return false; }
+  // Whether a dispatch costs more than recomputing a small vector expression in every block
+  // of a matvec's output rows (webgpu: host encoding plus a GPU launch per kernel). jit then
+  // reads such a vector inside the matvec instead of materializing it (jit_fusion.cpp); the
+  // CPU devices keep the buffer, whose loads their SIMD matvec loops stream (wasm decode was
+  // ~25 % slower with the expression in the loop).
+  virtual bool prefers_fewer_kernels() const { return false; }
 
   virtual std::shared_ptr<Executable> prepare(const Kernel& kernel) = 0;
   // Runs a prepared kernel: inputs in Load-arg order, one output of kernel.size elements.

@@ -55,6 +55,10 @@ struct ArrayImpl {
 
 using ImplRef = std::shared_ptr<ArrayImpl>;
 
+// `x` as (buffer, element offset): realized arrays and row-major views into a buffer (program
+// outputs packed into one buffer) are read in place; anything else is realized (offset 0).
+std::pair<BufferRef, int64_t> buffer_and_offset(const Array& x);
+
 // Builds arrays.
 ImplRef make_from_buffer(const Aval& aval, const std::string& device, BufferRef buf);
 ImplRef make_from_exp(const Aval& aval, const std::string& device, AluExp exp,

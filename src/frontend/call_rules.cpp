@@ -70,19 +70,6 @@ ArraysFn eval_fn(std::shared_ptr<const Jaxpr> j) {
   return [j](const std::vector<Array>& xs) { return eval_jaxpr(*j, xs); };
 }
 
-// An argument as (buffer, element offset): realized arrays and row-major views into a
-// buffer (outputs that share one buffer) bind without a copy; anything else is realized.
-std::pair<BufferRef, int64_t> bind_arg(const Array& x) {
-  const auto& a = x.impl();
-  const auto& views = a->st.views();
-  if (a->inputs.size() == 1 && views.size() == 1 && !views[0].mask && a->exp.op() == AluOp::Load &&
-      a->exp.src(0).op() == AluOp::Var && a->exp.src(0).node().arg == int(VarId::Gidx) &&
-      views[0].strides == View::contiguous(a->aval.shape).strides &&
-      a->inputs[0]->bytes() >= (views[0].offset + a->aval.size()) * itemsize(a->aval.dtype))
-    return {a->inputs[0], views[0].offset};
-  return {a->buffer(), 0};
-}
-
 }  // namespace
 
 CallRef make_call(std::shared_ptr<const Jaxpr> jaxpr, std::string device, std::string name) {
@@ -119,7 +106,7 @@ std::vector<Array> run_call(const CallJaxpr& c, const std::vector<Array>& args) 
            ", expected ", want.str(), " (the type it was traced with)");
     if (args[i].device() != device)
       fail(op, "got arguments on devices ", device, " and ", args[i].device(), ", expected one device");
-    auto [b, off] = bind_arg(args[i]);
+    auto [b, off] = buffer_and_offset(args[i]);
     bufs.push_back(std::move(b));
     key += "@" + std::to_string(off);
   }
@@ -137,7 +124,7 @@ std::vector<Array> run_call(const CallJaxpr& c, const std::vector<Array>& args) 
     }
     if (!simple) simple = std::make_shared<Jaxpr>(simplify_jaxpr(j));
     std::vector<int64_t> offsets;
-    for (size_t i = 0; i < args.size(); i++) offsets.push_back(bind_arg(args[i]).second);
+    for (size_t i = 0; i < args.size(); i++) offsets.push_back(buffer_and_offset(args[i]).second);
     auto p = std::make_shared<Program>(compile_program(*simple, device, offsets));
     compiles++;
     if (debug_level() >= 1)

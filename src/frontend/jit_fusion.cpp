@@ -22,6 +22,16 @@ constexpr int kMaxRecomputedNodes = 32;
 // A value that more than one equation reads is computed into a buffer before a reduction
 // reads it when it loads from more buffers than this (its gathers would be repeated).
 constexpr size_t kMaxRecomputedInputs = 2;
+// On a device where a dispatch costs more than that (Backend::prefers_fewer_kernels: webgpu),
+// a vector broadcast into a reduction is recomputed there, not materialized, when it is a
+// scaled load: at most this many nodes and loads, float arithmetic only adds, subtracts and
+// multiplies (RMSNorm's x * rsqrt(mean) * w read by a decode step's q/k/v and gate/up
+// matvecs). In a matrix-vector product such a term depends on the reduction index alone, so
+// the backends compute it once per column and block of output rows, and it saves a kernel
+// per use. A matrix operand stays a buffer: the native tiler loads blocks of its rows, and
+// with the expression in their place SmolLM2's prefill took 3x as long.
+constexpr int kMaxScaledLoadNodes = 16;
+constexpr int kMaxScaledLoadLoads = 3;
 
 // A reduction not yet emitted: its body over gidx/ridx, loading `srcs` (slots).
 struct Pending {
@@ -62,6 +72,20 @@ AluExp val_at(const Val& v, const std::vector<AluExp>& idxs, Srcs& ins) {
 }
 
 bool is_cheap(const Val& v) { return !v.red && lowering::is_cheap(v.exp); }
+
+bool is_scaled_load(const Val& v) {
+  if (v.red || !is_float(v.aval.dtype) || v.exp.node_count() > kMaxScaledLoadNodes) return false;
+  if (std::count_if(v.aval.shape.begin(), v.aval.shape.end(), [](int64_t d) { return d > 1; }) > 1) return false;
+  int loads = 0;
+  bool plain = true;
+  v.exp.visit([&](const AluNode& n) {
+    loads += n.op == AluOp::Load;
+    if (is_float(n.dtype) && n.op != AluOp::Load && n.op != AluOp::Const && n.op != AluOp::Mul &&
+        n.op != AluOp::Add && n.op != AluOp::Sub && n.op != AluOp::Neg)
+      plain = false;
+  });
+  return plain && loads <= kMaxScaledLoadLoads;
+}
 
 // A plain load of one slot through a view: nothing to compute.
 bool is_view(const Val& v) {
@@ -210,7 +234,7 @@ void plan_frees(Program& p) {
 class Fuser {
  public:
   Fuser(const Jaxpr& j, Program& p, const std::vector<int64_t>& offsets)
-      : j_(j), p_(p), offsets_(offsets), emit_(p) {}
+      : j_(j), p_(p), offsets_(offsets), emit_(p), fewer_kernels_(get_backend(p.device).prefers_fewer_kernels()) {}
 
   // The phases: count uses, bind inputs to slots, lower each equation (fusing as it goes),
   // materialize the outputs, then plan when temporaries are freed.
@@ -227,12 +251,15 @@ class Fuser {
     env_.resize(j_.vars.size());
     uses_.assign(j_.vars.size(), 0);
     consumers_.resize(j_.vars.size());
-    for (size_t i = 0; i < j_.eqns.size(); i++)
+    producer_.assign(j_.vars.size(), -1);
+    for (size_t i = 0; i < j_.eqns.size(); i++) {
+      for (int o : j_.eqns[i].out) producer_[size_t(o)] = int(i);
       for (auto& a : j_.eqns[i].in)
         if (a.is_var()) {
           uses_[size_t(a.var)]++;
           consumers_[size_t(a.var)].push_back(int(i));
         }
+    }
     for (auto& a : j_.outs)
       if (a.is_var()) uses_[size_t(a.var)]++;
     remaining_ = uses_;
@@ -346,8 +373,29 @@ class Fuser {
     return in.size() == out.size() && in.dtype == out.dtype && out.size() > 0;
   }
 
+  // Is var a reduction's result (through reshapes), so pending until something needs it?
+  bool is_reduction_result(int var) const {
+    const int p = producer_[size_t(var)];
+    if (p < 0) return false;
+    const Eqn& e = j_.eqns[size_t(p)];
+    if (is_reduction(e.prim) && !keeps_size(e)) return true;
+    return e.prim == Prim::Reshape && e.in[0].is_var() && is_reduction_result(e.in[0].var);
+  }
+
+  // Is e elementwise with an operand (other than var) that is a reduction's result? Then
+  // var's value flows into that reduction's epilogue, which is computed once per output
+  // element and materialized before anything broadcasts or reduces it further.
+  bool joins_epilogue(const Eqn& e, int var) const {
+    if (!is_pointwise(e.prim)) return false;
+    for (auto& a : e.in)
+      if (a.is_var() && a.var != var && is_reduction_result(a.var)) return true;
+    return false;
+  }
+
   // Does a value flowing out of var reach a reduction (or window) through elementwise and
-  // movement ops? Then recomputing a broadcast expression would multiply its cost.
+  // movement ops? Then recomputing a broadcast expression would multiply its cost. A path
+  // into another reduction's epilogue stops there (a decode step's exp of the new row's
+  // score, broadcast over the head dimension into the weighted sum's epilogue).
   bool reaches_reduction(int var) {
     auto it = reach_.find(var);
     if (it != reach_.end()) return it->second;
@@ -355,6 +403,7 @@ class Fuser {
     for (int ei : consumers_[size_t(var)]) {
       const Eqn& e = j_.eqns[size_t(ei)];
       if ((is_reduction(e.prim) && !keeps_size(e)) || e.prim == Prim::Window) r = true;
+      else if (joins_epilogue(e, var)) r = false;
       else if (!e.custom && e.out.size() == 1) r = reaches_reduction(e.out[0]);
       if (r) break;
     }
@@ -441,7 +490,8 @@ class Fuser {
     // materialized: worth it when large or when a reduction reads it. Overlapping windows
     // always materialize their operand.
     bool grows = e.prim == Prim::Expand && out.size() > a->aval.size();
-    if ((grows && !is_cheap(*a) && (a->exp.node_count() > kMaxRecomputedNodes || reaches_reduction(e.out[0]))) ||
+    if ((grows && !is_cheap(*a) &&
+         (a->exp.node_count() > kMaxRecomputedNodes || (reaches_reduction(e.out[0]) && !(fewer_kernels_ && is_scaled_load(*a))))) ||
         (e.prim == Prim::Window && !is_cheap(*a)))
       emit_.materialize({a}, false);
     return view(a, out, view_rule(e.prim, a->st, a->aval.shape, e.params, out.shape));
@@ -503,6 +553,21 @@ class Fuser {
     for (auto& a : e.in)
       if (a.is_var()) remaining_[size_t(a.var)]--;
     env_[size_t(e.out[0])] = r;
+    if (r->red && is_pointwise(e.prim) && !r->srcs.empty() && is_residual_stream(e.out[0])) materialize_pending(r);
+  }
+
+  // A reduction's epilogue that reads other buffers, read by several equations one of which
+  // adds it into another reduction's epilogue: a residual stream (x + matvec(...), normed and
+  // added to the next block's matvec). It is emitted at once, with its epilogue, so each
+  // reader loads one buffer; split later (the norm's reduction needs it while the other
+  // readers are live) the matvec was emitted bare and every reader re-summed the stream.
+  // Values whose readers all rejoin into one expression (gelu of a matmul) stay pending.
+  bool is_residual_stream(int var) const {
+    std::set<int> c(consumers_[size_t(var)].begin(), consumers_[size_t(var)].end());
+    if (c.size() < 2) return false;
+    for (int ei : c)
+      if (joins_epilogue(j_.eqns[size_t(ei)], var)) return true;
+    return false;
   }
 
   void outputs() {
@@ -547,8 +612,10 @@ class Fuser {
   std::map<int, ValPtr> consts_;
   std::vector<int> uses_, remaining_;
   std::vector<std::vector<int>> consumers_;
+  std::vector<int> producer_;
   std::map<int, bool> reach_;
   KernelEmitter emit_;
+  const bool fewer_kernels_;  // Backend::prefers_fewer_kernels: scaled vectors into matvecs
 };
 
 }  // namespace

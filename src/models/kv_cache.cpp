@@ -33,11 +33,13 @@ void kv_cache_write(Array& cache, const std::vector<Array>& layer_rows, int64_t 
       fail("kv_cache_write", "layer ", l, "'s rows are ", dtype_name(kv.dtype()), " on ", kv.device(),
            ", expected float32 on the cache's device ", cache.device());
     // Copied on the device (no round trip through the host, which webgpu cannot read
-    // synchronously): the rows realized into a buffer of their own, then two copies.
-    const BufferRef& rows = kv.impl()->buffer();
+    // synchronously): two copies from where the step left the rows. jit packs several
+    // layers' rows into one output buffer; each is read at its offset there (realizing a
+    // row-major view at an offset into a buffer of its own was a copy kernel per layer).
+    const auto [rows, offset] = frontend::buffer_and_offset(kv);
     for (int64_t half = 0; half < 2; ++half) {  // keys, then values
       const int64_t dst = ((l * 2 + half) * n_ctx + start) * row;
-      buf->backend().copy(rows->handle(), half * T * row * 4, buf->handle(), dst * 4, count * row * 4);
+      buf->backend().copy(rows->handle(), (offset + half * T * row) * 4, buf->handle(), dst * 4, count * row * 4);
     }
   }
 }
