@@ -2,14 +2,27 @@
 // Scalars flatten to weak float32 Arrays so every leaf of a flattened tree is an Array.
 #include "frontend/pytree.h"
 
+#include <variant>
+
 namespace kiln {
 
+struct Tree::Node {
+  using Value = std::variant<std::monostate, Array, double, List, Dict>;
+  Value v;
+};
+
+Tree::Tree(Array a) : n_(std::make_shared<const Node>(Node{Node::Value(std::in_place_type<Array>, std::move(a))})) {}
+Tree::Tree(double x) : n_(std::make_shared<const Node>(Node{Node::Value(std::in_place_type<double>, x)})) {}
+Tree::Tree(List l) : n_(std::make_shared<const Node>(Node{Node::Value(std::in_place_type<List>, std::move(l))})) {}
+Tree::Tree(Dict d) : n_(std::make_shared<const Node>(Node{Node::Value(std::in_place_type<Dict>, std::move(d))})) {}
+size_t Tree::index() const { return n_ ? n_->v.index() : 0; }
+
 std::string Tree::kind() const {
-  switch (v_.index()) {
+  switch (index()) {
     case 0:
       return "None";
     case 1: {
-      const Array& a = std::get<Array>(v_);
+      const Array& a = std::get<Array>(n_->v);
       if (!a.valid()) return "an empty Array handle";
       return "Array " + std::string(dtype_name(a.dtype())) + shape_str(a.shape());
     }
@@ -31,23 +44,23 @@ std::string Tree::kind() const {
 
 const Array& Tree::array() const {
   if (!is_array()) throw Error("Tree: expected an Array, got " + kind());
-  return std::get<Array>(v_);
+  return std::get<Array>(n_->v);
 }
 Array Tree::as_array() const {
-  if (is_scalar()) return Array(std::get<double>(v_));
+  if (is_scalar()) return Array(std::get<double>(n_->v));
   return array();
 }
 double Tree::scalar() const {
   if (!is_scalar()) throw Error("Tree: expected a scalar, got " + kind());
-  return std::get<double>(v_);
+  return std::get<double>(n_->v);
 }
 const Tree::List& Tree::list() const {
   if (!is_list()) throw Error("Tree: expected a list, got " + kind());
-  return std::get<List>(v_);
+  return std::get<List>(n_->v);
 }
 const Tree::Dict& Tree::dict() const {
   if (!is_dict()) throw Error("Tree: expected a dict, got " + kind());
-  return std::get<Dict>(v_);
+  return std::get<Dict>(n_->v);
 }
 const Tree& Tree::operator[](size_t i) const {
   const List& l = list();
