@@ -19,7 +19,7 @@ export DEBIAN_FRONTEND := noninteractive
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_OPTS := -y -q --no-install-recommends -o DPkg::Lock::Timeout=600
 
-.PHONY: js-deps site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-llm-browser bench-native bench-peak bench-qdot bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx bench-executorch serve-ocr
+.PHONY: js-deps site serve-site test-site models fuzz fuzz-setup bench bench-leaks bench-llm bench-llm-browser bench-native bench-peak bench-qdot bench-wasm bench-webgpu bench-webgpu-mnist bench-mnist chat chat-js serve-llm jit-docs setup data build test test-native test-debug test-wasm test-js test-package test-docs docs test-fixtures check-jax-fixtures check-pte-fixtures check-onnx-fixtures demo demo-cpp js-build serve-mnist format clean check-export onnx-models bench-onnx bench-executorch serve-ocr serve-mobilenet
 
 # $(call apt_ensure,<label>,<packages>,<extra check>): installs the Debian packages that are
 # not installed yet (through sudo when not root), retrying apt-get; the extra check is shell
@@ -141,6 +141,7 @@ test-js: setup data models onnx-models
 	$(call timed,cd js && MNIST_WEBGPU=1 MNIST_STEPS=3 MNIST_TEST=100 MNIST_MIN_ACCURACY=0 node test/browser/mnist.mjs,examples/mnist-web on webgpu (SwiftShader): init + 3 steps in headless chromium)
 	$(call timed,cd js && node test/browser/llm.mjs,examples/llm-web: SmolLM2 answers with 3 tokens on wasm in headless chromium)
 	$(call timed,cd js && node test/browser/ocr.mjs,examples/ocr-web: PaddleOCR det + rec read the bundled image on wasm in headless chromium)
+	$(call timed,cd js && node test/browser/mobilenet.mjs,examples/mobilenet-web: MobileNetV3-small's .pte gives ExecuTorch's top-5 on wasm in headless chromium)
 	$(call timed,js/scripts/pack-check.sh,npm pack installs in a fresh project)
 
 # The C++ package (issue 26): `cmake --install` of the native and Emscripten builds into
@@ -215,6 +216,7 @@ check-pte-fixtures:
 	python3 -m pip install -q --disable-pip-version-check --no-deps executorch==1.5.1
 	python3 tools/gen_pte_fixtures.py --check
 	python3 tools/gen_pte_dynamic_fixtures.py --check
+	python3 tools/gen_mobilenet_page_fixture.py --check
 
 # tests/fixtures/onnx: models the `onnx` package writes (one with external data) and the
 # outputs of its reference evaluator or of onnxruntime (tools/gen_onnx_fixtures.py; onnx,
@@ -260,6 +262,13 @@ serve-llm: models js-build
 # The OCR page (examples/ocr-web): PaddleOCR's det + rec ONNX models run by kiln in the tab.
 serve-ocr: onnx-models js-build
 	node examples/ocr-web/serve.mjs
+
+# The MobileNet page (examples/mobilenet-web): MobileNetV3-small's ExecuTorch program (formula
+# weights, not trained) classifies an image in the tab. Its headless check runs on wasm in
+# make test; on WebGPU (SwiftShader) it takes ~80 s of shader compiles, so that run is
+# MOBILENET_WEBGPU=1 MOBILENET_RUNS=1 node js/test/browser/mobilenet.mjs, on demand.
+serve-mobilenet: js-build
+	node examples/mobilenet-web/serve.mjs
 
 # SmolLM2 answering in Node.js through the npm package (examples/llm-node; CHAT_JS_ARGS passes
 # --prompt, --max-tokens, --device, --interactive, ...).

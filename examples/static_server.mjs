@@ -1,6 +1,7 @@
 // The example pages' file server: serves the paths `allowed` matches (never the rest of the
 // machine), streamed, with the COOP/COEP headers that give a page SharedArrayBuffer (threads);
-// "/" redirects to `home`. Used by examples/llm-web and examples/ocr-web (serve.mjs).
+// "/" redirects to `home`. Used by examples/llm-web, examples/ocr-web and examples/mobilenet-web
+// (serve.mjs).
 import { createReadStream, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { dirname, join, resolve } from "node:path";

@@ -69,8 +69,9 @@ MODEL_TOL = {
 # beside the program, so tests read a file the exporter wrote (tests/ptd_test.cpp); the
 # others' weights come from the formula.
 WRITE_PTD = ["lstm"]
-# Files of tools/gen_pte_dynamic_fixtures.py in the same folder (it checks them itself).
-OTHER_GENERATOR = ("dynamic.txt", "gpt2_kv_decoder_long.pte")
+# Files of tools/gen_pte_dynamic_fixtures.py and tools/gen_mobilenet_page_fixture.py in the
+# same folder (they check them themselves).
+OTHER_GENERATOR = ("dynamic.txt", "gpt2_kv_decoder_long.pte", "mobilenet_page.json")
 # Programs whose structure ExecuTorch's own deserializer dumps to structure.txt: the oracle
 # of kiln's .pte reader (tests/pte_test.cpp prints the same text from its parse).
 DUMPED = ["linear", "cnn", "transpose_cat", "layer_norm", "gpt_block_dynamic"]  # float32 programs; kiln's kernels sum in other orders than ExecuTorch's

@@ -8,7 +8,7 @@ import { executorch, init, numpy as np } from "../dist/index.js";
 import { compare, compareAsync, parseFixtures, type FixArray } from "./fixtures.js";
 import programsText from "../../tests/fixtures/pte/programs.txt?raw";
 import modelsText from "../../tests/fixtures/pte/models.txt?raw";
-import { formulaValues } from "./pte_formula.js";
+import { formulaValues } from "./pte_formula.mjs";
 
 const cases = parseFixtures(programsText);
 const file = (name: string) => new URL(`../../tests/fixtures/pte/${name}.pte`, import.meta.url);
@@ -55,7 +55,7 @@ describe.each(devices)("executorch programs on %s", (device) => {
 });
 
 // The models exported with external constants (tools/pte_models.py): their weights and
-// large inputs come from the seeded formula (pte_formula.ts, as tests/pte_formula.h).
+// large inputs come from the seeded formula (pte_formula.mjs, as tests/pte_formula.h).
 const modelCases = parseFixtures(modelsText);
 // The static input shapes of the models whose input is a formula (their programs declare them).
 const modelInputShapes: Record<string, number[]> = {

@@ -1,6 +1,6 @@
-// Headless Chromium for the example pages' checks (mnist.mjs, llm.mjs): a fresh profile, WebGPU
-// on SwiftShader when asked (otherwise no GPU, so a page must fall back to wasm), and a close()
-// that also removes the profile.
+// Headless Chromium for the example pages' checks (mnist.mjs, llm.mjs, ocr.mjs, mobilenet.mjs):
+// a fresh profile, WebGPU on SwiftShader when asked (otherwise no GPU, so a page must fall back
+// to wasm), and a close() that also removes the profile.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,4 +21,16 @@ export async function launchChromium(webgpu) {
     rmSync(profile, { recursive: true, force: true });
   };
   return { context, close };
+}
+
+// An example page (llm.mjs, ocr.mjs, mobilenet.mjs) at `url` in the context's tab: its page
+// errors and its console lines starting with `[prefix]` relayed, then waits until
+// window[global].done or window[global].error is set. Returns the tab.
+export async function openExample(context, url, { prefix, global, timeout, polling = 500 }) {
+  const tab = context.pages()[0] ?? (await context.newPage());
+  tab.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
+  tab.on("console", (m) => m.text().startsWith(`[${prefix}]`) && console.log(m.text()));
+  await tab.goto(url);
+  await tab.waitForFunction((g) => window[g]?.done || window[g]?.error, global, { timeout, polling });
+  return tab;
 }

@@ -3,7 +3,7 @@
 // Without an adapter (the default here: --disable-gpu) the page must pick wasm; LLM_WEBGPU=1
 // gives Chromium WebGPU on SwiftShader, where the page picks webgpu (and falls back to wasm if
 // the model fails there: reported, not failed).
-import { launchChromium } from "./chromium.mjs";
+import { launchChromium, openExample } from "./chromium.mjs";
 import { startServer } from "../../../examples/llm-web/serve.mjs";
 
 // A few tokens of a short turn (a system message instead of SmolLM2's longer default one): on
@@ -17,11 +17,7 @@ const { context, close } = await launchChromium(WEBGPU);
 let ok = false;
 const t0 = Date.now();
 try {
-  const tab = context.pages()[0] ?? (await context.newPage());
-  tab.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
-  tab.on("console", (m) => m.text().startsWith("[llm-web]") && console.log(m.text()));
-  await tab.goto(url);
-  await tab.waitForFunction(() => window.llmPage?.done || window.llmPage?.error, null, { timeout: 480_000, polling: 1000 });
+  const tab = await openExample(context, url, { prefix: "llm-web", global: "llmPage", timeout: 480_000, polling: 1000 });
   const r = await tab.evaluate(() => ({ ...window.llmPage, shown: document.getElementById("log").textContent, statsText: document.getElementById("stats").textContent, isolated: crossOriginIsolated }));
   const s = r.stats[0];
   ok = !r.error && r.device === (WEBGPU && !r.fallback ? "webgpu" : "wasm") && r.replies.length === 1 && r.replies[0].length > 0 && r.shown.includes(r.replies[0]) &&

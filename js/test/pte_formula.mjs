@@ -1,14 +1,20 @@
-// The seeded weight formula of tests/pte_formula.h (see there) in TypeScript, for the
+// The seeded weight formula of tests/pte_formula.h (see there) in JavaScript, for the
 // ExecuTorch models exported with external constants: the same float32 values bit for bit
 // (32-bit wrapping multiplies through Math.imul, one rounding from double to float32).
-function seedOf(name: string): number {
+// Plain JS so that examples/mobilenet-web, which runs the same program, imports it too.
+function seedOf(name) {
   let h = 2166136261;
   for (const c of new TextEncoder().encode(name)) h = Math.imul(h ^ c, 16777619) >>> 0;
   return h;
 }
 
-/** The values of the tensor `name` of `shape` (float32). */
-export function formulaValues(name: string, shape: number[]): Float32Array {
+/**
+ * The values of the tensor `name` of `shape` (float32).
+ * @param {string} name
+ * @param {number[]} shape
+ * @returns {Float32Array}
+ */
+export function formulaValues(name, shape) {
   const n = shape.reduce((a, b) => a * b, 1);
   let center = 0, spread = 0.1;
   if (name.startsWith("input")) spread = 1;
