@@ -1,7 +1,8 @@
 // The JS llm API's speed: prefill and decode tok/s of a GGUF on one device, the second run
 // reported (the first compiles the programs). On webgpu also the work per decode step from
 // profiler.webgpuCounters(): kernels dispatched, command buffers submitted, pipelines and
-// GPUBuffers created (the steady state creates none).
+// GPUBuffers created (the steady state creates none), and the host's share of a decode step
+// (GenerationStats.decodeHostMs: sampling, detokenizing, recording the next step's kernels).
 //   node bench/llm/llm_js.mjs MODEL.gguf [device=wasm] [tokens=32] [nCtx=256]
 //   KILN_DIST=DIR: another build's js/dist (before/after of two commits in one call)
 //   LLM_GREEDY=1: greedy decoding (end-of-text ignored) instead of seeded top-k sampling
@@ -42,6 +43,8 @@ for (const run of ["warm-up", "measured"]) {
       (b.bindGroups === undefined ? "" : `, ${per("bindGroups")} new bind groups, ${per("readBytes")} bytes read`));
   }
   console.log(`${run}: ${s.promptTokens} prompt tokens, prefill ${s.prefillTokensPerSecond.toFixed(1)} tok/s (${s.prefillMs.toFixed(0)} ms); ` +
-    `${s.generatedTokens} tokens, decode ${s.decodeTokensPerSecond.toFixed(2)} tok/s; ${((performance.now() - t) / 1000).toFixed(1)} s, stop ${s.stopReason}`);
+    `${s.generatedTokens} tokens, decode ${s.decodeTokensPerSecond.toFixed(2)} tok/s` +
+    (s.decodeHostMs === undefined || s.generatedTokens < 2 ? "" : ` (host ${(s.decodeHostMs / (s.generatedTokens - 1)).toFixed(2)} of ${(s.decodeMs / (s.generatedTokens - 1)).toFixed(2)} ms per token)`) +
+    `; ${((performance.now() - t) / 1000).toFixed(1)} s, stop ${s.stopReason}`);
 }
 model.dispose();

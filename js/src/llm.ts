@@ -78,6 +78,13 @@ export interface GenerationStats {
   /** Tokens after the first over decodeMs (each is one decode step). */
   decodeTokensPerSecond: number;
   /**
+   * Host time within decodeMs spent in the core between tokens: sampling (unless it runs on
+   * the device), detokenizing, and recording the next decode step's kernels. On webgpu the
+   * GPU runs a step after it is recorded, so decodeHostMs near decodeMs means the host bounds
+   * the speed, not the GPU.
+   */
+  decodeHostMs: number;
+  /**
    * "eos", "max_tokens", "context" (nCtx is full), "stop" (a stop string), "aborted" (the
    * signal, or a `break`), "disposed" (the model was) or "error".
    */
@@ -104,7 +111,20 @@ function idList(op: string, ids: unknown): number[] {
   return ids;
 }
 
-const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+// A turn of the event loop between tokens, so timers, UI events and an AbortSignal get to run
+// while a generation loops (on wasm every read settles at once). setTimeout(0) waits at least
+// 1 ms in Node.js (4 ms in browsers once timers nest), a tenth of a decode step on a GPU;
+// setImmediate (Node.js) and a MessageChannel message (browsers) are not clamped.
+const setImmediateFn: ((f: () => void) => void) | undefined = (globalThis as any).setImmediate;
+const channel = setImmediateFn || typeof MessageChannel === "undefined" ? null : new MessageChannel();
+const waiting: (() => void)[] = [];
+if (channel) channel.port1.onmessage = () => waiting.shift()?.();
+const tick = () =>
+  new Promise<void>((resolve) => {
+    if (setImmediateFn) setImmediateFn(resolve);
+    else if (channel) waiting.push(resolve), channel.port2.postMessage(0);
+    else setTimeout(resolve, 0);
+  });
 
 function withRates(s: any): GenerationStats {
   const perSecond = (n: number, ms: number) => (ms > 0 ? (1000 * n) / ms : 0);
@@ -145,6 +165,7 @@ export class Generation implements AsyncIterableIterator<string> {
   private readonly signal: AbortSignal | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private prefetch: { h: Handle; bytes: Promise<Uint8Array> } | null = null;
+  private hostMs = 0; // time in feed(), which decodeMs counts from the first call on
 
   /** @ignore */
   constructor(
@@ -191,7 +212,9 @@ export class Generation implements AsyncIterableIterator<string> {
       }
       // Ended while the read was in flight: by return() or the model's dispose().
       if (!this.gen) return { done: true, value: undefined };
+      const fed = performance.now();
       const piece = check(this.gen.feed(row)) as string;
+      this.hostMs += performance.now() - fed;
       if (this.gen.done()) {
         this.end(null);
         return { done: false, value: piece };
@@ -238,11 +261,11 @@ export class Generation implements AsyncIterableIterator<string> {
     }
     if (this.gen) {
       if (reason !== null) this.gen.stop(reason);
-      this.finished = withRates(this.gen.stats());
+      this.finished = withRates({ ...this.gen.stats(), decodeHostMs: this.hostMs });
       this.gen.delete();
       this.gen = null;
     } else {
-      this.finished = withRates({ promptTokens: 0, generatedTokens: 0, prefillMs: 0, decodeMs: 0, stopReason: reason ?? "aborted" });
+      this.finished = withRates({ promptTokens: 0, generatedTokens: 0, prefillMs: 0, decodeMs: 0, decodeHostMs: 0, stopReason: reason ?? "aborted" });
     }
     this.model._ended(this);
     return { done: true, value: undefined };
