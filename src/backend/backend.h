@@ -103,6 +103,11 @@ class Backend {
   // CPU devices keep the buffer, whose loads their SIMD matvec loops stream (wasm decode was
   // ~25 % slower with the expression in the loop).
   virtual bool prefers_fewer_kernels() const { return false; }
+  // Whether dispatch returns before the device has run the kernel (webgpu: it is recorded,
+  // and the GPU runs it after the submit). A caller can then record its next piece of work
+  // while the device runs the last (the LLM's greedy decode dispatches the next step before
+  // reading the token); on the CPU devices the kernel has run when dispatch returns.
+  virtual bool runs_asynchronously() const { return false; }
 
   virtual std::shared_ptr<Executable> prepare(const Kernel& kernel) = 0;
   // Runs a prepared kernel: inputs in Load-arg order, one output of kernel.size elements.

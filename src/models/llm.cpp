@@ -65,6 +65,15 @@ struct Model::State {
     const Array l = np::array(std::vector<int32_t>{*last}, {1});
     return (greedy ? step_greedy : step_last)({weights.params, Tree(t), Tree(s), Tree(cache), Tree(l)});
   }
+
+  // A greedy decode step whose token is `token` (int32 [1]) as a previous step computed it on
+  // the device, not read back yet: the same jitted program as run()'s.
+  Tree run_greedy_on(const Array& token, int64_t start, const Array& cache) {
+    OnDevice on(device);
+    const Array s = np::array(std::vector<int32_t>{int32_t(start)}, {});
+    const Array l = np::array(std::vector<int32_t>{0}, {1});
+    return step_greedy({weights.params, Tree(token), Tree(s), Tree(cache), Tree(l)});
+  }
 };
 
 Model Model::load(const std::string& path, const LoadOptions& options) {
@@ -159,6 +168,11 @@ struct Generation::Impl {
   bool greedy = false;           // the steps compute the token too (out[2])
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   bool ignore_eos = false;
+  // Greedy decoding on a device that runs asynchronously (webgpu): the step after `out`,
+  // dispatched with out's token as the device computed it, before the host has read it, so
+  // the device runs it while the host reads the token, detokenizes and records the step
+  // after. Dropped if that token ends the generation (see speculate()).
+  Tree ahead = {};
 };
 
 Generation Model::start_ids(const std::vector<int32_t>& prompt, const GenerateOptions& options) {
@@ -267,11 +281,29 @@ std::string Generation::advance(int32_t id) {
     stop(stats_.stop_reason);
     return piece;
   }
-  const int32_t zero = 0;
-  g.out = s.run({id}, 1, g.pos, g.cache, &zero, g.greedy);
-  models::kv_cache_write(g.cache, layer_rows(g.out[1]), g.pos, 1);
+  if (g.ahead.is_none()) {
+    const int32_t zero = 0;
+    g.out = s.run({id}, 1, g.pos, g.cache, &zero, g.greedy);
+    models::kv_cache_write(g.cache, layer_rows(g.out[1]), g.pos, 1);
+  } else {
+    g.out = std::move(g.ahead);  // already dispatched with this very token
+    g.ahead = Tree();
+  }
   ++g.pos;
+  speculate();
   return piece;
+}
+
+void Generation::speculate() {
+  Impl& g = *impl_;
+  Model::State& s = *g.model;
+  // Only where advance() would run the step whatever out's token is: no token limit or full
+  // context first (an end of text or a stop string drops it).
+  if (!g.greedy || !get_backend(s.device).runs_asynchronously() || stats_.generated_tokens + 1 >= g.max_tokens ||
+      g.pos >= s.n_ctx)
+    return;
+  g.ahead = s.run_greedy_on(g.out[2].array(), g.pos, g.cache);
+  models::kv_cache_write(g.cache, layer_rows(g.ahead[1]), g.pos, 1);
 }
 
 void Generation::stop(const std::string& reason) {
@@ -280,6 +312,7 @@ void Generation::stop(const std::string& reason) {
   stats_.stop_reason = reason;
   stats_.decode_ms = tokens_.empty() ? 0 : ms_since(impl_->t0);
   impl_->out = Tree();  // the KV cache is freed now, not when the Generation is
+  impl_->ahead = Tree();
   impl_->cache = Array();
 }
 

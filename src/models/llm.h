@@ -110,6 +110,7 @@ class Generation {
   friend class Model;
   Generation() = default;
   std::string advance(int32_t id);  // records the chosen token and dispatches its step
+  void speculate();  // greedy on an asynchronous device: dispatches the step after (Impl::ahead)
   struct Impl;
   std::shared_ptr<Impl> impl_;
   std::vector<int32_t> tokens_;

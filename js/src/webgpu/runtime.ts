@@ -34,6 +34,7 @@ interface DeviceBuffer {
   buffer: GPUBuffer;
   bytes: number;
   epoch: number; // the encoder epoch that last used it (see #epoch)
+  written: number; // the encoder epoch that last wrote it (a dispatch's output, a copy's destination)
   // Pipelines and buffer allocations not yet known to have succeeded whose output reaches
   // this buffer: a read waits for them and fails if one did not (WGSL, out of memory).
   taint: AsyncCheck[];
@@ -186,7 +187,7 @@ export class WebGpuRuntime {
     const creates = !this.#storage.has(Math.max(bytes, 4));
     if (creates) this.device.pushErrorScope("out-of-memory");
     const buffer = this.#storage.take(Math.max(bytes, 4));
-    const rec: DeviceBuffer = { buffer, bytes, epoch: 0, taint: [], created: VERIFIED };
+    const rec: DeviceBuffer = { buffer, bytes, epoch: 0, written: 0, taint: [], created: VERIFIED };
     if (creates) {
       const check: AsyncCheck = { state: "pending", error: null, ready: Promise.resolve() };
       check.ready = this.device.popErrorScope().then(
@@ -269,7 +270,7 @@ export class WebGpuRuntime {
     this.#encoder.copyBufferToBuffer(s.buffer, srcOffset, d.buffer, dstOffset, bytes);
     this.#pass = this.#encoder.beginComputePass();
     for (const c of unsettled) this.#encoderChecks.add(c);
-    s.epoch = d.epoch = this.#epoch;
+    s.epoch = d.epoch = d.written = this.#epoch;
     // Part of d now comes from s: a failure that spoils s spoils d.
     d.taint = [...new Set([...d.taint, ...s.taint, ...unsettled])].filter((t) => t.state !== "ok");
     this.#afterRecording(unsettled.length > 0);
@@ -310,7 +311,7 @@ export class WebGpuRuntime {
     }
     if (settled && clean) {
       this.#record(p, this.#bindGroups.get(p.id, buffers, () => this.#makeGroup(p, buffers)), gx, gy);
-      out.epoch = this.#epoch;
+      out.epoch = out.written = this.#epoch;
       for (const r of ins) r.epoch = this.#epoch;
       out.taint = NO_TAINT;
       this.#afterRecording(false);
@@ -330,6 +331,7 @@ export class WebGpuRuntime {
     this.#record(p, group!, gx, gy);
     for (const c of [p, ...unsettled]) if (c.state !== "ok") this.#encoderChecks.add(c);
     for (const r of [out, ...ins]) r.epoch = this.#epoch;
+    out.written = this.#epoch;
     const taint = new Set<AsyncCheck>(unsettled);
     if (p.state !== "ok") taint.add(p);
     for (const r of ins) for (const t of r.taint) if (t.state !== "ok") taint.add(t);
@@ -413,6 +415,14 @@ export class WebGpuRuntime {
     this.#freedInEpoch = [];
   }
 
+  /** Submits `record`'s commands alone, leaving the open encoder (and its epoch) as they are. */
+  #submitCopy(checks: AsyncCheck[], record: (e: GPUCommandEncoder) => void): void {
+    const encoder = this.device.createCommandEncoder();
+    record(encoder);
+    this.#scoped(checks, "a read's copy", () => this.device.queue.submit([encoder.finish()]));
+    this.#stats.submits++;
+  }
+
   /**
    * Runs `record` in a validation error scope. Its error is reported to the reads waiting
    * then, unless one of `checks` failed: then it is that check's (out of memory, WGSL), which
@@ -458,11 +468,15 @@ export class WebGpuRuntime {
     if (stagingCreated) this.device.pushErrorScope("out-of-memory");
     const staging = this.#staging.take(padded);
     const stagingError = stagingCreated ? this.device.popErrorScope().catch(() => null) : Promise.resolve(null);
-    // The copy goes after the open encoder's work, in the same command buffer: a decode step
-    // and the read of its logits are one submit.
+    // When the open encoder's work writes the buffer, the copy goes after it, in the same
+    // command buffer (a decode step and the read of its logits are one submit). Otherwise the
+    // copy is a command buffer of its own, submitted ahead of that work, so the read waits
+    // only for what wrote the buffer: greedy decoding records the next step while the last
+    // one's token is read (llm::Generation::speculate).
     const checks = [rec.created, ...rec.taint];
-    this.#submitOpen(checks, this.#encoder ? "a submit" : "a read's copy",
-      (e) => e.copyBufferToBuffer(rec.buffer, offset, staging, 0, padded));
+    const copy = (e: GPUCommandEncoder) => e.copyBufferToBuffer(rec.buffer, offset, staging, 0, padded);
+    if (this.#encoder && rec.written === this.#epoch) this.#submitOpen(checks, "a submit", copy);
+    else this.#submitCopy(checks, copy);
     this.#stats.reads++;
     this.#stats.readBytes += bytes;
     const scopes = this.#scopes.slice();
