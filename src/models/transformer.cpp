@@ -210,11 +210,14 @@ namespace {
 
 // Projections of one layer that read the same input: merged into one matrix, they are one
 // matvec kernel instead of several (a decode step's host cost is about its kernel count:
-// SmolLM2 -90 of ~590). Only members of one packed type and row length merge (a K-quant mix
-// keeps some v in another type: then q and k merge and v stays apart).
+// SmolLM2 589 -> 529). Only members of one packed type and row length merge (a K-quant mix
+// keeps some v in another type: then q and k merge and v stays apart). The MLP's gate and up
+// read one input too, but are not merged: their separate matvecs hold SiLU(gate) and the
+// product in their epilogues, and after a merge that product is an elementwise kernel of its
+// own (+-0 kernels, measured no faster; docs/ARCHITECTURE.md, LLM runtime). A row here is all
+// it takes once fusion can read SiLU(gate) * up inside the down matvec.
 constexpr const char* kMergeRules[][3] = {
     {"attn_q.weight", "attn_k.weight", "attn_v.weight"},  // all read the attention norm's h
-    {"ffn_gate.weight", "ffn_up.weight", nullptr},         // both read the MLP norm's f
 };
 
 // The merged matrices of `g`: the merged name (members joined by '+') -> its members' tensors.
