@@ -48,11 +48,14 @@ const std::string kModel =
 // epilogue (-1), and the step's keys/values are copied into the cache from their offset in
 // jit's packed output (realizing that view was a copy kernel for the second layer's rows, -1).
 // webgpu also recomputes RMSNorm's scaled vector inside the matvecs (46: llm.test.ts).
-constexpr size_t kTinyDecodeDispatches = 50;
+// 50 -> 48 with each layer's sibling projections merged at load (docs/ARCHITECTURE.md, LLM
+// runtime): q and k (both q4_1; v is q4_0 and stays apart) are one matvec (-1 per layer).
+constexpr size_t kTinyDecodeDispatches = 48;
 // And of SmolLM2-135M (30 layers; Llm.DecodeKeepsMemoryFlat): 648 -> 589 by the same rules
 // (-30 exp, -22 copies, and -7 kernels that materialized the re-summed residual stream: the
-// o and down matvecs now write x + acc).
-constexpr size_t kSmolLM2DecodeDispatches = 589;
+// o and down matvecs now write x + acc); 589 -> 529 with q, k and v merged into one matvec
+// per layer (all q4_1: -2 x 30).
+constexpr size_t kSmolLM2DecodeDispatches = 529;
 
 Model& smollm2() {
   static Model m = Model::load(kModel, {"", 256, 32});

@@ -171,15 +171,64 @@ TEST(QuantizedWeights, UnsupportedTypesNameTensorAndType) {
   }
 }
 
-// A small q4_1 weight with varied scales, mins and nibbles: rows x 64.
-QuantizedWeight small_q4_1(int64_t rows) {
+// A small q4_1 tensor with varied scales, mins and nibbles (`seed` varies them): rows x 64.
+PackedTensor packed_q4_1(int64_t rows, int seed = 0) {
   std::vector<uint8_t> bytes;
-  for (int64_t b = 0; b < rows * 2; ++b) {
+  for (int64_t b = seed; b < seed + rows * 2; ++b) {
     const uint16_t d = uint16_t(0x2c00 + 37 * b), m = uint16_t(0xb000 + 11 * b);  // f16 bits
     bytes.insert(bytes.end(), {uint8_t(d), uint8_t(d >> 8), uint8_t(m), uint8_t(m >> 8)});
     for (int j = 0; j < 16; ++j) bytes.push_back(uint8_t((b * 29 + j * 53) & 255));
   }
-  return kiln::models::upload(kiln::models::pack_tensor("w", GgmlType::Q4_1, rows, 64, bytes));
+  return kiln::models::pack_tensor("w", GgmlType::Q4_1, rows, 64, bytes);
+}
+QuantizedWeight small_q4_1(int64_t rows) { return kiln::models::upload(packed_q4_1(rows)); }
+
+// Sibling projections merged at load time (the LLM's q/k/v, gate/up): the merged tensor holds
+// each part's rows in order, its rows interleave in other groups than the parts' (5, 3 and 8
+// rows: G = 5, 3, 8; merged 16: G = 16), and its matvec's slices are the parts' matvecs bit for
+// bit, since each output row is still its own sum over the same columns in the same order.
+TEST(QuantizedWeights, MergedRowsMatchTheirPartsBitForBit) {
+  const std::vector<int64_t> rows{5, 3, 8};
+  std::vector<PackedTensor> parts, copies;
+  for (size_t i = 0; i < rows.size(); ++i) parts.push_back(packed_q4_1(rows[i], int(7 * i)));
+  copies = parts;
+  const PackedTensor merged = kiln::models::concat_rows("qkv", std::move(parts));
+  ASSERT_EQ(merged.rows, 16);
+  for (const PackedTensor& p : parts) EXPECT_TRUE(p.words.empty() && p.scales.empty()) << "freed";
+  const QuantizedWeight w = kiln::models::upload(merged);
+  for (int64_t m : {1, 3}) {
+    const Array x = np::sin(np::arange(m * 64, kiln::DType::Float32) * 0.37f).reshape({m, 64});
+    const auto all = kiln::models::quantized_linear(x, w).to_vector<float>();
+    int64_t start = 0;
+    for (const PackedTensor& p : copies) {
+      for (int64_t r = 0; r < p.rows; ++r)
+        for (int64_t c = 0; c < 64; c += 9)
+          EXPECT_EQ(kiln::models::packed_value(merged, start + r, c), kiln::models::packed_value(p, r, c));
+      const auto one = kiln::models::quantized_linear(x, kiln::models::upload(p)).to_vector<float>();
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t r = 0; r < p.rows; ++r)
+          EXPECT_EQ(all[size_t(i * 16 + start + r)], one[size_t(i * p.rows + r)]) << "m=" << m << " row " << start + r;
+      start += p.rows;
+    }
+  }
+}
+
+TEST(QuantizedWeights, MergingRefusesMismatchedParts) {
+  std::vector<PackedTensor> parts{packed_q4_1(2), packed_q4_1(2)};
+  parts[1].type = GgmlType::Q4_0;
+  parts[1].name = "v";
+  try {
+    kiln::models::concat_rows("qkv", std::move(parts));
+    FAIL() << "expected an error";
+  } catch (const kiln::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'v' (q4_0"), std::string::npos) << e.what();
+  }
+  try {
+    kiln::models::concat_rows("qkv", {});
+    FAIL() << "expected an error";
+  } catch (const kiln::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no parts"), std::string::npos) << e.what();
+  }
 }
 
 TEST(QuantizedWeights, LinearEqualsMatmulWithTheDequantizedMatrix) {

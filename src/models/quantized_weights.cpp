@@ -219,6 +219,36 @@ PackedTensor pack_tensor(const std::string& name, GgmlType type, int64_t rows, i
   return t;
 }
 
+PackedTensor concat_rows(const std::string& name, std::vector<PackedTensor>&& parts) {
+  if (parts.empty()) fail("concat_rows", "tensor '", name, "' has no parts");
+  PackedTensor out{name, parts[0].type, 0, parts[0].cols, {}, {}, {}, {}};
+  // Each array is row-major [rows, k] on the host (rows are interleaved only by upload), so
+  // the concatenation of the parts' arrays is the concatenation of their rows.
+  auto append = []<typename T>(std::vector<T>& to, std::vector<T>& from) {
+    to.insert(to.end(), from.begin(), from.end());
+    from = {};
+  };
+  size_t words = 0, scales = 0, plain = 0;  // reserved: no regrowth doubles the peak
+  for (const PackedTensor& p : parts)
+    words += p.words.size(), scales += p.scales.size(), plain += p.plain_bits.size();
+  out.words.reserve(words);
+  out.scales.reserve(scales);
+  out.mins.reserve(parts[0].mins.empty() ? 0 : scales);
+  out.plain_bits.reserve(plain);
+  for (PackedTensor& p : parts) {
+    if (p.type != out.type || p.cols != out.cols)
+      fail("concat_rows", "tensor '", p.name, "' (", formats::ggml_type_name(p.type), ", rows of ",
+           p.cols, ") cannot join '", name, "' (", formats::ggml_type_name(out.type), ", rows of ",
+           out.cols, ")");
+    out.rows += p.rows;
+    append(out.words, p.words);
+    append(out.scales, p.scales);
+    append(out.mins, p.mins);
+    append(out.plain_bits, p.plain_bits);
+  }
+  return out;
+}
+
 float packed_value(const PackedTensor& t, int64_t row, int64_t col) {
   const int64_t i = row * t.cols + col;
   if (t.type == GgmlType::F32) {

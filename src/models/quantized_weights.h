@@ -42,6 +42,13 @@ bool can_pack(formats::GgmlType type);
 PackedTensor pack_tensor(const std::string& name, formats::GgmlType type, int64_t rows,
                          int64_t cols, std::span<const uint8_t> bytes);
 
+// The rows of `parts` one after the other, as one tensor named `name` (the fused q/k/v or
+// gate/up projections of a layer: one matvec instead of several reading the same input).
+// Each part is freed as soon as its rows are copied, so the host never holds two copies. A
+// part of another type or row length than the first is a kiln::Error (the caller merges only
+// siblings that match).
+PackedTensor concat_rows(const std::string& name, std::vector<PackedTensor>&& parts);
+
 // The value at (row, col) as the device computes it (host float32 arithmetic, same order):
 // what the bit-exactness test compares with ggml's reference dequantization.
 float packed_value(const PackedTensor& t, int64_t row, int64_t col);

@@ -118,6 +118,25 @@ struct Layers {
   Array linear(const std::string& name, const Array& x) const {
     return quantized_linear(x, matrix(name));
   }
+  // x @ W^T of each named matrix, in order. A merged matrix's matvec is traced once and its
+  // members are column slices of it: views, which the kernels that consume q, k, v (or gate
+  // and up) read fused, so no copy kernel splits it. Each output row is still its own sum
+  // over the same columns, so the values are those of the separate matvecs.
+  std::vector<Array> linears(const std::vector<std::string>& names, const Array& x) const {
+    std::map<std::string, Array> merged_out;
+    std::vector<Array> out;
+    for (const std::string& name : names) {
+      const auto it = w.merged.find(name);
+      if (it == w.merged.end()) {
+        out.push_back(linear(name, x));
+        continue;
+      }
+      const TransformerWeights::Rows& r = it->second;
+      if (!merged_out.count(r.matrix)) merged_out.emplace(r.matrix, linear(r.matrix, x));
+      out.push_back(np::index(merged_out.at(r.matrix), {ellipsis, Slice{r.start, r.start + r.count, {}}}));
+    }
+    return out;
+  }
   Array vector(const std::string& name) const { return params[name].array(); }
 };
 
@@ -187,23 +206,85 @@ TransformerConfig config_from_gguf(const formats::Gguf& g) {
   return c;
 }
 
+namespace {
+
+// Projections of one layer that read the same input: merged into one matrix, they are one
+// matvec kernel instead of several (a decode step's host cost is about its kernel count:
+// SmolLM2 589 -> 529). Only members of one packed type and row length merge (a K-quant mix
+// keeps some v in another type: then q and k merge and v stays apart). The MLP's gate and up
+// read one input too, but are not merged: their separate matvecs hold SiLU(gate) and the
+// product in their epilogues, and after a merge that product is an elementwise kernel of its
+// own (+-0 kernels, measured no faster; docs/ARCHITECTURE.md, LLM runtime). A row here is all
+// it takes once fusion can read SiLU(gate) * up inside the down matvec.
+constexpr const char* kMergeRules[][3] = {
+    {"attn_q.weight", "attn_k.weight", "attn_v.weight"},  // all read the attention norm's h
+};
+
+// The merged matrices of `g`: the merged name (members joined by '+') -> its members' tensors.
+std::map<std::string, std::vector<const formats::GgufTensorInfo*>> merge_plan(const formats::Gguf& g) {
+  std::map<std::string, const formats::GgufTensorInfo*> by_name;
+  for (const formats::GgufTensorInfo& info : g.tensors) by_name[info.name] = &info;
+  std::map<std::string, std::vector<const formats::GgufTensorInfo*>> plan;
+  for (int64_t l = 0;; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    if (!by_name.count(p + "attn_norm.weight")) break;
+    for (const auto& rule : kMergeRules) {
+      std::vector<const formats::GgufTensorInfo*> members;
+      for (const char* m : rule)
+        if (m && by_name.count(p + m) && by_name[p + m]->dims.size() == 2) members.push_back(by_name[p + m]);
+      std::vector<bool> taken(members.size(), false);
+      for (size_t i = 0; i < members.size(); ++i) {  // one group per (type, row length)
+        std::vector<const formats::GgufTensorInfo*> group;
+        std::string name;
+        for (size_t j = i; j < members.size(); ++j) {
+          if (taken[j] || members[j]->type != members[i]->type || members[j]->dims[0] != members[i]->dims[0]) continue;
+          taken[j] = true;
+          group.push_back(members[j]);
+          name += (name.empty() ? "" : "+") + members[j]->name.substr(p.size());
+        }
+        if (group.size() > 1 && can_pack(group[0]->type)) plan[p + name] = std::move(group);
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
 TransformerWeights load_weights(const formats::Gguf& g, std::span<const uint8_t> file,
                                 const TransformerConfig& c) {
   TransformerWeights w;
   Tree::Dict params;
+  auto put = [&](QuantizedWeight m, const std::string& name) {
+    params[name] = m.parts;
+    w.matrices[name] = std::move(m);
+  };
+  auto pack = [&](const formats::GgufTensorInfo& info) {
+    return pack_tensor(info.name, info.type, int64_t(info.dims[1]), int64_t(info.dims[0]),
+                       formats::gguf_tensor_data(file, info));
+  };
+  // Merged matrices first, packed member by member and concatenated on the host (concat_rows
+  // frees each member as it copies it), then uploaded once.
+  for (const auto& [name, members] : merge_plan(g)) {
+    std::vector<PackedTensor> parts;
+    int64_t start = 0;
+    for (const formats::GgufTensorInfo* info : members) {
+      parts.push_back(pack(*info));
+      w.merged[info->name] = {name, start, parts.back().rows};
+      start += parts.back().rows;
+    }
+    put(upload(concat_rows(name, std::move(parts))), name);
+  }
   for (const formats::GgufTensorInfo& info : g.tensors) {
-    const std::span<const uint8_t> bytes = formats::gguf_tensor_data(file, info);
+    if (w.merged.count(info.name)) continue;
     const int64_t cols = int64_t(info.dims[0]);
     if (info.dims.size() == 1) {
       std::vector<float> values(static_cast<size_t>(cols));
-      formats::dequantize(info.type, bytes, cols, values.data());
+      formats::dequantize(info.type, formats::gguf_tensor_data(file, info), cols, values.data());
       params[info.name] = np::array(values, {cols});
       continue;
     }
-    const int64_t rows = int64_t(info.dims[1]);
-    QuantizedWeight m = upload(pack_tensor(info.name, info.type, rows, cols, bytes));
-    params[info.name] = m.parts;
-    w.matrices[info.name] = std::move(m);
+    put(upload(pack(info)), info.name);
   }
   w.tied_output = !w.matrices.count("output.weight");
   for (const char* name : {"token_embd.weight", "output_norm.weight"})
@@ -237,9 +318,10 @@ std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers
   const std::string p = "blk." + std::to_string(l) + ".";
   const int64_t T = x.shape(0);
   const Array h = rms_norm(x, L.vector(p + "attn_norm.weight"), c.rms_eps);
-  Array q = np::reshape(L.linear(p + "attn_q.weight", h), {T, c.n_head, c.head_dim});
-  Array k = np::reshape(L.linear(p + "attn_k.weight", h), {T, c.n_head_kv, c.head_dim});
-  const Array v = np::reshape(L.linear(p + "attn_v.weight", h), {T, c.n_head_kv, c.head_dim});
+  const std::vector<Array> qkv = L.linears({p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}, h);
+  Array q = np::reshape(qkv[0], {T, c.n_head, c.head_dim});
+  Array k = np::reshape(qkv[1], {T, c.n_head_kv, c.head_dim});
+  const Array v = np::reshape(qkv[2], {T, c.n_head_kv, c.head_dim});
   if (c.qk_norm) {
     q = rms_norm(q, L.vector(p + "attn_q_norm.weight"), c.rms_eps);
     k = rms_norm(k, L.vector(p + "attn_k_norm.weight"), c.rms_eps);
@@ -256,9 +338,10 @@ std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers
 Array mlp_block(const TransformerConfig& c, const Layers& L, int64_t l, const Array& x) {
   const std::string p = "blk." + std::to_string(l) + ".";
   const Array f = rms_norm(x, L.vector(p + "ffn_norm.weight"), c.rms_eps);
-  const Array gate = L.linear(p + "ffn_gate.weight", f);
+  const std::vector<Array> gate_up = L.linears({p + "ffn_gate.weight", p + "ffn_up.weight"}, f);
+  const Array& gate = gate_up[0];
   const Array act = c.activation == FfnActivation::SiLU ? nn::silu(gate) : nn::gelu(gate, true);
-  Array out = L.linear(p + "ffn_down.weight", act * L.linear(p + "ffn_up.weight", f));
+  Array out = L.linear(p + "ffn_down.weight", act * gate_up[1]);
   if (c.post_norms) out = rms_norm(out, L.vector(p + "post_ffw_norm.weight"), c.rms_eps);
   return out;
 }
