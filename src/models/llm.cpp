@@ -60,20 +60,20 @@ struct Model::State {
     std::vector<int32_t> tokens(ids);
     tokens.resize(size_t(padded), 0);
     const Array t = np::array(tokens, {padded});
-    const Array s = np::array(std::vector<int32_t>{int32_t(start)}, {});
-    if (!last) return step_all({weights.params, Tree(t), Tree(s), Tree(cache)});
-    const Array l = np::array(std::vector<int32_t>{*last}, {1});
-    return (greedy ? step_greedy : step_last)({weights.params, Tree(t), Tree(s), Tree(cache), Tree(l)});
+    if (!last) return step_all({weights.params, Tree(t), Tree(position(start)), Tree(cache)});
+    return run_on(t, start, cache, *last, greedy);
   }
 
-  // A greedy decode step whose token is `token` (int32 [1]) as a previous step computed it on
-  // the device, not read back yet: the same jitted program as run()'s.
-  Tree run_greedy_on(const Array& token, int64_t start, const Array& cache) {
+  // The same with the tokens as a device array: a greedy decode step's token (int32 [1]) as
+  // the previous step computed it, not read back yet (Generation::speculate).
+  Tree run_on(const Array& tokens, int64_t start, const Array& cache, int32_t last, bool greedy) {
     OnDevice on(device);
-    const Array s = np::array(std::vector<int32_t>{int32_t(start)}, {});
-    const Array l = np::array(std::vector<int32_t>{0}, {1});
-    return step_greedy({weights.params, Tree(token), Tree(s), Tree(cache), Tree(l)});
+    const Array l = np::array(std::vector<int32_t>{last}, {1});
+    const Fn& step = greedy ? step_greedy : step_last;
+    return step({weights.params, Tree(tokens), Tree(position(start)), Tree(cache), Tree(l)});
   }
+
+  static Array position(int64_t start) { return np::array(std::vector<int32_t>{int32_t(start)}, {}); }
 };
 
 Model Model::load(const std::string& path, const LoadOptions& options) {
@@ -302,7 +302,7 @@ void Generation::speculate() {
   if (!g.greedy || !get_backend(s.device).runs_asynchronously() || stats_.generated_tokens + 1 >= g.max_tokens ||
       g.pos >= s.n_ctx)
     return;
-  g.ahead = s.run_greedy_on(g.out[2].array(), g.pos, g.cache);
+  g.ahead = s.run_on(g.out[2].array(), g.pos, g.cache, 0, true);
   models::kv_cache_write(g.cache, layer_rows(g.ahead[1]), g.pos, 1);
 }
 
