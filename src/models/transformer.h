@@ -48,8 +48,8 @@ TransformerConfig config_from_gguf(const formats::Gguf& gguf);
 // `weights` keeps each matrix's static type and sizes.
 struct TransformerWeights {
   std::map<std::string, QuantizedWeight> matrices;
-  // Sibling projections of a layer that read the same input (q/k/v, gate/up) and have the
-  // same packed type and row length are one matrix (load_weights' merge rules): each member's
+  // Sibling projections of a layer that read the same input and have the same packed type and
+  // row length are one matrix (load_weights' merge rules: q/k/v today): each member's
   // name maps to the merged matrix and its rows there, and the member is not in `matrices`.
   struct Rows {
     std::string matrix;
@@ -60,7 +60,7 @@ struct TransformerWeights {
   bool tied_output = false;  // no output.weight: token_embd is the output projection
 };
 // Uploads every tensor of `file` (the bytes `gguf` was parsed from) as TransformerWeights,
-// each layer's q/k/v and gate/up projections merged where their types and row lengths match;
+// each layer's q/k/v projections merged where their types and row lengths match;
 // kiln::Error("llm: ...") for a missing embedding or norm, mismatched sizes, or a weight type
 // that cannot be packed.
 TransformerWeights load_weights(const formats::Gguf& gguf, std::span<const uint8_t> file,
