@@ -18,7 +18,7 @@ import numpy as np
 
 from gguf_random_weights import TYPES, random_tensor
 
-N_LAYER, N_EMBD, N_HEAD, N_HEAD_KV, N_FF, N_CTX = 2, 64, 4, 2, 128, 128
+N_LAYER, N_EMBD, N_HEAD, N_HEAD_KV, N_FF, N_CTX = 2, 64, 4, 2, 128, 2048
 HEAD_DIM = N_EMBD // N_HEAD
 F32, Q4_0, Q4_1, Q8_0 = 0, 2, 3, 8
 

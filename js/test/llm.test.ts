@@ -290,6 +290,27 @@ describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webg
     }
   }, 600_000);
 
+  // Issue 20's done-when: 1000 generated tokens compile no pipeline after the first 3 decode
+  // steps and create no GPUBuffer after the second, as the context grows to 1000 positions
+  // (the current length is a runtime value; the cache is allocated once at nCtx). The tiny
+  // model's context_length is 2048 so that nCtx 1024 is not clipped.
+  test("1000 tokens: no pipeline after step 3, no new GPUBuffer after step 2", async () => {
+    const steps = 1000;
+    const m = await llm.load(TINY, { device: "webgpu", nCtx: 1024, prefillBucket: 4 });
+    try {
+      const counters: WebGpuCounters[] = [];
+      const g = m.generate("x", { maxTokens: steps, ignoreEos: true });
+      for await (const _ of g) counters.push(profiler.webgpuCounters()!);
+      expect(g.stats()!.generatedTokens).toBe(steps);
+      expect(counters.length).toBe(steps); // one piece per token
+      const grew = (i: number, k: keyof WebGpuCounters) => counters[counters.length - 1][k] - counters[i][k];
+      expect(grew(2, "pipelines"), "pipelines compiled after step 3").toBe(0);
+      expect(grew(1, "createdBuffers"), "GPUBuffers created after step 2").toBe(0);
+    } finally {
+      m.dispose();
+    }
+  }, 600_000);
+
   // Issue 20's robustness: the GPU going away in the middle of a generation (forced with
   // device.destroy()) rejects the stream with the device's error, later calls on the model
   // say the same, dispose() still works, and after init("webgpu") a new model generates.
