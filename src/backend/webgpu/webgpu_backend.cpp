@@ -26,7 +26,8 @@ EM_JS(int, kiln_gpu_pipeline, (const char* wgsl, int len, int ninputs), {
 });
 EM_JS(int, kiln_gpu_dispatch, (int pipeline, const int32_t* inputs, int ninputs, int output, double size,
                                double gx, double gy), {
-  return Module['kilnGpu'].dispatch(pipeline, HEAP32.slice(inputs >> 2, (inputs >> 2) + ninputs), output, size, gx, gy);
+  // A view, not a copy: dispatch() reads the handles before it returns and keeps none.
+  return Module['kilnGpu'].dispatch(pipeline, HEAP32.subarray(inputs >> 2, (inputs >> 2) + ninputs), output, size, gx, gy);
 });
 // Starts a read; the runtime's promise settles it through kiln_webgpu_read_buffer/_settled.
 EM_JS(int, kiln_gpu_read, (int handle, double offset, double bytes, int id), {
@@ -211,7 +212,8 @@ void WebGpuBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
     if (exe.pipeline < 0) fail_runtime("webgpu.prepare");
     exe.generation = generation_;
   }
-  std::vector<int32_t> ins(inputs.begin(), inputs.end());
+  std::vector<int32_t>& ins = dispatch_handles_;  // kept: a decode step dispatches ~470 kernels
+  ins.assign(inputs.begin(), inputs.end());
   for (int a : exe.wgsl.vec4_inputs) ins.push_back(int32_t(inputs[size_t(a)]));  // their vec4 views
   webgpu::Grid g = webgpu::dispatch_grid(exe.wgsl, exe.size, exe.params);
   if (kiln_gpu_dispatch(exe.pipeline, ins.data(), int(ins.size()), int(output), double(exe.size), double(g.x),

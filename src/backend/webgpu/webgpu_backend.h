@@ -77,6 +77,7 @@ class WebGpuBackend : public Backend, public BlockingReader {
   int next_read_ = 1;
   int generation_ = 0;        // devices replaced so far
   int64_t first_handle_ = 0;  // the current device's first buffer handle
+  std::vector<int32_t> dispatch_handles_;  // dispatch()'s handle list, reused
 };
 
 }  // namespace kiln
