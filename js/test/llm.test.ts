@@ -283,8 +283,10 @@ describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webg
       // layer's rows from their offset in the packed output instead of realizing them first,
       // and on webgpu RMSNorm's scaled vector is read inside the matvecs: 50 on the CPU devices;
       // 44 and 48 since each layer's q and k (both q4_1; v is q4_0) are one merged matvec:
-      // -1 per layer, the only change in the dispatch log).
-      expect(delta(2, "dispatches")).toBe(44);
+      // -1 per layer, the only change in the dispatch log; 41 since on webgpu gate and up are
+      // one merged matvec whose SiLU product the down matvec recomputes in its loads (-1 per
+      // layer), and a 2-element vector at the step's start is recomputed where it is read).
+      expect(delta(2, "dispatches")).toBe(41);
     } finally {
       m.dispose();
     }

@@ -24,14 +24,25 @@ constexpr int kMaxRecomputedNodes = 32;
 constexpr size_t kMaxRecomputedInputs = 2;
 // On a device where a dispatch costs more than that (Backend::prefers_fewer_kernels: webgpu),
 // a vector broadcast into a reduction is recomputed there, not materialized, when it is a
-// scaled load: at most this many nodes and loads, float arithmetic only adds, subtracts and
-// multiplies (RMSNorm's x * rsqrt(mean) * w read by a decode step's q/k/v and gate/up
-// matvecs). In a matrix-vector product such a term depends on the reduction index alone, so
-// the backends compute it once per column and block of output rows, and it saves a kernel
-// per use. A matrix operand stays a buffer: the native tiler loads blocks of its rows, and
-// with the expression in their place SmolLM2's prefill took 3x as long.
-constexpr int kMaxScaledLoadNodes = 16;
-constexpr int kMaxScaledLoadLoads = 3;
+// small float expression (`is_matvec_operand`): at most this many float nodes (index
+// arithmetic aside) and loads, float arithmetic among the ops below (RMSNorm's x * rsqrt(mean) * w read by a decode step's q/k/v
+// and gate/up matvec; SiLU(gate) * up or GELU(gate) * up of the merged gate/up matvec read by
+// the down matvec). In a matrix-vector product such a term depends on the reduction index
+// alone, so the backends compute it once per column and block of output rows, and it saves a
+// kernel per use. A matrix operand stays a buffer: the native tiler loads blocks of its rows,
+// and with the expression in their place SmolLM2's prefill took 3x as long.
+constexpr int kMaxMatvecOperandNodes = 32;
+constexpr int kMaxMatvecOperandLoads = 3;
+bool recomputed_in_matvec(AluOp op) {
+  switch (op) {
+    case AluOp::Load: case AluOp::Const: case AluOp::Neg: case AluOp::Add: case AluOp::Sub:
+    case AluOp::Mul: case AluOp::Div: case AluOp::Recip: case AluOp::Exp: case AluOp::Exp2:
+    case AluOp::Tanh: case AluOp::Erf: case AluOp::Max: case AluOp::Min:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // A reduction not yet emitted: its body over gidx/ridx, loading `srcs` (slots).
 struct Pending {
@@ -73,18 +84,18 @@ AluExp val_at(const Val& v, const std::vector<AluExp>& idxs, Srcs& ins) {
 
 bool is_cheap(const Val& v) { return !v.red && lowering::is_cheap(v.exp); }
 
-bool is_scaled_load(const Val& v) {
-  if (v.red || !is_float(v.aval.dtype) || v.exp.node_count() > kMaxScaledLoadNodes) return false;
+bool is_matvec_operand(const Val& v) {
+  if (v.red || !is_float(v.aval.dtype)) return false;
   if (std::count_if(v.aval.shape.begin(), v.aval.shape.end(), [](int64_t d) { return d > 1; }) > 1) return false;
-  int loads = 0;
+  int loads = 0, arithmetic = 0;
   bool plain = true;
   v.exp.visit([&](const AluNode& n) {
     loads += n.op == AluOp::Load;
-    if (is_float(n.dtype) && n.op != AluOp::Load && n.op != AluOp::Const && n.op != AluOp::Mul &&
-        n.op != AluOp::Add && n.op != AluOp::Sub && n.op != AluOp::Neg)
-      plain = false;
+    if (!is_float(n.dtype)) return;  // index arithmetic: the loads' offsets, shared per column
+    arithmetic++;
+    if (!recomputed_in_matvec(n.op)) plain = false;
   });
-  return plain && loads <= kMaxScaledLoadLoads;
+  return plain && arithmetic <= kMaxMatvecOperandNodes && loads <= kMaxMatvecOperandLoads;
 }
 
 // A plain load of one slot through a view: nothing to compute.
@@ -491,7 +502,7 @@ class Fuser {
     // always materialize their operand.
     bool grows = e.prim == Prim::Expand && out.size() > a->aval.size();
     if ((grows && !is_cheap(*a) &&
-         (a->exp.node_count() > kMaxRecomputedNodes || (reaches_reduction(e.out[0]) && !(fewer_kernels_ && is_scaled_load(*a))))) ||
+         (a->exp.node_count() > kMaxRecomputedNodes || (reaches_reduction(e.out[0]) && !(fewer_kernels_ && is_matvec_operand(*a))))) ||
         (e.prim == Prim::Window && !is_cheap(*a)))
       emit_.materialize({a}, false);
     return view(a, out, view_rule(e.prim, a->st, a->aval.shape, e.params, out.shape));
@@ -615,7 +626,7 @@ class Fuser {
   std::vector<int> producer_;
   std::map<int, bool> reach_;
   KernelEmitter emit_;
-  const bool fewer_kernels_;  // Backend::prefers_fewer_kernels: scaled vectors into matvecs
+  const bool fewer_kernels_;  // Backend::prefers_fewer_kernels: vector expressions into matvecs
 };
 
 }  // namespace

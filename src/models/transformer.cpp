@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "backend/backend.h"
 #include "formats/ggml_blocks.h"
 #include "library/nn.h"
 #include "library/numpy.h"
@@ -212,25 +213,33 @@ namespace {
 // matvec kernel instead of several (a decode step's host cost is about its kernel count:
 // SmolLM2 589 -> 529). Only members of one packed type and row length merge (a K-quant mix
 // keeps some v in another type: then q and k merge and v stays apart). The MLP's gate and up
-// read one input too, but are not merged: their separate matvecs hold SiLU(gate) and the
-// product in their epilogues, and after a merge that product is an elementwise kernel of its
-// own (+-0 kernels, measured no faster; docs/ARCHITECTURE.md, LLM runtime). A row here is all
-// it takes once fusion can read SiLU(gate) * up inside the down matvec.
-constexpr const char* kMergeRules[][3] = {
-    {"attn_q.weight", "attn_k.weight", "attn_v.weight"},  // all read the attention norm's h
+// merge only where the device prefers fewer kernels (Backend::prefers_fewer_kernels: webgpu),
+// where jit fusion recomputes SiLU(gate) * up of the merged output inside the down matvec's
+// loads; elsewhere their separate matvecs hold SiLU(gate) and the product in their epilogues,
+// and after a merge that product was an elementwise kernel of its own (+-0 kernels, measured
+// no faster; docs/ARCHITECTURE.md, LLM runtime).
+struct MergeRule {
+  const char* members[3];
+  bool only_where_fewer_kernels;
+};
+constexpr MergeRule kMergeRules[] = {
+    {{"attn_q.weight", "attn_k.weight", "attn_v.weight"}, false},  // all read the attention norm's h
+    {{"ffn_gate.weight", "ffn_up.weight", nullptr}, true},         // both read the MLP norm's f
 };
 
 // The merged matrices of `g`: the merged name (members joined by '+') -> its members' tensors.
-std::map<std::string, std::vector<const formats::GgufTensorInfo*>> merge_plan(const formats::Gguf& g) {
+std::map<std::string, std::vector<const formats::GgufTensorInfo*>> merge_plan(const formats::Gguf& g,
+                                                                             bool fewer_kernels) {
   std::map<std::string, const formats::GgufTensorInfo*> by_name;
   for (const formats::GgufTensorInfo& info : g.tensors) by_name[info.name] = &info;
   std::map<std::string, std::vector<const formats::GgufTensorInfo*>> plan;
   for (int64_t l = 0;; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     if (!by_name.count(p + "attn_norm.weight")) break;
-    for (const auto& rule : kMergeRules) {
+    for (const MergeRule& rule : kMergeRules) {
+      if (rule.only_where_fewer_kernels && !fewer_kernels) continue;
       std::vector<const formats::GgufTensorInfo*> members;
-      for (const char* m : rule)
+      for (const char* m : rule.members)
         if (m && by_name.count(p + m) && by_name[p + m]->dims.size() == 2) members.push_back(by_name[p + m]);
       std::vector<bool> taken(members.size(), false);
       for (size_t i = 0; i < members.size(); ++i) {  // one group per (type, row length)
@@ -265,7 +274,7 @@ TransformerWeights load_weights(const formats::Gguf& g, std::span<const uint8_t>
   };
   // Merged matrices first, packed member by member and concatenated on the host (concat_rows
   // frees each member as it copies it), then uploaded once.
-  for (const auto& [name, members] : merge_plan(g)) {
+  for (const auto& [name, members] : merge_plan(g, get_backend(default_device()).prefers_fewer_kernels())) {
     std::vector<PackedTensor> parts;
     int64_t start = 0;
     for (const formats::GgufTensorInfo* info : members) {

@@ -49,7 +49,7 @@ TransformerConfig config_from_gguf(const formats::Gguf& gguf);
 struct TransformerWeights {
   std::map<std::string, QuantizedWeight> matrices;
   // Sibling projections of a layer that read the same input and have the same packed type and
-  // row length are one matrix (load_weights' merge rules: q/k/v today): each member's
+  // row length are one matrix (load_weights' merge rules: q/k/v; gate/up on webgpu): each member's
   // name maps to the merged matrix and its rows there, and the member is not in `matrices`.
   struct Rows {
     std::string matrix;
@@ -60,9 +60,9 @@ struct TransformerWeights {
   bool tied_output = false;  // no output.weight: token_embd is the output projection
 };
 // Uploads every tensor of `file` (the bytes `gguf` was parsed from) as TransformerWeights,
-// each layer's q/k/v projections merged where their types and row lengths match;
-// kiln::Error("llm: ...") for a missing embedding or norm, mismatched sizes, or a weight type
-// that cannot be packed.
+// each layer's q/k/v projections (and on webgpu gate/up) merged where their types and row
+// lengths match; kiln::Error("llm: ...") for a missing embedding or norm, mismatched sizes, or
+// a weight type that cannot be packed.
 TransformerWeights load_weights(const formats::Gguf& gguf, std::span<const uint8_t> file,
                                 const TransformerConfig& config);
 
