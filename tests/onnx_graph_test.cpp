@@ -3,6 +3,9 @@
 // batch; gradients through Gemm and Conv against finite differences; load-time refusals.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "kiln/jit.h"
 #include "kiln/numpy.h"
 #include "kiln/transforms.h"
@@ -70,6 +73,33 @@ void expect_gradient_matches_differences(const std::string& name) {
 TEST(OnnxGraph, GradientThroughGemmAndConvMatchesFiniteDifferences) {
   expect_gradient_matches_differences("gemm");
   expect_gradient_matches_differences("conv");
+}
+
+// Pow by a constant exponent 2 is a multiply (onnx_ops_elementwise.cpp): it must give the
+// bits of the general pow, on whichever device KILN_DEVICE names, for every kind of float
+// (signs, subnormal squares, overflow, infinities, NaN), eagerly and under jit.
+TEST(OnnxGraph, PowByConstantTwoGivesThePowBits) {
+  kiln::formats::OnnxNode node;
+  node.name = "sq";
+  node.op_type = "Pow";
+  node.inputs = {"x", "two"};
+  node.outputs = {"y"};
+  const auto& rule = kiln::onnx::find_rule(node, 13);
+  std::vector<float> xs = {0.0f, -0.0f, 1.0f, -3.5f, 1e-20f, -1e-23f, 1e20f, -3e19f, 1.5e-45f,
+                           std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN()};
+  for (int i = 0; i < 300; ++i) xs.push_back(std::sin(0.731f * float(i)) * std::exp2(float(i % 60 - 30)));
+  const Array x = np::array(xs, {int64_t(xs.size())});
+  for (const kiln::Shape& e : {kiln::Shape{}, kiln::Shape{1}}) {
+    const Array two = np::full(e, 2.0f, kiln::float32);
+    auto run = [&](const Array& v) {
+      const kiln::onnx::NodeContext ctx(node, 13, {v, two}, {});
+      return rule.rule(ctx).at(0);
+    };
+    const Array want = np::power(x, two);
+    EXPECT_EQ(run(x).bytes(), want.bytes());
+    EXPECT_EQ(kiln::jit(kiln::ArrayFn(run))(x).bytes(), want.bytes());
+  }
 }
 
 TEST(OnnxGraph, RefusesUnsupportedGraphsAtLoad) {

@@ -5,7 +5,10 @@
 // it once per thread count (kiln's core reads KILN_NUM_THREADS when it loads, so a process
 // holds one thread count; onnxruntime-web gets ort.env.wasm.numThreads to match).
 //
-//   KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd bench/onnx/bench.mjs [--reps 20] [--only ocr_det,...] [--json OUT]
+//   KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd bench/onnx/bench.mjs [--reps 20] [--only ocr_det,...] [--json OUT] [--dist DIR]
+//
+// --dist DIR loads kiln from another build of the JS package (default js/dist), so a before/after
+// comparison can alternate two builds in one sitting: keep a copy of the baseline's js/dist aside.
 //
 // Each model: one warm-up run per runtime (kiln traces and compiles there; onnxruntime builds
 // its session plan), then --reps runs alternating kiln and onnxruntime-web; the table shows
@@ -14,7 +17,7 @@
 import { createRequire } from "node:module";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { MODELS_DIR, ROOT, realModels, namedFeeds } from "../../tools/onnx_models.mjs";
 
@@ -27,7 +30,9 @@ const THREADS = Number(process.env.KILN_NUM_THREADS ?? 1);
 const ort = createRequire(join(ROOT, "data/onnx-models/package.json"))("onnxruntime-web");
 ort.env.wasm.numThreads = THREADS;
 ort.env.wasm.simd = true;
-const kiln = await import(join(ROOT, "js/dist/index.js"));
+const DIST = resolve(opt("--dist", join(ROOT, "js/dist")));
+const kiln = await import(join(DIST, "index.js"));
+console.log(`kiln from ${DIST}`);
 const { numpy: np, onnx } = kiln;
 kiln.defaultDevice?.("wasm");
 

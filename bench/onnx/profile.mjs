@@ -7,9 +7,9 @@
 //     Cin*kh*kw, a depthwise one over kh*kw, an elementwise epilogue over nothing).
 // KILN_DEBUG=3 in the environment additionally logs each kernel's expression (to stderr).
 //
-//   KILN_NUM_THREADS=1 node --experimental-wasm-relaxed-simd bench/onnx/profile.mjs [--only ocr_det] [--reps 5] [--top 25]
+//   KILN_NUM_THREADS=1 node --experimental-wasm-relaxed-simd bench/onnx/profile.mjs [--only ocr_det] [--reps 5] [--top 25] [--dist DIR]
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { MODELS_DIR, ROOT, realModels, namedFeeds } from "../../tools/onnx_models.mjs";
 
@@ -19,7 +19,7 @@ const ONLY = opt("--only", null)?.split(",");
 const REPS = Number(opt("--reps", 5));
 const TOP = Number(opt("--top", 25));
 
-const kiln = await import(join(ROOT, "js/dist/index.js"));
+const kiln = await import(join(resolve(opt("--dist", join(ROOT, "js/dist"))), "index.js"));  // --dist: another build
 const { numpy: np, onnx, profiler } = kiln;
 kiln.defaultDevice?.("wasm");
 
