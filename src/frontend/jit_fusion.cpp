@@ -23,21 +23,25 @@ constexpr int kMaxRecomputedNodes = 32;
 // reads it when it loads from more buffers than this (its gathers would be repeated).
 constexpr size_t kMaxRecomputedInputs = 2;
 // On a device where a dispatch costs more than that (Backend::prefers_fewer_kernels: webgpu),
-// a vector broadcast into a reduction is recomputed there, not materialized, when it is a
-// small float expression (`is_matvec_operand`): at most this many float nodes (index
-// arithmetic aside) and loads, float arithmetic among the ops below (RMSNorm's x * rsqrt(mean) * w read by a decode step's q/k/v
-// and gate/up matvec; SiLU(gate) * up or GELU(gate) * up of the merged gate/up matvec read by
-// the down matvec). In a matrix-vector product such a term depends on the reduction index
-// alone, so the backends compute it once per column and block of output rows, and it saves a
-// kernel per use. A matrix operand stays a buffer: the native tiler loads blocks of its rows,
-// and with the expression in their place SmolLM2's prefill took 3x as long.
-constexpr int kMaxMatvecOperandNodes = 32;
-constexpr int kMaxMatvecOperandLoads = 3;
-bool recomputed_in_matvec(AluOp op) {
+// a value broadcast into a reduction is recomputed there, not materialized, when it is a
+// small float expression (`is_recomputed_operand`): at most this many float nodes (index
+// arithmetic aside) and loads, float arithmetic among the ops below. RMSNorm's
+// x * rsqrt(mean) * w read by a decode step's q/k/v and gate/up matvec; SiLU(gate) * up or
+// GELU(gate) * up of the merged gate/up matvec read by the down matvec; attention's
+// exp(s - max) read by both the softmax sum and the weighted sum over the cache. Each saves a
+// kernel (and its buffer's round trip) per use; the price is ALU work: a matvec computes such
+// a term once per column and group of output rows, a tiled matmul once per tile, a tree
+// reduction over the cache once per output (the head dimension's 64 times for exp), beside
+// reads that bound those kernels on a GPU. The CPU devices keep the buffer: there a dispatch
+// costs microseconds, and with RMSNorm's expression in its tile loads the native tiler ran
+// SmolLM2's prefill 3x slower.
+constexpr int kMaxRecomputedOperandNodes = 32;
+constexpr int kMaxRecomputedOperandLoads = 3;
+bool recomputed_in_reduction(AluOp op) {
   switch (op) {
     case AluOp::Load: case AluOp::Const: case AluOp::Neg: case AluOp::Add: case AluOp::Sub:
     case AluOp::Mul: case AluOp::Div: case AluOp::Recip: case AluOp::Exp: case AluOp::Exp2:
-    case AluOp::Tanh: case AluOp::Erf: case AluOp::Max: case AluOp::Min:
+    case AluOp::Tanh: case AluOp::Erf: case AluOp::Max: case AluOp::Min: case AluOp::Cast:
       return true;
     default:
       return false;
@@ -84,18 +88,17 @@ AluExp val_at(const Val& v, const std::vector<AluExp>& idxs, Srcs& ins) {
 
 bool is_cheap(const Val& v) { return !v.red && lowering::is_cheap(v.exp); }
 
-bool is_matvec_operand(const Val& v) {
+bool is_recomputed_operand(const Val& v) {
   if (v.red || !is_float(v.aval.dtype)) return false;
-  if (std::count_if(v.aval.shape.begin(), v.aval.shape.end(), [](int64_t d) { return d > 1; }) > 1) return false;
   int loads = 0, arithmetic = 0;
   bool plain = true;
   v.exp.visit([&](const AluNode& n) {
     loads += n.op == AluOp::Load;
     if (!is_float(n.dtype)) return;  // index arithmetic: the loads' offsets, shared per column
     arithmetic++;
-    if (!recomputed_in_matvec(n.op)) plain = false;
+    if (!recomputed_in_reduction(n.op)) plain = false;
   });
-  return plain && arithmetic <= kMaxMatvecOperandNodes && loads <= kMaxMatvecOperandLoads;
+  return plain && arithmetic <= kMaxRecomputedOperandNodes && loads <= kMaxRecomputedOperandLoads;
 }
 
 // A plain load of one slot through a view: nothing to compute.
@@ -502,7 +505,7 @@ class Fuser {
     // always materialize their operand.
     bool grows = e.prim == Prim::Expand && out.size() > a->aval.size();
     if ((grows && !is_cheap(*a) &&
-         (a->exp.node_count() > kMaxRecomputedNodes || (reaches_reduction(e.out[0]) && !(fewer_kernels_ && is_matvec_operand(*a))))) ||
+         (a->exp.node_count() > kMaxRecomputedNodes || (reaches_reduction(e.out[0]) && !(fewer_kernels_ && is_recomputed_operand(*a))))) ||
         (e.prim == Prim::Window && !is_cheap(*a)))
       emit_.materialize({a}, false);
     return view(a, out, view_rule(e.prim, a->st, a->aval.shape, e.params, out.shape));
@@ -626,7 +629,7 @@ class Fuser {
   std::vector<int> producer_;
   std::map<int, bool> reach_;
   KernelEmitter emit_;
-  const bool fewer_kernels_;  // Backend::prefers_fewer_kernels: vector expressions into matvecs
+  const bool fewer_kernels_;  // Backend::prefers_fewer_kernels: small expressions into reductions
 };
 
 }  // namespace
