@@ -213,6 +213,56 @@ TEST(QuantizedWeights, MergedRowsMatchTheirPartsBitForBit) {
   }
 }
 
+// Random blocks of `type` (rows x cols values) whose f16 scale fields are finite: every code
+// and sub-block scale occurs, and no NaN hides a wrong value.
+PackedTensor random_blocks(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
+  const auto& info = kiln::formats::ggml_type_info(type);
+  std::vector<uint8_t> bytes(size_t(rows * cols / info.block_size * info.block_bytes));
+  for (uint8_t& b : bytes) b = uint8_t((seed = seed * 1664525u + 1013904223u) >> 24);
+  // Where each type keeps its f16 d (and dmin): ggml's block structs.
+  const std::vector<int> halves = type == GgmlType::Q6_K                              ? std::vector<int>{208}
+                                  : type == GgmlType::Q4_1 || type == GgmlType::Q4_K ? std::vector<int>{0, 2}
+                                                                                       : std::vector<int>{0};
+  for (size_t b = 0; b < bytes.size(); b += size_t(info.block_bytes))
+    for (int at : halves) bytes[b + size_t(at) + 1] = uint8_t(0x20 + (bytes[b + size_t(at) + 1] & 0x1f));  // |d| in [2^-7, 2^-6)
+  return kiln::models::pack_tensor("w", type, rows, cols, bytes);
+}
+
+// The row-contiguous layout (webgpu's) holds the same values as the 16-row interleave (the
+// CPU devices'), and every kernel that reads it sums them in the same order: dequantize,
+// dequantize_rows and quantized_linear are equal bit for bit, for every packed type.
+TEST(QuantizedWeights, BothRowLayoutsGiveTheSameBits) {
+  using kiln::models::RowLayout;
+  for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    const std::string name = kiln::formats::ggml_type_name(type);
+    const PackedTensor t = random_blocks(type, 48, 512, 11u + uint32_t(type));
+    const QuantizedWeight inter = kiln::models::upload(t, RowLayout::Interleaved);
+    const QuantizedWeight rows = kiln::models::upload(t, RowLayout::Contiguous);
+    const Array q = rows.parts["q"].array();
+    EXPECT_EQ(q.shape(), (kiln::Shape{48, q.shape(1), 1})) << name;
+    EXPECT_EQ(inter.parts["q"].array().shape(2), 16) << name;
+    auto same = [&](const Array& a, const Array& b, const std::string& what) {
+      const auto va = a.to_vector<float>(), vb = b.to_vector<float>();
+      ASSERT_EQ(va.size(), vb.size()) << name << " " << what;
+      int64_t bad = 0;
+      for (size_t i = 0; i < va.size(); ++i) bad += bits_of(va[i]) != bits_of(vb[i]);
+      EXPECT_EQ(bad, 0) << name << " " << what;
+    };
+    same(kiln::models::dequantize(inter), kiln::models::dequantize(rows), "dequantize");
+    const Array ids = np::array(std::vector<int32_t>{47, 0, 17}, {3});
+    same(kiln::models::dequantize_rows(inter, ids), kiln::models::dequantize_rows(rows, ids), "rows");
+    for (int64_t m : {1, 3}) {
+      const Array x = np::sin(np::arange(m * 512, kiln::DType::Float32) * 0.37f).reshape({m, 512});
+      same(kiln::models::quantized_linear(x, inter), kiln::models::quantized_linear(x, rows), "linear");
+    }
+    const auto values = kiln::models::dequantize(rows).to_vector<float>();
+    for (int64_t r : {0, 31, 47})
+      for (int64_t c : {0, 255, 511})
+        EXPECT_EQ(bits_of(values[size_t(r * 512 + c)]), bits_of(kiln::models::packed_value(t, r, c)))
+            << name << " (" << r << ", " << c << ")";
+  }
+}
+
 TEST(QuantizedWeights, MergingRefusesMismatchedParts) {
   std::vector<PackedTensor> parts{packed_q4_1(2), packed_q4_1(2)};
   parts[1].type = GgmlType::Q4_0;

@@ -15,6 +15,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { create, globals } from "webgpu";
+import { copyGBs, timeChain as timeChainOf } from "./gpu_timing.mjs";
 
 Object.assign(globalThis, globals);
 globalThis.navigator = { gpu: create([]) };
@@ -67,26 +68,9 @@ async function readF32(buf, n) {
 }
 const median = (v) => [...v].sort((a, b) => a - b)[v.length >> 1];
 
-// ms per chain of `chain` dispatches in one pass (encoded before the clock starts).
-async function timeChain(pipeline, group, groups, chain, reps = 7) {
-  const times = [];
-  for (let rep = 0; rep < reps + 1; rep++) {
-    const enc = device.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(pipeline);
-    for (let i = 0; i < chain; i++) {
-      pass.setBindGroup(0, group);
-      pass.dispatchWorkgroups(Math.min(groups, 65535), Math.ceil(groups / 65535));
-    }
-    pass.end();
-    const cb = enc.finish();
-    const t0 = performance.now();
-    device.queue.submit([cb]);
-    await device.queue.onSubmittedWorkDone();
-    if (rep > 0) times.push(performance.now() - t0);
-  }
-  return median(times);
-}
+// ms per chain of `chain` dispatches of `groups` workgroups in one pass (gpu_timing.mjs).
+const timeChain = (pipeline, group, groups, chain, reps) =>
+  timeChainOf(device, pipeline, group, Math.min(groups, 65535), Math.ceil(groups / 65535), chain, reps);
 
 function pipelineOf(code) {
   const module = device.createShaderModule({ code });
@@ -225,20 +209,6 @@ async function emptyDispatch(chain) {
   return { us: (ms * 1000) / chain, wallPerDispatch: ((performance.now() - t0) * 1000) / (8 * chain) };
 }
 
-async function copyGBs(mib) {
-  const n = (mib << 20) / 16;
-  const src = device.createBuffer({ size: n * 16, usage: GPUBufferUsage.STORAGE });
-  const dst = device.createBuffer({ size: n * 16, usage: GPUBufferUsage.STORAGE });
-  const pipeline = pipelineOf("@group(0) @binding(0) var<storage, read> s: array<vec4<f32>>;\n" +
-    "@group(0) @binding(1) var<storage, read_write> d: array<vec4<f32>>;\n" +
-    `@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {\n` +
-    `  let i = g.x + g.y * nw.x * 256u; if (i < ${n}u) { d[i] = s[i]; } }`);
-  const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
-  const ms = await timeChain(pipeline, group, Math.ceil(n / 256), 8);
-  src.destroy(); dst.destroy();
-  return (2 * n * 16 * 8) / (ms * 1e6);
-}
-
 // kiln's kernel for the same math: a chain of `chain` matvecs in one jitted call (the x of
 // each is the last one's first n outputs, scaled: fused into the next kernel's loads).
 async function kilnChain(lib, pb, chain) {
@@ -277,7 +247,7 @@ lib.defaultDevice("webgpu");
 
 const sgSize = await subgroupSize();
 console.log(`adapter: ${info.vendor} ${info.architecture} ${info.description}; subgroups ${hasSg} (size ${sgSize})`);
-const copy = await copyGBs(quick ? 16 : 256);
+const copy = await copyGBs(device, quick ? 16 : 256);
 const empty = await emptyDispatch(quick ? 64 : 512);
 console.log(`vec4 copy shader: ${copy.toFixed(0)} GB/s (read + written); empty dispatch in a pass: ${empty.us.toFixed(2)} us on the GPU clock, ${empty.wallPerDispatch.toFixed(2)} us with encoding`);
 

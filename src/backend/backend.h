@@ -103,6 +103,10 @@ class Backend {
   // CPU devices keep the buffer, whose loads their SIMD matvec loops stream (wasm decode was
   // ~25 % slower with the expression in the loop).
   virtual bool prefers_fewer_kernels() const { return false; }
+  // Whether packed quantized weights should keep each row's words contiguous (webgpu: a lane
+  // of a matvec reads its own row's neighbouring words as one 128-bit load) rather than
+  // interleave 16 rows (the CPU devices: their SIMD lanes are neighbouring rows).
+  virtual bool prefers_contiguous_weight_rows() const { return false; }
   // Whether dispatch returns before the device has run the kernel (webgpu: it is recorded,
   // and the GPU runs it after the submit). A caller can then record its next piece of work
   // while the device runs the last (the LLM's greedy decode dispatches the next step before

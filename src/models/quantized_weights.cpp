@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "backend/backend.h"
 #include "formats/ggml_blocks.h"
 #include "ir/alu_op.h"
 #include "ir/schedule.h"
@@ -132,15 +133,19 @@ void pack_blocks(PackedTensor& t, const PackFormat& f, std::span<const uint8_t> 
 }
 
 // Rows of a packed array stored interleaved in groups of this many: element (r, c) of a
-// [rows, k] array sits at ((r / G) * k + c) * G + r % G. A matvec kernel computes
+// [rows, k] array sits at ((r / G) * k + c) * G + r % G. A CPU matvec kernel computes
 // consecutive output rows side by side (its SIMD lanes), and with this order their words
-// and scales at one column are adjacent in memory: vector loads instead of gathers.
-int64_t interleave_of(int64_t rows) { return largest_divisor(rows, 16); }
+// and scales at one column are adjacent in memory: vector loads instead of gathers. On
+// webgpu the lanes of one output walk its row, so there its words stay neighbours (G = 1,
+// RowLayout::Contiguous) and a chunk's four words are one 128-bit load.
+int64_t interleave_of(int64_t rows, RowLayout layout) {
+  return layout == RowLayout::Contiguous ? 1 : largest_divisor(rows, 16);
+}
 
-// [rows, k] host values in the interleaved order above.
+// [rows, k] host values in the interleaved order above (G > 1).
 template <typename T>
-std::vector<T> interleave_rows(const std::vector<T>& v, int64_t rows) {
-  const int64_t g = interleave_of(rows), k = int64_t(v.size()) / rows;
+std::vector<T> interleave_rows(const std::vector<T>& v, int64_t rows, int64_t g) {
+  const int64_t k = int64_t(v.size()) / rows;
   std::vector<T> out(v.size());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < k; ++c) out[size_t(((r / g) * k + c) * g + r % g)] = v[size_t(r * k + c)];
@@ -265,7 +270,13 @@ float packed_value(const PackedTensor& t, int64_t row, int64_t col) {
   return (float(q) - f.offset) * s;
 }
 
-QuantizedWeight upload(const PackedTensor& t) {
+RowLayout row_layout_for(const std::string& device) {
+  return get_backend(device).prefers_contiguous_weight_rows() ? RowLayout::Contiguous : RowLayout::Interleaved;
+}
+
+QuantizedWeight upload(const PackedTensor& t) { return upload(t, row_layout_for(default_device())); }
+
+QuantizedWeight upload(const PackedTensor& t, RowLayout layout) {
   QuantizedWeight w{t.type, t.rows, t.cols, {}};
   Tree::Dict parts;
   if (t.type == GgmlType::F32) {
@@ -275,9 +286,10 @@ QuantizedWeight upload(const PackedTensor& t) {
     parts["w"] = np::array(half.data(), {t.rows, t.cols}, DType::Float16);
   } else {
     const PackFormat& f = *format_of(t.type);
-    const int64_t per_word = 32 / f.bits, nb = t.cols / f.block, g = interleave_of(t.rows);
+    const int64_t per_word = 32 / f.bits, nb = t.cols / f.block, g = interleave_of(t.rows, layout);
     auto put = [&](const auto& v, int64_t k) {
-      return np::array(interleave_rows(v, t.rows), {t.rows / g, k, g});
+      const Shape shape{t.rows / g, k, g};
+      return g == 1 ? np::array(v, shape) : np::array(interleave_rows(v, t.rows, g), shape);
     };
     parts["q"] = put(t.words, t.cols / per_word);
     parts["s"] = put(t.scales, nb);

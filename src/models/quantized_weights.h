@@ -53,17 +53,27 @@ PackedTensor concat_rows(const std::string& name, std::vector<PackedTensor>&& pa
 // what the bit-exactness test compares with ggml's reference dequantization.
 float packed_value(const PackedTensor& t, int64_t row, int64_t col);
 
+// How a device holds the rows of packed arrays (Backend::prefers_contiguous_weight_rows):
+// - Interleaved: in groups of G, the largest divisor of rows up to 16, so a kernel's adjacent
+//   output rows (the CPU devices' SIMD lanes) read adjacent words at one column;
+// - Contiguous (G = 1): each row's words one after the other, so one lane of a webgpu
+//   matvec reads its row's neighbouring words as one 128-bit load.
+// The values, and the order in which any kernel sums them, are the same in both.
+enum class RowLayout { Interleaved, Contiguous };
+RowLayout row_layout_for(const std::string& device);
+
 // A packed tensor on a device. `parts` is a Tree::Dict of its arrays ("q": words, "s":
-// scales (one per block), "m": mins, each [rows / G, k, G] with rows interleaved in groups of G (the largest
-// divisor of rows up to 16, so a kernel's adjacent output rows read adjacent words), or "w":
-// plain values [rows, cols] float32/float16), so weights can be jit arguments; type and
-// sizes are static.
+// scales (one per block), "m": mins, each [rows / G, k, G] with rows interleaved in groups of
+// G as RowLayout says, or "w": plain values [rows, cols] float32/float16), so weights can be
+// jit arguments; type and sizes are static.
 struct QuantizedWeight {
   formats::GgmlType type = formats::GgmlType::F32;
   int64_t rows = 0, cols = 0;
   Tree parts;
 };
-QuantizedWeight upload(const PackedTensor& t);  // onto the current default device
+// Onto the current default device, in its RowLayout (or the one given).
+QuantizedWeight upload(const PackedTensor& t);
+QuantizedWeight upload(const PackedTensor& t, RowLayout layout);
 
 // The float32 matrix [rows, cols] as a lazy expression over `parts` (no kernel runs).
 Array dequantize(const QuantizedWeight& w);

@@ -55,6 +55,7 @@ class WebGpuBackend : public Backend, public BlockingReader {
   int64_t backend_buffers() const override;  // the runtime's handle table (JS)
   bool reuses_buffers_by_age() const override { return true; }  // bind groups (runtime.ts)
   bool prefers_fewer_kernels() const override { return true; }
+  bool prefers_contiguous_weight_rows() const override { return true; }
   bool runs_asynchronously() const override { return true; }
 
   // Called back by the runtime (through exported C functions) when a read settles.
