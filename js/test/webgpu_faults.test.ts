@@ -33,8 +33,8 @@ const range = (n: number, scale = 1) => Array.from({ length: n }, (_, i) => (i %
 // intermediate of n * m float32s that the later ones read: `big` is a reduction's output (x's
 // outer product with y's pairs, summed), and a kernel carries one reduction, so it is
 // materialized, not fused into the reductions that read it. y has 2 * m elements. `first`
-// takes an abs so that it is no scaled load, which webgpu reads inside the reduction instead
-// of writing it first (jit_fusion.cpp, is_scaled_load): the first kernel is then its own.
+// takes an abs (a select) so that webgpu does not recompute it inside the reduction instead
+// of writing it first (jit_fusion.cpp, is_recomputed_operand): the first kernel is its own.
 const program = jit((x: np.Array, y: np.Array) => {
   const first = np.abs(x.ref).mul(2);
   const big = np.multiply(first.ref.reshape([-1, 1, 1]), y.reshape([1, -1, 2])).sum(2);
