@@ -23,18 +23,17 @@ constexpr int kMaxRecomputedNodes = 32;
 // reads it when it loads from more buffers than this (its gathers would be repeated).
 constexpr size_t kMaxRecomputedInputs = 2;
 // On a device where a dispatch costs more than that (Backend::prefers_fewer_kernels: webgpu),
-// a value broadcast into a reduction is recomputed there, not materialized, when it is a
-// small float expression (`is_recomputed_operand`): at most this many float nodes (index
-// arithmetic aside) and loads, float arithmetic among the ops below. RMSNorm's
-// x * rsqrt(mean) * w read by a decode step's q/k/v and gate/up matvec; SiLU(gate) * up or
-// GELU(gate) * up of the merged gate/up matvec read by the down matvec; attention's
-// exp(s - max) read by both the softmax sum and the weighted sum over the cache. Each saves a
-// kernel (and its buffer's round trip) per use; the price is ALU work: a matvec computes such
-// a term once per column and group of output rows, a tiled matmul once per tile, a tree
-// reduction over the cache once per output (the head dimension's 64 times for exp), beside
-// reads that bound those kernels on a GPU. The CPU devices keep the buffer: there a dispatch
-// costs microseconds, and with RMSNorm's expression in its tile loads the native tiler ran
-// SmolLM2's prefill 3x slower.
+// a vector broadcast into a reduction is recomputed there, not materialized, when it is a
+// small float expression (`is_recomputed_operand`): at most one axis longer than 1, at most
+// this many float nodes (index arithmetic aside) and loads, float arithmetic among the ops
+// below. RMSNorm's x * rsqrt(mean) * w read by a decode step's q/k/v and gate/up matvec;
+// SiLU(gate) * up or GELU(gate) * up of the merged gate/up matvec read by the down matvec.
+// Each saves a kernel (and its buffer's round trip) per use; the price is ALU work, once per
+// column and group of output rows, beside the weight reads that bound a matvec on a GPU.
+// Matrices stay buffers: with prefill's [T, K] operands recomputed in the tiled matmuls'
+// loads, webgpu prefill was 10-40 % slower on an H100 (the native tiler's 3x slower), while
+// the decode kernel it saved (attention's exp(s - max)) bought 1-3 %. The CPU devices keep
+// every buffer: a dispatch costs microseconds there.
 constexpr int kMaxRecomputedOperandNodes = 32;
 constexpr int kMaxRecomputedOperandLoads = 3;
 bool recomputed_in_reduction(AluOp op) {
@@ -90,6 +89,7 @@ bool is_cheap(const Val& v) { return !v.red && lowering::is_cheap(v.exp); }
 
 bool is_recomputed_operand(const Val& v) {
   if (v.red || !is_float(v.aval.dtype)) return false;
+  if (std::count_if(v.aval.shape.begin(), v.aval.shape.end(), [](int64_t d) { return d > 1; }) > 1) return false;
   int loads = 0, arithmetic = 0;
   bool plain = true;
   v.exp.visit([&](const AluNode& n) {

@@ -60,7 +60,7 @@ float packed_value(const PackedTensor& t, int64_t row, int64_t col);
 //   matvec reads its row's neighbouring words as one 128-bit load.
 // The values, and the order in which any kernel sums them, are the same in both.
 enum class RowLayout { Interleaved, Contiguous };
-RowLayout row_layout_for(const std::string& device);
+RowLayout row_layout_for(const std::string& device, int64_t rows);  // for a matrix of `rows` rows
 
 // A packed tensor on a device. `parts` is a Tree::Dict of its arrays ("q": words, "s":
 // scales (one per block), "m": mins, each [rows / G, k, G] with rows interleaved in groups of
