@@ -298,8 +298,8 @@ export class WebGpuRuntime {
     const out = this.#get(output);
     if (!out) return -1;
     // A decode step records ~470 of these per token, so the usual case (every buffer known to
-    // exist, no unsettled pipeline upstream) allocates nothing: the bound buffers and input
-    // records go into arrays kept for this, which no later call reads.
+    // exist, no unsettled pipeline upstream) allocates only the cache-miss closure: the bound
+    // buffers and input records go into arrays kept for this, which no later call reads.
     const n = inputs.length;
     const buffers = this.#boundScratch, ins = this.#inputScratch;
     buffers[0] = this.#uniform(size);
