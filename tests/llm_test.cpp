@@ -116,7 +116,7 @@ TEST(LlmSlow, FreeRunningGreedyOnTenPrompts) {
 TEST(LlmSlow, SmolLM2OnTheCpuInterpreter) {
   if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "SmolLM2 is missing (make models)";
 #if defined(__SANITIZE_ADDRESS__) || defined(__EMSCRIPTEN__)
-  GTEST_SKIP() << "about 4 minutes in a Release build; far longer under ASan or in Wasm";
+  GTEST_SKIP() << "about 90 s in a Release build; far longer under ASan or in Wasm";
 #endif
   const auto cases = load_greedy("smollm2_greedy.txt");
   Model cpu = Model::load(kModel, {"cpu", 16, 1});

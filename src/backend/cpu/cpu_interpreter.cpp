@@ -2,17 +2,58 @@
 // loops; every other op goes through alu_eval lane by lane, which defines the semantics.
 #include "backend/cpu/cpu_interpreter.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
+#include <utility>
 
-#include "ir/alu_op.h"
+#include "ir/alu_semantics.h"
 
 namespace kiln::cpu {
 
 namespace {
 constexpr int kBlock = 512;
+
+// One loop per op over a block's lanes, each a copy of alu_eval with the op fixed, so the
+// op's switch folds away and its body is inlined into the loop (interpreting through the
+// out-of-line alu_eval, a call and a switch per lane, took most of an LLM test's time).
+// Missing operands read zeros.
+using LaneLoop = void (*)(DType, DType, const double*, const double*, const double*, double*, int);
+// The result dtypes most kernels use get their own copy too (int32 for index arithmetic),
+// so round_to's switch folds as well.
+template <AluOp Op, DType Dt>
+void lanes_of(DType sdt, const double* a, const double* b, const double* c, double* d, int n) {
+  for (int i = 0; i < n; i++) d[i] = alu_eval_inline(Op, Dt, sdt, a[i], b[i], c[i]);
 }
+template <AluOp Op>
+void lane_loop(DType dt, DType sdt, const double* a, const double* b, const double* c, double* d, int n) {
+  switch (dt) {
+    case DType::Float32: return lanes_of<Op, DType::Float32>(sdt, a, b, c, d, n);
+    case DType::Int32: return lanes_of<Op, DType::Int32>(sdt, a, b, c, d, n);
+    case DType::Uint32: return lanes_of<Op, DType::Uint32>(sdt, a, b, c, d, n);
+    case DType::Bool: return lanes_of<Op, DType::Bool>(sdt, a, b, c, d, n);
+    default:
+      for (int i = 0; i < n; i++) d[i] = alu_eval_inline(Op, dt, sdt, a[i], b[i], c[i]);
+  }
+}
+// A load's lanes with the buffer's dtype fixed; out-of-bounds lanes read 0 (load_element).
+template <class T>
+void load_lanes(const BufferView& buf, const double* idx, double* d, int n) {
+  for (int i = 0; i < n; i++) {
+    const int64_t j = int64_t(idx[i]);
+    T v{};
+    if (j >= 0 && j < buf.count) std::memcpy(&v, buf.data + sizeof(T) * size_t(j), sizeof(T));
+    d[i] = double(v);
+  }
+}
+template <size_t... I>
+constexpr std::array<LaneLoop, sizeof...(I)> lane_loops(std::index_sequence<I...>) {
+  return {&lane_loop<AluOp(I)>...};
+}
+constexpr auto kLaneLoops = lane_loops(std::make_index_sequence<size_t(AluOp::Where) + 1>());
+const double kZeros[kBlock] = {};
+}  // namespace
 
 Program Program::compile(const AluExp& exp) {
   Program p;
@@ -47,9 +88,9 @@ void run_block(const Program& prog, const std::vector<BufferView>& inputs, int n
     std::vector<double>& dst = regs[r];
     if (dst.size() < size_t(kBlock)) dst.resize(kBlock);
     double* d = dst.data();
-    const double* a = in.src[0] >= 0 ? regs[size_t(in.src[0])].data() : nullptr;
-    const double* b = in.src[1] >= 0 ? regs[size_t(in.src[1])].data() : nullptr;
-    const double* c = in.src[2] >= 0 ? regs[size_t(in.src[2])].data() : nullptr;
+    const double* a = in.src[0] >= 0 ? regs[size_t(in.src[0])].data() : kZeros;
+    const double* b = in.src[1] >= 0 ? regs[size_t(in.src[1])].data() : kZeros;
+    const double* c = in.src[2] >= 0 ? regs[size_t(in.src[2])].data() : kZeros;
     const bool i32 = in.dtype == DType::Int32;
     const bool f32 = in.dtype == DType::Float32;
     const bool f64 = in.dtype == DType::Float64;
@@ -64,7 +105,10 @@ void run_block(const Program& prog, const std::vector<BufferView>& inputs, int n
       }
       case AluOp::Load: {
         const BufferView& buf = inputs[size_t(in.arg)];
-        for (int i = 0; i < n; i++) d[i] = load_element(buf, int64_t(a[i]));
+        if (buf.dtype == DType::Float32) load_lanes<float>(buf, a, d, n);
+        else if (buf.dtype == DType::Int32) load_lanes<int32_t>(buf, a, d, n);
+        else if (buf.dtype == DType::Uint32) load_lanes<uint32_t>(buf, a, d, n);
+        else for (int i = 0; i < n; i++) d[i] = load_element(buf, int64_t(a[i]));
         break;
       }
       case AluOp::Add:
@@ -95,13 +139,12 @@ void run_block(const Program& prog, const std::vector<BufferView>& inputs, int n
         break;
       default:
       generic:
-        for (int i = 0; i < n; i++)
-          d[i] = alu_eval(in.op, in.dtype, in.src_dtype, a ? a[i] : 0, b ? b[i] : 0, c ? c[i] : 0);
+        kLaneLoops[size_t(in.op)](in.dtype, in.src_dtype, a, b, c, d, n);
     }
     // Int32 Add/Mul/Sub results beyond 32 bits wrap; the generic path already did.
     if (i32 && (in.op == AluOp::Add)) {
       for (int i = 0; i < n; i++)
-        if (d[i] > 2147483647.0 || d[i] < -2147483648.0) d[i] = round_to(DType::Int32, d[i]);
+        if (d[i] > 2147483647.0 || d[i] < -2147483648.0) d[i] = round_to_inline(DType::Int32, d[i]);
     }
   }
   std::memcpy(out, regs[size_t(prog.result)].data(), sizeof(double) * size_t(n));
@@ -137,7 +180,7 @@ void run_kernel(const Kernel& k, const Program& body, const Program* epilogue,
     run_block(body, inputs, n, g, r, nullptr, v, regs);
     for (int i = 0; i < n; i++) {
       double& a = accs[size_t(int64_t(g[i]))];
-      a = alu_eval(red.op, adt, adt, a, v[i]);
+      a = alu_eval_inline(red.op, adt, adt, a, v[i], 0);
     }
   }
   for (int64_t start = 0; start < k.size; start += kBlock) {
