@@ -7,6 +7,7 @@
 #include "library/lax.h"
 #include "library/nn.h"
 #include "library/numpy.h"
+#include "models/conv_channels_last.h"
 #include "models/onnx/onnx_ops.h"
 
 namespace kiln::onnx {
@@ -71,8 +72,10 @@ Array conv_with_attributes(const NodeContext& c, const Array& x, const Array& w)
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel) c.fail("kernel_shape differs from the weight's shape");
   const Window win = window_of(c, x, kernel);
-  return lax::conv_general_dilated(x, cast_to(w, x.dtype()), win.strides, win.pads, {}, win.dilations, std::nullopt,
-                                   c.attr_int("group", 1));
+  const int64_t group = c.attr_int("group", 1);
+  const Array wx = cast_to(w, x.dtype());
+  if (auto y = models::conv2d_channels_last(x, wx, win.strides, win.pads, win.dilations, group)) return *y;
+  return lax::conv_general_dilated(x, wx, win.strides, win.pads, {}, win.dilations, std::nullopt, group);
 }
 
 namespace {
