@@ -205,6 +205,44 @@ TEST(OnnxGraph, ConvsOfNarrowRowsRunChannelsLastAndMatchLax) {
   }
 }
 
+// Convs over maps smaller than their window (PP-OCR cls's 5x5 depthwise convs over 2 rows) drop
+// the taps that read only padding (onnx_ops_nn.cpp); the result must still be lax's convolution
+// with the whole kernel.
+TEST(OnnxGraph, ConvsOverFewRowsDropPaddingOnlyTapsAndMatchLax) {
+  struct Case {
+    kiln::Shape x, w;
+    int64_t group;
+    std::vector<int64_t> strides, pads;
+  };
+  const std::vector<Case> cases = {
+      {{1, 8, 2, 12}, {8, 1, 5, 5}, 8, {1, 1}, {2, 2, 2, 2}},  // cls: kernel rows 0 and 4 go
+      {{1, 3, 1, 8}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}},   // one row: rows 0 and 2 go
+      {{2, 4, 3, 1}, {4, 2, 5, 5}, 2, {2, 1}, {2, 3, 1, 3}},   // strided, asymmetric, both axes
+  };
+  for (const Case& t : cases) {
+    kiln::formats::OnnxAttribute group;
+    group.name = "group";
+    group.type = kiln::formats::OnnxAttributeType::Int;
+    group.i = t.group;
+    kiln::formats::OnnxNode node;
+    node.name = "few";
+    node.op_type = "Conv";
+    node.inputs = {"x", "w"};
+    node.outputs = {"y"};
+    node.attributes = {ints_attribute("strides", t.strides), ints_attribute("pads", t.pads), group};
+    const auto& rule = kiln::onnx::find_rule(node, 17);
+    const Array x = wave(t.x, 0.2f), w = wave(t.w, 0.9f);
+    auto run = [&](const Array& xv) { return rule.rule(kiln::onnx::NodeContext(node, 17, {xv, w}, {})).at(0); };
+    const std::vector<std::pair<int64_t, int64_t>> padding = {{t.pads[0], t.pads[2]}, {t.pads[1], t.pads[3]}};
+    const Array want = kiln::lax::conv_general_dilated(x, w, t.strides, padding, {}, {}, std::nullopt, t.group);
+    for (const Array& got : {run(x), kiln::jit(kiln::ArrayFn(run))(x)}) {
+      ASSERT_EQ(got.shape(), want.shape());
+      const std::vector<float> g = got.to_vector<float>(), e = want.to_vector<float>();
+      for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], e[i], 1e-5f * (1 + std::abs(e[i]))) << i;
+    }
+  }
+}
+
 TEST(OnnxGraph, RefusesUnsupportedGraphsAtLoad) {
   std::string e = load_error("bad_op.onnx");
   EXPECT_NE(e.find("node 'mystery' (NoSuchOp, opset 13): operator NoSuchOp is not supported"), std::string::npos) << e;
