@@ -166,81 +166,60 @@ TEST(OnnxGraph, ConvTransposeWithStrideEqualToKernelIsTheDilatedConvolution) {
   }
 }
 
+// A 2-D Conv node of the given group, strides and ONNX pads (begins, then ends), run through
+// its rule eagerly and under jit, against lax's NCHW convolution with the whole kernel.
+struct ConvCase {
+  kiln::Shape x, w;
+  int64_t group;
+  std::vector<int64_t> strides, pads;
+};
+
+void expect_conv_matches_lax(const ConvCase& t) {
+  kiln::formats::OnnxAttribute group;
+  group.name = "group";
+  group.type = kiln::formats::OnnxAttributeType::Int;
+  group.i = t.group;
+  kiln::formats::OnnxNode node;
+  node.name = "conv";
+  node.op_type = "Conv";
+  node.inputs = {"x", "w"};
+  node.outputs = {"y"};
+  node.attributes = {ints_attribute("strides", t.strides), ints_attribute("pads", t.pads), group};
+  const auto& rule = kiln::onnx::find_rule(node, 17);
+  const Array x = wave(t.x, 0.1f), w = wave(t.w, 1.3f);
+  auto run = [&](const Array& xv) { return rule.rule(kiln::onnx::NodeContext(node, 17, {xv, w}, {})).at(0); };
+  const std::vector<std::pair<int64_t, int64_t>> padding = {{t.pads[0], t.pads[2]}, {t.pads[1], t.pads[3]}};
+  const Array want = kiln::lax::conv_general_dilated(x, w, t.strides, padding, {}, {}, std::nullopt, t.group);
+  for (const Array& got : {run(x), kiln::jit(kiln::ArrayFn(run))(x)}) {
+    ASSERT_EQ(got.shape(), want.shape());
+    const std::vector<float> g = got.to_vector<float>(), e = want.to_vector<float>();
+    for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], e[i], 1e-5f * (1 + std::abs(e[i]))) << i;
+  }
+}
+
 // Depthwise and pointwise Convs whose output rows are not a multiple of 4 wide run channels-last
 // (models/conv_channels_last.cpp); they must give lax's NCHW convolution, strided and padded
 // (asymmetric pads as auto_pad SAME_UPPER makes them), eager and under jit.
 TEST(OnnxGraph, ConvsOfNarrowRowsRunChannelsLastAndMatchLax) {
-  struct Case {
-    kiln::Shape x, w;
-    int64_t group;
-    std::vector<int64_t> strides, pads;
-  };
-  const std::vector<Case> cases = {
-      {{1, 8, 3, 10}, {8, 1, 5, 5}, 8, {1, 1}, {2, 2, 2, 2}},     // PP-OCR det's last stage
-      {{2, 12, 6, 13}, {12, 1, 3, 3}, 12, {2, 2}, {0, 1, 1, 0}},  // strided, asymmetric pads
-      {{1, 4, 5, 9}, {4, 1, 3, 5}, 4, {1, 2}, {1, 1, 2, 2}},      // rectangular window
-      {{2, 6, 3, 5}, {8, 6, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}},      // pointwise
-  };
-  for (const Case& t : cases) {
-    kiln::formats::OnnxAttribute group;
-    group.name = "group";
-    group.type = kiln::formats::OnnxAttributeType::Int;
-    group.i = t.group;
-    kiln::formats::OnnxNode node;
-    node.name = "dw";
-    node.op_type = "Conv";
-    node.inputs = {"x", "w"};
-    node.outputs = {"y"};
-    node.attributes = {ints_attribute("strides", t.strides), ints_attribute("pads", t.pads), group};
-    const auto& rule = kiln::onnx::find_rule(node, 17);
-    const Array x = wave(t.x, 0.1f), w = wave(t.w, 1.3f);
-    auto run = [&](const Array& xv) { return rule.rule(kiln::onnx::NodeContext(node, 17, {xv, w}, {})).at(0); };
-    const std::vector<std::pair<int64_t, int64_t>> padding = {{t.pads[0], t.pads[2]}, {t.pads[1], t.pads[3]}};
-    const Array want = kiln::lax::conv_general_dilated(x, w, t.strides, padding, {}, {}, std::nullopt, t.group);
-    for (const Array& got : {run(x), kiln::jit(kiln::ArrayFn(run))(x)}) {
-      ASSERT_EQ(got.shape(), want.shape());
-      const std::vector<float> g = got.to_vector<float>(), e = want.to_vector<float>();
-      for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], e[i], 1e-5f * (1 + std::abs(e[i]))) << i;
-    }
-  }
+  for (const ConvCase& t : std::vector<ConvCase>{
+           {{1, 8, 3, 10}, {8, 1, 5, 5}, 8, {1, 1}, {2, 2, 2, 2}},     // PP-OCR det's last stage
+           {{2, 12, 6, 13}, {12, 1, 3, 3}, 12, {2, 2}, {0, 1, 1, 0}},  // strided, asymmetric pads
+           {{1, 4, 5, 9}, {4, 1, 3, 5}, 4, {1, 2}, {1, 1, 2, 2}},      // rectangular window
+           {{2, 6, 3, 5}, {8, 6, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}},      // pointwise
+       })
+    expect_conv_matches_lax(t);
 }
 
 // Convs over maps smaller than their window (PP-OCR cls's 5x5 depthwise convs over 2 rows) drop
 // the taps that read only padding (onnx_ops_nn.cpp); the result must still be lax's convolution
 // with the whole kernel.
 TEST(OnnxGraph, ConvsOverFewRowsDropPaddingOnlyTapsAndMatchLax) {
-  struct Case {
-    kiln::Shape x, w;
-    int64_t group;
-    std::vector<int64_t> strides, pads;
-  };
-  const std::vector<Case> cases = {
-      {{1, 8, 2, 12}, {8, 1, 5, 5}, 8, {1, 1}, {2, 2, 2, 2}},  // cls: kernel rows 0 and 4 go
-      {{1, 3, 1, 8}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}},   // one row: rows 0 and 2 go
-      {{2, 4, 3, 1}, {4, 2, 5, 5}, 2, {2, 1}, {2, 3, 1, 3}},   // strided, asymmetric, both axes
-  };
-  for (const Case& t : cases) {
-    kiln::formats::OnnxAttribute group;
-    group.name = "group";
-    group.type = kiln::formats::OnnxAttributeType::Int;
-    group.i = t.group;
-    kiln::formats::OnnxNode node;
-    node.name = "few";
-    node.op_type = "Conv";
-    node.inputs = {"x", "w"};
-    node.outputs = {"y"};
-    node.attributes = {ints_attribute("strides", t.strides), ints_attribute("pads", t.pads), group};
-    const auto& rule = kiln::onnx::find_rule(node, 17);
-    const Array x = wave(t.x, 0.2f), w = wave(t.w, 0.9f);
-    auto run = [&](const Array& xv) { return rule.rule(kiln::onnx::NodeContext(node, 17, {xv, w}, {})).at(0); };
-    const std::vector<std::pair<int64_t, int64_t>> padding = {{t.pads[0], t.pads[2]}, {t.pads[1], t.pads[3]}};
-    const Array want = kiln::lax::conv_general_dilated(x, w, t.strides, padding, {}, {}, std::nullopt, t.group);
-    for (const Array& got : {run(x), kiln::jit(kiln::ArrayFn(run))(x)}) {
-      ASSERT_EQ(got.shape(), want.shape());
-      const std::vector<float> g = got.to_vector<float>(), e = want.to_vector<float>();
-      for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], e[i], 1e-5f * (1 + std::abs(e[i]))) << i;
-    }
-  }
+  for (const ConvCase& t : std::vector<ConvCase>{
+           {{1, 8, 2, 12}, {8, 1, 5, 5}, 8, {1, 1}, {2, 2, 2, 2}},  // cls: kernel rows 0 and 4 go
+           {{1, 3, 1, 8}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}},   // one row: rows 0 and 2 go
+           {{2, 4, 3, 1}, {4, 2, 5, 5}, 2, {2, 1}, {2, 3, 1, 3}},   // strided, asymmetric, both axes
+       })
+    expect_conv_matches_lax(t);
 }
 
 TEST(OnnxGraph, RefusesUnsupportedGraphsAtLoad) {
