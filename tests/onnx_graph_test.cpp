@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kiln/jit.h"
+#include "kiln/lax.h"
 #include "kiln/numpy.h"
 #include "kiln/transforms.h"
 #include "tests/onnx_test_util.h"
@@ -100,6 +101,125 @@ TEST(OnnxGraph, PowByConstantTwoGivesThePowBits) {
     EXPECT_EQ(run(x).bytes(), want.bytes());
     EXPECT_EQ(kiln::jit(kiln::ArrayFn(run))(x).bytes(), want.bytes());
   }
+}
+
+kiln::formats::OnnxAttribute ints_attribute(const std::string& name, const std::vector<int64_t>& v) {
+  kiln::formats::OnnxAttribute a;
+  a.name = name;
+  a.type = kiln::formats::OnnxAttributeType::Ints;
+  a.ints = v;
+  return a;
+}
+
+// sin(phase + 0.37 i) over the elements: values of both signs without repeats.
+Array wave(const kiln::Shape& s, float phase) {
+  int64_t count = 1;
+  for (int64_t d : s) count *= d;
+  std::vector<float> v(static_cast<size_t>(count));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(phase + 0.37f * float(i));
+  return np::array(v, s);
+}
+
+// A ConvTranspose whose stride equals its kernel (PP-OCR det's 2x2 stride-2 upsampling) is
+// computed as a reshaped view of one product (models/conv_transpose.cpp): its values are those
+// of ONNX's definition, the convolution of the stride-dilated input with the flipped kernel
+// (lax's lhs dilation, itself checked against JAX), with pads cut and output_padding added.
+TEST(OnnxGraph, ConvTransposeWithStrideEqualToKernelIsTheDilatedConvolution) {
+  struct Case {
+    kiln::Shape x, w;
+    std::vector<int64_t> pads, out_pad;
+  };
+  const std::vector<Case> cases = {
+      {{1, 3, 4, 5}, {3, 2, 2, 2}, {0, 0, 0, 0}, {0, 0}},
+      {{2, 4, 3, 5}, {4, 1, 2, 3}, {1, 0, 0, 2}, {1, 0}},
+      {{1, 2, 7}, {2, 3, 4}, {1, 2}, {3}},
+      {{1, 2, 2, 3, 2}, {2, 2, 2, 1, 3}, {0, 0, 1, 1, 0, 0}, {0, 1, 0}},
+  };
+  for (const Case& t : cases) {
+    const size_t n = t.x.size() - 2;
+    std::vector<int64_t> k(t.w.begin() + 2, t.w.end());
+    kiln::formats::OnnxNode node;
+    node.name = "up";
+    node.op_type = "ConvTranspose";
+    node.inputs = {"x", "w"};
+    node.outputs = {"y"};
+    node.attributes = {ints_attribute("strides", k), ints_attribute("pads", t.pads),
+                       ints_attribute("output_padding", t.out_pad)};
+    const auto& rule = kiln::onnx::find_rule(node, 17);
+    const Array x = wave(t.x, 0.1f), w = wave(t.w, 1.3f);
+    auto run = [&](const Array& xv) { return rule.rule(kiln::onnx::NodeContext(node, 17, {xv, w}, {})).at(0); };
+    // [C_in, C_out, k...] -> [C_out, C_in, k...], flipped; padding k - 1 - pad (+ output_padding).
+    std::vector<int> perm{1, 0}, spatial;
+    std::vector<std::pair<int64_t, int64_t>> padding;
+    for (size_t i = 0; i < n; ++i) {
+      perm.push_back(int(i) + 2);
+      spatial.push_back(int(i) + 2);
+      padding.push_back({k[i] - 1 - t.pads[i], k[i] - 1 - t.pads[i + n] + t.out_pad[i]});
+    }
+    const Array rhs = np::flip(np::transpose(w, perm), kiln::Axes(spatial));
+    const Array want = kiln::lax::conv_general_dilated(x, rhs, std::vector<int64_t>(n, 1), padding, k);
+    for (const Array& got : {run(x), kiln::jit(kiln::ArrayFn(run))(x)}) {
+      ASSERT_EQ(got.shape(), want.shape());
+      const std::vector<float> g = got.to_vector<float>(), e = want.to_vector<float>();
+      for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], e[i], 1e-6f * (1 + std::abs(e[i]))) << i;
+    }
+  }
+}
+
+// A 2-D Conv node of the given group, strides and ONNX pads (begins, then ends), run through
+// its rule eagerly and under jit, against lax's NCHW convolution with the whole kernel.
+struct ConvCase {
+  kiln::Shape x, w;
+  int64_t group;
+  std::vector<int64_t> strides, pads;
+};
+
+void expect_conv_matches_lax(const ConvCase& t) {
+  kiln::formats::OnnxAttribute group;
+  group.name = "group";
+  group.type = kiln::formats::OnnxAttributeType::Int;
+  group.i = t.group;
+  kiln::formats::OnnxNode node;
+  node.name = "conv";
+  node.op_type = "Conv";
+  node.inputs = {"x", "w"};
+  node.outputs = {"y"};
+  node.attributes = {ints_attribute("strides", t.strides), ints_attribute("pads", t.pads), group};
+  const auto& rule = kiln::onnx::find_rule(node, 17);
+  const Array x = wave(t.x, 0.1f), w = wave(t.w, 1.3f);
+  auto run = [&](const Array& xv) { return rule.rule(kiln::onnx::NodeContext(node, 17, {xv, w}, {})).at(0); };
+  const std::vector<std::pair<int64_t, int64_t>> padding = {{t.pads[0], t.pads[2]}, {t.pads[1], t.pads[3]}};
+  const Array want = kiln::lax::conv_general_dilated(x, w, t.strides, padding, {}, {}, std::nullopt, t.group);
+  for (const Array& got : {run(x), kiln::jit(kiln::ArrayFn(run))(x)}) {
+    ASSERT_EQ(got.shape(), want.shape());
+    const std::vector<float> g = got.to_vector<float>(), e = want.to_vector<float>();
+    for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], e[i], 1e-5f * (1 + std::abs(e[i]))) << i;
+  }
+}
+
+// Depthwise and pointwise Convs whose output rows are not a multiple of 4 wide run channels-last
+// (models/conv_channels_last.cpp); they must give lax's NCHW convolution, strided and padded
+// (asymmetric pads as auto_pad SAME_UPPER makes them), eager and under jit.
+TEST(OnnxGraph, ConvsOfNarrowRowsRunChannelsLastAndMatchLax) {
+  for (const ConvCase& t : std::vector<ConvCase>{
+           {{1, 8, 3, 10}, {8, 1, 5, 5}, 8, {1, 1}, {2, 2, 2, 2}},     // PP-OCR det's last stage
+           {{2, 12, 6, 13}, {12, 1, 3, 3}, 12, {2, 2}, {0, 1, 1, 0}},  // strided, asymmetric pads
+           {{1, 4, 5, 9}, {4, 1, 3, 5}, 4, {1, 2}, {1, 1, 2, 2}},      // rectangular window
+           {{2, 6, 3, 5}, {8, 6, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}},      // pointwise
+       })
+    expect_conv_matches_lax(t);
+}
+
+// Convs over maps smaller than their window (PP-OCR cls's 5x5 depthwise convs over 2 rows) drop
+// the taps that read only padding (onnx_ops_nn.cpp); the result must still be lax's convolution
+// with the whole kernel.
+TEST(OnnxGraph, ConvsOverFewRowsDropPaddingOnlyTapsAndMatchLax) {
+  for (const ConvCase& t : std::vector<ConvCase>{
+           {{1, 8, 2, 12}, {8, 1, 5, 5}, 8, {1, 1}, {2, 2, 2, 2}},  // cls: kernel rows 0 and 4 go
+           {{1, 3, 1, 8}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}},   // one row: rows 0 and 2 go
+           {{2, 4, 3, 1}, {4, 2, 5, 5}, 2, {2, 1}, {2, 3, 1, 3}},   // strided, asymmetric, both axes
+       })
+    expect_conv_matches_lax(t);
 }
 
 TEST(OnnxGraph, RefusesUnsupportedGraphsAtLoad) {

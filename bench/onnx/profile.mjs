@@ -7,7 +7,11 @@
 //     Cin*kh*kw, a depthwise one over kh*kw, an elementwise epilogue over nothing).
 // KILN_DEBUG=3 in the environment additionally logs each kernel's expression (to stderr).
 //
-//   KILN_NUM_THREADS=1 node --experimental-wasm-relaxed-simd bench/onnx/profile.mjs [--only ocr_det] [--reps 5] [--top 25] [--dist DIR]
+// --dispatches N also lists the N heaviest single dispatches (least time over the traced calls,
+// by position in the call: #i is the i-th kernel; KILN_DEBUG=3's "jit kernels" list is in the
+// same order), which tells apart kernels of one shape that cost very differently.
+//
+//   KILN_NUM_THREADS=1 node --experimental-wasm-relaxed-simd bench/onnx/profile.mjs [--only ocr_det] [--reps 5] [--top 25] [--dispatches 0] [--dist DIR]
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -18,6 +22,7 @@ const opt = (k, d) => (args.includes(k) ? args[args.indexOf(k) + 1] : d);
 const ONLY = opt("--only", null)?.split(",");
 const REPS = Number(opt("--reps", 5));
 const TOP = Number(opt("--top", 25));
+const DISPATCHES = Number(opt("--dispatches", 0));
 
 const kiln = await import(join(resolve(opt("--dist", join(ROOT, "js/dist"))), "index.js"));  // --dist: another build
 const { numpy: np, onnx, profiler } = kiln;
@@ -54,12 +59,14 @@ for (const m of realModels()) {
   await runOnce(session, feeds);  // traces and compiles
   // Each traced call's kernels grouped by shape; a group's time is its least over the calls,
   // which filters out the calls where the thread was descheduled (a loaded machine).
-  const runs = [], traces = [];
+  const runs = [], traces = [], perDispatch = [];
   for (let i = 0; i < REPS; ++i) runs.push(await runOnce(session, feeds));  // untraced: wall time
   for (let i = 0; i < REPS; ++i) {
     profiler.startTrace();
     await runOnce(session, feeds);
-    traces.push(groupKernels(profiler.stopTrace()));
+    const events = profiler.stopTrace();
+    traces.push(groupKernels(events));
+    events.forEach((e, j) => (perDispatch[j] = { name: e.name, ms: Math.min(perDispatch[j]?.ms ?? Infinity, e.duration) }));
   }
   const best = runs.reduce((a, b) => (b.total < a.total ? b : a));
   const groups = new Map();
@@ -71,5 +78,10 @@ for (const m of realModels()) {
   const sorted = [...groups.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, TOP);
   for (const [k, g] of sorted)
     console.log(`  ${k.padEnd(28)} x${String(g.count).padStart(3)}  ${g.ms.toFixed(3).padStart(9)} ms  ${((100 * g.ms) / kernelMs).toFixed(1).padStart(5)}%`);
+  if (DISPATCHES > 0) {
+    console.log(`  heaviest dispatches:`);
+    const heavy = perDispatch.map((d, j) => ({ ...d, j })).sort((a, b) => b.ms - a.ms).slice(0, DISPATCHES);
+    for (const d of heavy) console.log(`    #${String(d.j).padEnd(4)} ${d.name.replace(/^kiln \w+ kernel /, "").padEnd(24)} ${d.ms.toFixed(3).padStart(9)} ms`);
+  }
   session.release();
 }
