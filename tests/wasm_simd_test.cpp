@@ -311,5 +311,55 @@ TEST(WasmSimd, InBoundsUniformLoadsAreReadWhereUsed) {
   expect_same(kern, ins);
 }
 
+
+// Register blocking (wasm_simd_groups.cpp): a long reduction over enough outputs advances
+// 4 blocks of 4 outputs per step, each in its own accumulator and in ridx order, so every
+// output has the cpu's bits. n = 55 leaves one block of 4 to the one-block loop and 3
+// outputs to the scalar tail; the 2-row product's blocks of 16 cross a row (its activation
+// load differs between the groups), the 1-row one shares the activation among them.
+Kernel blocked_product(int64_t rows, int64_t n, int64_t k, bool strided_b, AluOp red) {
+  AluExp g = gidx(rows * n), r = AluExp::var(VarId::Ridx, DType::Int32, k - 1);
+  AluExp a = AluExp::load(DType::Float32, 0, (g / n) * k + r);
+  AluExp b = AluExp::load(DType::Float32, 1, strided_b ? (g % n) * k + r : r * n + g % n);
+  Kernel kern;
+  kern.size = rows * n;
+  kern.inputs = {DType::Float32, DType::Float32, DType::Float32};
+  kern.exp = AluExp::binary(AluOp::Mul, a, b);
+  AluExp acc = AluExp::var(VarId::Acc, DType::Float32, 0);
+  kern.reduction = Reduction{red, k, AluExp::binary(AluOp::Add, acc, AluExp::load(DType::Float32, 2, g % n))};
+  return kern;
+}
+
+TEST(WasmSimd, RegisterBlockedReductionsAreBitExact) {
+  KeepOptions keep;
+  wasm::CodegenOptions o = keep.saved;
+  o.tile = false;  // the 2-row products on the SIMD loop, not the tiled one
+  keep.be.set_options(o);
+  std::mt19937 rng(17);
+  for (auto [rows, n, k, strided, red, groups] :
+       {std::tuple{1, 55, 300, true, AluOp::Add, 4}, std::tuple{1, 55, 300, false, AluOp::Add, 4},
+        std::tuple{2, 28, 40, true, AluOp::Add, 4}, std::tuple{1, 55, 64, true, AluOp::Max, 4},
+        std::tuple{1, 6, 300, true, AluOp::Add, 1}, std::tuple{1, 55, 8, true, AluOp::Add, 1}}) {
+    Kernel kern = blocked_product(rows, n, k, strided, red);
+    wasm::CompiledKernel ck = wasm::compile_kernel(kern, o);
+    EXPECT_TRUE(ck.simd_loop);
+    EXPECT_EQ(ck.reduction_groups, groups) << "rows " << rows << ", n " << n << ", k " << k;
+    std::vector<Bytes> ins = {special_values(DType::Float32, size_t(rows * k), rng),
+                              special_values(DType::Float32, size_t(n * k), rng), special_values(DType::Float32, size_t(n), rng)};
+    // Sums of finite values too (the special values make most sums inf or NaN).
+    std::vector<Bytes> finite = ins;
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (Bytes& b : finite)
+      for (size_t i = 0; i + 4 <= b.size(); i += 4) {
+        const float v = u(rng) * (i % 12 == 0 ? 1e4f : 1.0f);
+        std::memcpy(&b[i], &v, 4);
+      }
+    expect_same(kern, ins);
+    expect_same(kern, finite);
+    finite[1].resize(finite[1].size() - 6 * 4);  // a short b: its last loads read 0
+    expect_same(kern, finite);
+  }
+}
+
 }  // namespace
 #endif  // __EMSCRIPTEN__

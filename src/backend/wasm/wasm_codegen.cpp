@@ -212,6 +212,7 @@ CompiledKernel compile_kernel(const Kernel& original, const CodegenOptions& o) {
   const uint32_t start = simd ? c.add_local(ValType::I32) : 0;
   out.simd_loop = simd;
   if (simd) out.reduction_unroll = se.reduction_unroll();
+  if (simd) out.reduction_groups = se.reduction_groups();
   auto generic = [&](uint32_t from, uint32_t to) {
     if (!simd) return ke.emit_scalar_loop(from, to);
     c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4), c.op(op::I32And);

@@ -38,6 +38,7 @@ struct CompiledKernel {
   bool simd_loop = false;        // has the SIMD128 main loop
   bool tiled = false;            // has the register-tiled contraction loop
   int64_t reduction_unroll = 1;  // the SIMD loop's reduction copies per iteration (reduction_unroll.h)
+  int reduction_groups = 1;      // blocks of 4 outputs per reduction step (wasm_simd_groups.cpp)
   // Splits of [0, size) at multiples of this keep every piece on the fast loops (whole
   // MR-row blocks of a tiled contraction, 4-blocks of the SIMD loop), so a dispatch split
   // across threads runs the same code per element as one that is not.

@@ -159,7 +159,7 @@ bool simd_op_exists(AluOp op, DType dt, const std::vector<DType>& sdt) {
 }
 
 SimdEmitter::SimdEmitter(KernelEmitter& ke)
-    : ke_(ke), c_(ke.code()), e_(ke.ops()), red_(ke.kernel().reduction.has_value()) {
+    : ke_(ke), c_(ke.code()), e_(ke.ops()), red_(ke.kernel().reduction.has_value()), gidx_(ke.gidx_local()) {
   const Kernel& k = ke.kernel();
   const DType odt = k.out_dtype();
   if (red_) {
@@ -187,6 +187,7 @@ SimdEmitter::SimdEmitter(KernelEmitter& ke)
     }
     worthwhile_ = store_ok && !gathers && acc_info_.kind == LaneKind::Vector && k.reduction->size > 0;
     if (worthwhile_) plan_unrolled_reduction();
+    if (worthwhile_) plan_groups();
   }
 }
 
@@ -435,7 +436,7 @@ void SimdEmitter::compute(const AluNode& n) {
       return;
     }
     CodeBuilder* c = &c_;
-    uint32_t l = n.arg == int(VarId::Gidx) ? ke_.gidx_local() : ke_.ridx_local();
+    uint32_t l = n.arg == int(VarId::Gidx) ? gidx_ : ke_.ridx_local();
     r.scalar = {n.dtype, false, [c, l] { c->local_get(l); }};
     r.off = li.off;
     reps_[&n] = r;
@@ -497,7 +498,9 @@ void SimdEmitter::init_acc() {
   const Reduction& red = *ke_.kernel().reduction;
   const DType adt = ke_.kernel().exp.dtype();
   const double id = Reduction::identity(red.op, adt);
-  if (acc_.kind != acc_info_.kind || (acc_.kind == LaneKind::Vector && acc_.v == 0)) {
+  // Local 0 is a parameter: a Rep with local 0 has no accumulator locals yet.
+  const bool fresh = acc_.kind == LaneKind::Vector ? acc_.v == 0 : acc_.lanes[0] == 0;
+  if (acc_.kind != acc_info_.kind || fresh) {
     acc_ = Rep{acc_info_.kind};
     if (acc_.kind == LaneKind::Vector) acc_.v = c_.add_local(V::V128);
     else
@@ -536,7 +539,7 @@ void SimdEmitter::store_result(const AluNode* result) {
   const int sz = itemsize(odt);
   if (odt == DType::Float32 || int32ish(odt)) {
     c_.local_get(ke_.out_ptr_local());
-    c_.local_get(ke_.gidx_local());
+    c_.local_get(gidx_);
     c_.i32_const(2);
     c_.op(op::I32Shl);
     c_.op(op::I32Add);
@@ -547,7 +550,7 @@ void SimdEmitter::store_result(const AluNode* result) {
   for (int l = 0; l < 4; l++) {
     e_.emit_store(odt, [&] {
       c_.local_get(ke_.out_ptr_local());
-      c_.local_get(ke_.gidx_local());
+      c_.local_get(gidx_);
       if (l) c_.i32_const(l), c_.op(op::I32Add);
       if (sz > 1) c_.i32_const(sz == 2 ? 1 : sz == 4 ? 2 : 3), c_.op(op::I32Shl);
       c_.op(op::I32Add);
@@ -560,7 +563,7 @@ void SimdEmitter::store_result(const AluNode* result) {
 // count (checked once per dispatch), and the checked one otherwise (short buffers read 0).
 void SimdEmitter::emit_loop(uint32_t from, uint32_t to) {
   std::vector<const AluNode*> bounded = bounded_loads();
-  if (bounded.empty()) return emit_blocks(from, to);
+  if (bounded.empty()) return emit_blocks(from, to, groups_);
   c_.i32_const(1);
   for (const AluNode* n : bounded) {
     c_.i32_const(int32_t(n->src[0].vmax()));
@@ -570,48 +573,10 @@ void SimdEmitter::emit_loop(uint32_t from, uint32_t to) {
   }
   c_.if_();
   in_bounds_ = std::move(bounded);
-  emit_blocks(from, to);
+  emit_blocks(from, to, groups_);
   in_bounds_.clear();
   c_.else_();
-  emit_blocks(from, to);
-  c_.end();
-}
-
-void SimdEmitter::emit_blocks(uint32_t from, uint32_t to) {
-  const uint32_t g = ke_.gidx_local();
-  c_.local_get(from);
-  c_.local_set(g);
-  c_.block();
-  c_.loop();
-  c_.local_get(g);
-  c_.i32_const(4);
-  c_.op(op::I32Add);
-  c_.local_get(to);
-  c_.op(op::I32GtS);
-  c_.br_if(1);
-  reps_.clear();
-  compute_level(ke_.body(), 1);
-  const AluNode* result = ke_.kernel().exp.get();
-  if (red_) {
-    init_acc();
-    if (unrolled_) {
-      emit_unrolled_reduction();
-    } else {
-      emit_reduction_loop(ke_.kernel().reduction->size, [&] {
-        compute_level(ke_.body(), 2);
-        fold_acc(ke_.kernel().exp.get());
-      });
-    }
-    compute_level(*ke_.epilogue(), 1);
-    result = ke_.kernel().reduction->epilogue.get();
-  }
-  store_result(result);
-  c_.local_get(g);
-  c_.i32_const(4);
-  c_.op(op::I32Add);
-  c_.local_set(g);
-  c_.br(0);
-  c_.end();
+  emit_blocks(from, to, groups_);
   c_.end();
 }
 

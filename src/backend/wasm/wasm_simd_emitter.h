@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "backend/wasm/wasm_kernel_emitter.h"
@@ -42,7 +43,11 @@ class SimdEmitter {
   bool worthwhile() const { return worthwhile_; }
   // Copies of the reduction term per iteration of the reduction loop (1: not unrolled).
   int64_t reduction_unroll() const { return unrolled_ ? unrolled_->period : 1; }
-  // Blocks of 4 outputs for gidx from `from` (a multiple of 4) while gidx + 4 <= `to`; leaves
+  // Blocks of 4 outputs a reduction's loop advances together, each with its own accumulator
+  // (1: one block per iteration). See wasm_simd_groups.cpp.
+  int reduction_groups() const { return groups_; }
+  // Blocks of 4 outputs (several per iteration for a long reduction: reduction_groups) for
+  // gidx from `from` (a multiple of 4) while gidx + 4 <= `to`; leaves
   // gidx_local() at the first gidx not done.
   void emit_loop(uint32_t from, uint32_t to);
 
@@ -99,11 +104,23 @@ class SimdEmitter {
   // Loads whose index range over the whole kernel is known and non-negative: contiguous vector
   // loads, and uniform scalar loads inside the loops.
   std::vector<const AluNode*> bounded_loads() const;
-  void emit_blocks(uint32_t from, uint32_t to);
+
+  // wasm_simd_groups.cpp: the block loop, `groups` blocks of 4 outputs per iteration.
+  struct Group {
+    std::unordered_map<const AluNode*, Rep> reps;
+    Rep acc;
+    uint32_t gidx = 0;
+  };
+  void plan_groups();
+  void emit_blocks(uint32_t from, uint32_t to, int groups);
+  void emit_reduction(std::vector<Group>& gs);
+  void enter(std::vector<Group>& gs, size_t j);  // makes group j's values current
+  void leave(std::vector<Group>& gs, size_t j);
+  // compute_level for group j: nodes without gidx take group 0's values.
+  void compute_group_level(const DagPlan& plan, int level, std::vector<Group>& gs, size_t j);
 
   // wasm_simd_unrolled.cpp: the reduction loop unrolled by its index period.
   void plan_unrolled_reduction();
-  void emit_unrolled_reduction();
 
   KernelEmitter& ke_;
   CodeBuilder& c_;
@@ -127,6 +144,12 @@ class SimdEmitter {
     std::vector<const AluNode*> outer;
   };
   std::optional<Unrolled> unrolled_;
+  // Register blocking (wasm_simd_groups.cpp): blocks per iteration of the block loop, and the
+  // reduction-loop nodes that do not depend on gidx (computed once for all blocks).
+  int groups_ = 1;
+  std::unordered_set<const AluNode*> shared_;
+  // The gidx local of the block being emitted (a group's own, or the KernelEmitter's).
+  uint32_t gidx_ = 0;
   // The loop level whose nodes compute_level is emitting (2: inside the reduction loop).
   int level_ = 0;
 };

@@ -11,6 +11,9 @@ namespace kiln::wasm {
 
 using V = ValType;
 
+// v128.load32_lane (memarg, then a lane byte): not among wasm_module_builder.h's opcodes.
+constexpr uint32_t kV128Load32Lane = 0x56;
+
 void SimdEmitter::emit_load(const AluNode& n) {
   const Rep& ix = rep(n.src[0].get());
   const LaneInfo& li = info_.at(&n);
@@ -62,6 +65,26 @@ void SimdEmitter::emit_load(const AluNode& n) {
       else c_.simd_lane(fl ? simd::F32x4ReplaceLane : simd::I32x4ReplaceLane, uint8_t(l));
     }
   };
+  if (known_in_bounds && ix.kind == LaneKind::Affine && ix.off != LaneOffsets{0, 1, 2, 3}) {
+    // Lanes a constant distance apart (a transposed weight's column: 3264 floats), all in
+    // bounds: lane 0 at its address, the others at constant offsets from it in the memarg,
+    // instead of four bounds-checked scalar loads and lane inserts.
+    r.v = c_.add_local(V::V128);
+    const uint32_t a = e_.temp(V::I32, 13);
+    const uint32_t offset = push_address(ptr, *n.src[0].get(), 4);
+    c_.local_tee(a);
+    c_.simd_mem(simd::V128Load32Zero, 2, offset);
+    for (int l = 1; l < 4; l++) {
+      c_.local_set(r.v);
+      c_.local_get(a);
+      c_.local_get(r.v);
+      c_.simd_mem(kV128Load32Lane, 2, offset + uint32_t(ix.off[size_t(l)] * 4));
+      c_.op(uint8_t(l));  // the lane index follows the memarg
+    }
+    c_.local_set(r.v);
+    reps_[&n] = r;
+    return;
+  }
   if (known_in_bounds) {
     const uint32_t offset = push_address(ptr, *n.src[0].get(), 4);
     c_.simd_mem(simd::V128Load, 2, offset);
@@ -160,9 +183,14 @@ std::vector<const AluNode*> SimdEmitter::bounded_loads() const {
       const LaneInfo& li = info_.at(ix);
       const LaneKind kind = info_.at(n).kind;
       const bool contiguous = kind == LaneKind::Vector && li.contiguous();
+      // Lanes at constant non-negative offsets from lane 0 (read with load32_lane), within
+      // a memarg offset's reach.
+      const auto [lo, hi] = std::minmax_element(li.off.begin(), li.off.end());
+      const bool strided = kind == LaneKind::Vector && li.kind == LaneKind::Affine && !contiguous && *lo >= 0 &&
+                           *hi < (int64_t(1) << 24);
       // A uniform load in the loops (the kernel emitter computes the invariant ones).
       const bool uniform = kind == LaneKind::Uniform && plan.level.at(n) >= 1 && !info_.at(n).wide;
-      if ((contiguous || uniform) && ix->vmin >= 0 && ix->vmax < INT32_MAX) out.push_back(n);
+      if ((contiguous || strided || uniform) && ix->vmin >= 0 && ix->vmax < INT32_MAX) out.push_back(n);
     }
   };
   scan(ke_.body());

@@ -10,7 +10,8 @@ namespace {
 
 // The q4 word period (8) and scale period (32): SmolLM2's q4_1 decode matvec [1536 x 576]
 // went from 1.12 to 0.27 ms (Node 20, 1 thread, Zen 4). Interleaving two 4-lane blocks per
-// iteration as well, to overlap their chains of additions, measured no faster (0.31-0.32 ms).
+// iteration as well, to overlap their chains of additions, measured no faster (0.31-0.32 ms):
+// the step's budget in wasm_simd_groups.cpp keeps this loop to one block.
 constexpr int64_t kMaxPeriod = 32;
 constexpr int64_t kMaxNodes = 2048;  // plan size beyond which the loop is not unrolled
 
@@ -33,16 +34,6 @@ void SimdEmitter::plan_unrolled_reduction() {
     if ((level == 0 || level == 1) && !ke_.body().level.count(n)) u.outer.push_back(n);
   }
   unrolled_ = std::move(u);
-}
-
-void SimdEmitter::emit_unrolled_reduction() {
-  const Unrolled& u = *unrolled_;
-  level_ = 1;
-  for (const AluNode* n : u.outer) compute(*n);
-  emit_reduction_loop(ke_.kernel().reduction->size / u.period, [&] {
-    compute_level(u.plan, 2);
-    for (const AluExp& term : u.terms) fold_acc(term.get());
-  });
 }
 
 }  // namespace kiln::wasm
