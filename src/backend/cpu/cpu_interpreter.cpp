@@ -1,5 +1,6 @@
 // The block interpreter: hot ops (index arithmetic, loads, float32 math) have dedicated
-// loops; every other op goes through alu_eval lane by lane, which defines the semantics.
+// loops; every other op runs a lane loop made from alu_eval's inline definition
+// (ir/alu_semantics.h), which defines the semantics.
 #include "backend/cpu/cpu_interpreter.h"
 
 #include <array>
@@ -18,10 +19,9 @@ constexpr int kBlock = 512;
 // One loop per op over a block's lanes, each a copy of alu_eval with the op fixed, so the
 // op's switch folds away and its body is inlined into the loop (interpreting through the
 // out-of-line alu_eval, a call and a switch per lane, took most of an LLM test's time).
-// Missing operands read zeros.
+// The result dtypes most kernels use get a copy each too (int32: index arithmetic), so
+// round_to's switch folds as well. Missing operands read zeros.
 using LaneLoop = void (*)(DType, DType, const double*, const double*, const double*, double*, int);
-// The result dtypes most kernels use get their own copy too (int32 for index arithmetic),
-// so round_to's switch folds as well.
 template <AluOp Op, DType Dt>
 void lanes_of(DType sdt, const double* a, const double* b, const double* c, double* d, int n) {
   for (int i = 0; i < n; i++) d[i] = alu_eval_inline(Op, Dt, sdt, a[i], b[i], c[i]);
