@@ -141,11 +141,6 @@ void run_block(const Program& prog, const std::vector<BufferView>& inputs, int n
       generic:
         kLaneLoops[size_t(in.op)](in.dtype, in.src_dtype, a, b, c, d, n);
     }
-    // Int32 Add/Mul/Sub results beyond 32 bits wrap; the generic path already did.
-    if (i32 && (in.op == AluOp::Add)) {
-      for (int i = 0; i < n; i++)
-        if (d[i] > 2147483647.0 || d[i] < -2147483648.0) d[i] = round_to_inline(DType::Int32, d[i]);
-    }
   }
   std::memcpy(out, regs[size_t(prog.result)].data(), sizeof(double) * size_t(n));
 }

@@ -116,6 +116,8 @@ class SimdEmitter {
   void emit_reduction(std::vector<Group>& gs);
   void enter(std::vector<Group>& gs, size_t j);  // makes group j's values current
   void leave(std::vector<Group>& gs, size_t j);
+  // Node n for group j: computed, or group 0's value where it does not depend on gidx.
+  void compute_or_share(const AluNode* n, std::vector<Group>& gs, size_t j);
   // compute_level for group j: nodes without gidx take group 0's values.
   void compute_group_level(const DagPlan& plan, int level, std::vector<Group>& gs, size_t j);
 

@@ -76,13 +76,15 @@ void SimdEmitter::leave(std::vector<Group>& gs, size_t j) {
   gidx_ = ke_.gidx_local();
 }
 
+void SimdEmitter::compute_or_share(const AluNode* n, std::vector<Group>& gs, size_t j) {
+  if (j > 0 && shared_.count(n)) reps_[n] = gs[0].reps.at(n);
+  else compute(*n);
+}
+
 void SimdEmitter::compute_group_level(const DagPlan& plan, int level, std::vector<Group>& gs, size_t j) {
   level_ = level;
-  for (const AluNode* n : plan.nodes) {
-    if (plan.level.at(n) != level) continue;
-    if (j > 0 && shared_.count(n)) reps_[n] = gs[0].reps.at(n);
-    else compute(*n);
-  }
+  for (const AluNode* n : plan.nodes)
+    if (plan.level.at(n) == level) compute_or_share(n, gs, j);
 }
 
 // Blocks of 4 * groups outputs from gidx `from` while they fit below `to`; with several
@@ -152,10 +154,7 @@ void SimdEmitter::emit_reduction(std::vector<Group>& gs) {
     for (size_t j = 0; j < gs.size(); j++) {
       enter(gs, j);
       level_ = 1;
-      for (const AluNode* n : unrolled_->outer) {
-        if (j > 0 && shared_.count(n)) reps_[n] = gs[0].reps.at(n);
-        else compute(*n);
-      }
+      for (const AluNode* n : unrolled_->outer) compute_or_share(n, gs, j);
       leave(gs, j);
     }
   }
