@@ -3,21 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "fuzz/fuzz_target.h"
+#include "ir/file_bytes.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
 std::vector<uint8_t> slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
-                              std::istreambuf_iterator<char>());
+  return kiln::read_file_bytes(p.string()).value_or(std::vector<uint8_t>{});
 }
 
 // Runs `target` on every file of `dir` (if it exists); returns how many ran.

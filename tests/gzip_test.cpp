@@ -4,11 +4,12 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "ir/file_bytes.h"
 #include "kiln/kiln.h"
 
 namespace {
@@ -20,9 +21,9 @@ std::string fixture(const std::string& name) {
 }
 
 Bytes slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) ADD_FAILURE() << "cannot open " << path;
-  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::optional<Bytes> bytes = kiln::read_file_bytes(path);
+  if (!bytes) ADD_FAILURE() << "cannot read " << path;
+  return bytes.value_or(Bytes{});
 }
 
 // The kiln::Error text of decoding b as gzip, or "" when it decodes.

@@ -3,18 +3,16 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "ir/file_bytes.h"
+
 namespace kiln_test {
 
 inline std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
-                              std::istreambuf_iterator<char>());
+  return kiln::read_file_bytes(path).value_or(std::vector<uint8_t>{});
 }
 
 inline std::string read_text(const std::string& path) {

@@ -16,6 +16,7 @@
 #include "formats/gguf.h"
 #include "ir/debug.h"
 #include "ir/error.h"
+#include "ir/file_bytes.h"
 #include "kiln/jit.h"
 #include "kiln/transforms.h"
 #include "library/numpy.h"
@@ -95,8 +96,7 @@ TEST(QuantizedWeights, RepackIsBitExactAgainstGgufPackage) {
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return kiln::read_file_bytes(path).value_or(std::vector<uint8_t>{});
 }
 
 const std::string kModels = std::string(KILN_FIXTURE_DIR) + "/../../data/models/";

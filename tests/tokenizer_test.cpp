@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/file_bytes.h"
 #include "models/chat_template.h"
 #include "models/tokenizer_spec_gguf.h"
 #include "tests/error_of.h"
@@ -364,8 +365,7 @@ size_t check_against_llama_cpp(const TokenizerSpec& spec, const std::string& fix
 
 // The spec as a model load builds it: the file read whole, parsed, its tokenizer.* keys.
 std::optional<TokenizerSpec> spec_from_gguf_file(const std::string& gguf_path) {
-  std::ifstream in(gguf_path, std::ios::binary);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> bytes = kiln::read_file_bytes(gguf_path).value_or(std::vector<uint8_t>{});
   return kiln::models::spec_from_gguf(kiln::formats::parse_gguf(bytes));
 }
 

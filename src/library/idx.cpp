@@ -2,10 +2,10 @@
 // elements (int32, float32 or float64).
 #include "library/idx.h"
 
-#include <fstream>
-#include <iterator>
+#include <optional>
 
 #include "formats/idx.h"
+#include "ir/file_bytes.h"
 #include "library/numpy.h"
 
 namespace kiln::io {
@@ -23,12 +23,9 @@ Array parse_idx(const std::vector<uint8_t>& bytes, const std::string& name) {
 }
 
 Array read_idx(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("read_idx", path, ": cannot open the file");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad()) fail("read_idx", path, ": read error");
-  return parse_idx(bytes, path);
+  std::optional<std::vector<uint8_t>> bytes = read_file_bytes(path);
+  if (!bytes) fail("read_idx", path, ": cannot read the file");
+  return parse_idx(*bytes, path);
 }
 
 }  // namespace kiln::io

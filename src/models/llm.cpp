@@ -5,11 +5,11 @@
 
 #include <chrono>
 #include <cmath>
-#include <fstream>
-#include <iterator>
+#include <optional>
 
 #include "backend/backend.h"
 #include "frontend/jit.h"
+#include "ir/file_bytes.h"
 #include "library/numpy.h"
 #include "models/kv_cache.h"
 #include "models/stop_strings.h"
@@ -77,10 +77,9 @@ struct Model::State {
 };
 
 Model Model::load(const std::string& path, const LoadOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("llm.load", "cannot open '", path, "'");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return load(std::move(bytes), options);
+  std::optional<std::vector<uint8_t>> bytes = read_file_bytes(path);
+  if (!bytes) fail("llm.load", "cannot read '", path, "'");
+  return load(std::move(*bytes), options);
 }
 
 Model Model::load(std::vector<uint8_t> bytes, const LoadOptions& options) {

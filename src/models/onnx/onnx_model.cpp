@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <functional>
 #include <set>
@@ -12,6 +11,7 @@
 #include "formats/onnx.h"
 #include "frontend/jit.h"
 #include "frontend/trace.h"
+#include "ir/file_bytes.h"
 #include "library/lax_control.h"
 #include "library/numpy.h"
 #include "models/onnx/onnx_ops.h"
@@ -426,12 +426,6 @@ Tree evaluate_tree(const ModelState& st, const std::vector<Tree>& args) {
   return outs;
 }
 
-// Reads a whole file, or nullopt when it cannot be opened.
-std::optional<std::vector<uint8_t>> read_whole_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // The bytes of the external file at a location (each read once per load), or nullopt.
 using FileSource = std::function<const std::vector<uint8_t>*(const std::string& location)>;
@@ -481,7 +475,7 @@ Model Model::load(std::span<const uint8_t> bytes, const ExternalData& external_d
 }
 
 Model Model::load_file(const std::string& path) {
-  const auto bytes = read_whole_file(path);
+  const auto bytes = read_file_bytes(path);
   if (!bytes) fail("onnx", "cannot read the model file '", path, "'");
   auto st = parse_state(*bytes);
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
@@ -489,7 +483,7 @@ Model Model::load_file(const std::string& path) {
   std::map<std::string, std::optional<std::vector<uint8_t>>> files;
   resolve_external(*st, [&](const std::string& location) -> const std::vector<uint8_t>* {
     auto it = files.find(location);
-    if (it == files.end()) it = files.emplace(location, read_whole_file(dir / location)).first;
+    if (it == files.end()) it = files.emplace(location, read_file_bytes((dir / location).string())).first;
     return it->second ? &*it->second : nullptr;
   }, "cannot be read from the model's directory '" + dir.string() + "'");
   return from_state(std::move(st));
