@@ -38,6 +38,8 @@ const typedCtor: Record<string, any> = {
   bool: Uint8Array,
 };
 
+const DTYPES: ReadonlySet<DType> = new Set(Object.values(DType));
+
 function dtypeOfTyped(x: any): DType {
   if (x instanceof Float32Array) return DType.Float32;
   if (x instanceof Float64Array) return DType.Float64;
@@ -105,7 +107,7 @@ function array_(
     inferred = out.length > 0 && typeof out[0] === "boolean" ? DType.Bool : DType.Float32;
   }
   const target = dtype ?? inferred;
-  if (!Object.values(DType).includes(target as DType))
+  if (!DTYPES.has(target as DType))
     throw new TypeError(`array: got dtype '${String(target)}', expected one of ${Object.values(DType).join(", ")}`);
   const storage = target === DType.Float16 ? DType.Float32 : target;
   const Ctor = typedCtor[storage];
@@ -117,7 +119,8 @@ function array_(
     for (let i = 0; i < flat.length; i++) d[i] = flat[i] ? 1 : 0;
     data = d;
   } else {
-    data = ArrayBuffer.isView(flat) ? new Ctor(flat as any) : Ctor.from(flat as any, (x: any) => Number(x));
+    // A typed array of the storage type goes as it is: the core copies the bytes anyway.
+    data = flat instanceof Ctor ? (flat as unknown as ArrayBufferView) : ArrayBuffer.isView(flat) ? new Ctor(flat as any) : Ctor.from(flat as any, (x: any) => Number(x));
   }
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const finalShape = shape ?? inferredShape;

@@ -446,6 +446,55 @@ void resolve_external(ModelState& st, const FileSource& file_of, const std::stri
   }
 }
 
+// Every name the nodes of `g` read, those of its branches and loop bodies too (they read
+// the enclosing scope by name), with how often.
+void count_reads(const OnnxGraph& g, std::map<std::string, int>& reads) {
+  for (const OnnxNode& n : g.nodes) {
+    for (const std::string& in : n.inputs) ++reads[in];
+    for (const formats::OnnxAttribute& a : n.attributes)
+      for (const OnnxGraph& sub : a.graphs) count_reads(sub, reads);
+  }
+}
+
+// A Gemm with transB = 1 and a constant float32 B (a Linear layer as exported: W[N, K])
+// would read W^T's 4 SIMD lanes K floats apart on every call; stored transposed once here,
+// the product reads contiguous lanes and takes the wasm backend's register-blocked loop
+// (bench/results/onnx_models.md). The node then reads the copy with transB = 0 (the same
+// products; only the kernel's order of summation may differ). A B fed at run time keeps
+// the transpose in the graph; one read by anything else too keeps its own constant beside
+// the copy.
+void pretranspose_gemm_weights(OnnxGraph& g, std::map<std::string, Array>& constants) {
+  std::map<std::string, int> reads;
+  count_reads(g, reads);
+  // A graph output, or a graph input an initializer gives the default of (IR < 4), keeps it.
+  for (const auto* list : {&g.outputs, &g.inputs})
+    for (const formats::OnnxValueInfo& v : *list) ++reads[v.name];
+  std::map<std::string, std::string> copies;  // B's name -> its transposed constant's
+  for (OnnxNode& n : g.nodes) {
+    if (n.op_type != "Gemm" || (n.domain != "" && n.domain != "ai.onnx") || n.inputs.size() < 2) continue;
+    auto trans = std::find_if(n.attributes.begin(), n.attributes.end(), [](const auto& a) { return a.name == "transB"; });
+    auto b = constants.find(n.inputs[1]);
+    if (trans == n.attributes.end() || trans->i != 1 || trans->type != formats::OnnxAttributeType::Int ||
+        b == constants.end() || b->second.dtype() != float32 || b->second.ndim() != 2)
+      continue;
+    auto [copy, fresh] = copies.emplace(b->first, b->first + "\x1f(kiln: transposed)");
+    if (fresh) {
+      const Array& w = b->second;
+      const int64_t rows = w.shape(0), cols = w.shape(1);
+      const std::vector<float> v = w.to_vector<float>();
+      std::vector<float> t(v.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) t[size_t(c * rows + r)] = v[size_t(r * cols + c)];
+      constants[copy->second] = numpy::array(t, {cols, rows});
+    }
+    --reads[n.inputs[1]];
+    n.inputs[1] = copy->second;
+    trans->i = 0;
+  }
+  for (const auto& [name, _] : copies)
+    if (reads[name] == 0) constants.erase(name);  // read by those Gemms only
+}
+
 std::shared_ptr<ModelState> parse_state(std::span<const uint8_t> bytes) {
   auto st = std::make_shared<ModelState>();
   st->bytes.assign(bytes.begin(), bytes.end());
@@ -502,6 +551,7 @@ Model Model::from_state(std::shared_ptr<ModelState> st) {
   if (st->opset == 0) fail("onnx", "the model imports no opset of the default domain (ai.onnx)");
   const OnnxGraph& g = st->model.graph;
   for (const formats::OnnxTensor& t : g.initializers) st->constants[t.name] = tensor_to_array(st->bytes, t);
+  pretranspose_gemm_weights(st->model.graph, st->constants);
   for (const formats::OnnxValueInfo& v : g.inputs) {
     if (st->constants.count(v.name)) continue;  // an initializer listed as an input (IR < 4): a default
     st->inputs.push_back(spec_of(v, "input"));
