@@ -335,8 +335,13 @@ std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers
     q = rms_norm(q, L.vector(p + "attn_q_norm.weight"), c.rms_eps);
     k = rms_norm(k, L.vector(p + "attn_k_norm.weight"), c.rms_eps);
   }
-  q = rope(c, q, angles);
-  k = rope(c, k, angles);
+  // q and k rotated together: one kernel over their H + Hkv heads instead of one each (the
+  // rotation is per head and position, so the values are those of two rope() calls). Where q
+  // and k are slices of one merged matvec the concatenation reads that buffer twice; the
+  // rotated heads are materialized once (RoPE's pair select is) and q, k are views of them.
+  const Array qk = rope(c, np::concatenate({q, k}, 1), angles);
+  q = np::index(qk, {Slice{}, Slice{0, c.n_head, {}}});
+  k = np::index(qk, {Slice{}, Slice{c.n_head, {}, {}}});
   const Array heads = attention(c, q, cache[l][0], cache[l][1], k, v, allowed.cached, allowed.fresh);
   Array out = L.linear(p + "attn_output.weight", heads);
   if (c.post_norms) out = rms_norm(out, L.vector(p + "post_attention_norm.weight"), c.rms_eps);
