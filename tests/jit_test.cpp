@@ -192,6 +192,37 @@ TEST(JitCorpus, ScaledDotProductAttention) {
   expect_close(out.as_array(), f(args).as_array(), 1e-4);
 }
 
+// Two slices of one elementwise value, each broadcast into a contraction (a decode step's
+// RoPE of q and k heads rotated together, then read apart by the scores): the value is computed
+// whole in one kernel and both slices read it, where each slice was a kernel of its own. A
+// slice of less than half of its value is still computed alone (the unread work stays bounded).
+TEST(JitCorpus, SlicesOfOneValueAreComputedWhole) {
+  Fn f = [](const std::vector<Tree>& a) {
+    Array y = np::sin(a[0].as_array()) * 2.0f;  // [2, 6, 8]
+    Array head = np::index(y, {kiln::Slice{}, kiln::Slice{0, 4, {}}}), tail = np::index(y, {kiln::Slice{}, kiln::Slice{4, {}, {}}});
+    return Tree(Tree::List{Tree(np::matmul(head, a[1].as_array())), Tree(np::matmul(tail, a[2].as_array()))});
+  };
+  Fn g = [](const std::vector<Tree>& a) {
+    Array y = np::sin(a[0].as_array()) * 2.0f;
+    return Tree(np::matmul(np::index(y, {kiln::Slice{}, kiln::Slice{0, 1, {}}}), a[1].as_array()));
+  };
+  std::vector<Tree> args{rnd({2, 6, 8}, 31), rnd({8, 3}, 32), rnd({8, 5}, 33)};
+  auto elementwise_sizes = [&](const Fn& fn, Tree* out) {
+    Tree first = kiln::jit(fn)(args);
+    kiln::frontend::KernelRecorder rec;
+    *out = kiln::jit(fn)(args);
+    std::vector<int64_t> sizes;
+    for (const kiln::Kernel& k : rec.kernels())
+      if (!k.reduction) sizes.push_back(k.size);
+    return sizes;
+  };
+  Tree out;
+  EXPECT_EQ(elementwise_sizes(f, &out), std::vector<int64_t>{2 * 6 * 8});  // sin(x) * 2 once, whole
+  expect_tree_close(out, f(args), 1e-5);
+  EXPECT_EQ(elementwise_sizes(g, &out), std::vector<int64_t>{2 * 1 * 8});  // the slice alone
+  expect_tree_close(out, g(args), 1e-5);
+}
+
 Tree adam(const std::vector<Tree>& a) {
   Array p = a[0].as_array(), g = a[1].as_array(), m = a[2].as_array(), v = a[3].as_array();
   Array t = a[4].as_array();

@@ -50,12 +50,16 @@ const std::string kModel =
 // webgpu also recomputes RMSNorm's scaled vector inside the matvecs (46: llm.test.ts).
 // 50 -> 48 with each layer's sibling projections merged at load (docs/ARCHITECTURE.md, LLM
 // runtime): q and k (both q4_1; v is q4_0 and stays apart) are one matvec (-1 per layer).
-constexpr size_t kTinyDecodeDispatches = 48;
+// 48 -> 46 with q and k rotated by one RoPE kernel per layer (jit fusion computes a part of an
+// expression as the whole when the whole is at most twice the part, and later parts read it),
+// and 46 -> 45 with the RoPE tables' cos and sin computed as one array by the same rule.
+constexpr size_t kTinyDecodeDispatches = 45;
 // And of SmolLM2-135M (30 layers; Llm.DecodeKeepsMemoryFlat): 648 -> 589 by the same rules
 // (-30 exp, -22 copies, and -7 kernels that materialized the re-summed residual stream: the
 // o and down matvecs now write x + acc); 589 -> 529 with q, k and v merged into one matvec
-// per layer (all q4_1: -2 x 30).
-constexpr size_t kSmolLM2DecodeDispatches = 529;
+// per layer (all q4_1: -2 x 30); 529 -> 499 with q and k rotated in one kernel (-1 x 30), and
+// 498 with the RoPE tables' cos and sin in one kernel.
+constexpr size_t kSmolLM2DecodeDispatches = 498;
 
 Model& smollm2() {
   static Model m = Model::load(kModel, {"", 256, 32});

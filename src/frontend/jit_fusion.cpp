@@ -141,6 +141,7 @@ class KernelEmitter {
     const size_t max_inputs = max_fused_inputs(p_.device);
     for (auto& v : vs) {
       if (is_view(*v) && v->st.is_contiguous()) continue;
+      if (from_whole(*v)) continue;
       bool dup = false;
       for (auto& g : groups)
         for (auto& w : g) dup = dup || w == v;
@@ -168,6 +169,10 @@ class KernelEmitter {
     }
     for (auto& g : groups) emit_group(g);
   }
+
+  // An elementwise expression's value over its whole flat domain (elementwise() notes each
+  // new expression's size). Later views of a materialized expression read its buffer.
+  void note_domain(const AluExp& e, int64_t size) { domains_[e.get()] = {e, size}; }
 
   static std::string group_key(const Val& v) {
     std::string key = std::to_string(v.aval.size()) + ":" + std::to_string(int(v.aval.dtype));
@@ -228,7 +233,39 @@ class KernelEmitter {
     }
   }
 
+ public:
+  // A part of an elementwise expression (a slice, a transposed view) is computed as the
+  // whole expression when the whole is at most kMaxWholeFactor times the part, and a later
+  // part of the same expression then reads that buffer instead of costing a kernel of its
+  // own: RoPE of a decode step's q and k heads rotated together, then read apart by the
+  // scores (one kernel per layer instead of two). The bound keeps the work spent on parts
+  // nobody reads below the part's own. Turns v into a view of the buffer; false if not done.
+  // With only_reuse, only a part whose whole is already a buffer (an expression built on
+  // the k heads, the step's keys output, reads the rotated buffer instead of rotating again).
+  bool from_whole(Val& v, bool only_reuse = false) {
+    if (v.red || is_view(v)) return false;
+    auto d = domains_.find(v.exp.get());
+    if (d == domains_.end()) return false;
+    const int64_t whole = d->second.second;
+    const auto key = std::make_pair(v.exp.get(), v.srcs);
+    auto done = wholes_.find(key);
+    if (done == wholes_.end()) {
+      if (only_reuse) return false;
+      if (whole == v.aval.size() && v.st.is_contiguous()) return false;  // v is the whole
+      if (whole > kMaxWholeFactor * v.aval.size()) return false;
+      auto w = std::make_shared<Val>(Val{Aval{{whole}, v.aval.dtype}, v.exp, v.srcs, ShapeTracker::contiguous({whole}), nullptr});
+      emit_group({w});
+      done = wholes_.emplace(key, w->srcs[0]).first;
+    }
+    v = Val{v.aval, AluExp::load(v.aval.dtype, 0, gidx_var(whole)), {done->second}, v.st, nullptr};
+    return true;
+  }
+
+ private:
+  static constexpr int64_t kMaxWholeFactor = 2;
   Program& p_;
+  std::map<const AluNode*, std::pair<AluExp, int64_t>> domains_;  // holds each node alive
+  std::map<std::pair<const AluNode*, std::vector<int>>, int> wholes_;
 };
 
 // Temporaries go back to the pool after the last step that reads them.
@@ -433,6 +470,7 @@ class Fuser {
       if (v->red && std::find_if(reds.begin(), reds.end(), [&](auto& r) { return r->red == v->red; }) == reds.end())
         reds.push_back(v);
     if (reds.size() > 1) materialize_pending(reds[0]);
+    for (auto& v : in) emit_.from_whole(*v, true);
     auto build = [&](Srcs& ins) {
       std::vector<AluExp> idxs = unravel(gidx_var(out.size()), out.shape);
       std::vector<AluExp> x;
@@ -454,6 +492,7 @@ class Fuser {
       ex = build(ins);
       red = nullptr;
     }
+    if (!red) emit_.note_domain(ex, out.size());
     return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), red});
   }
 

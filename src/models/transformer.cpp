@@ -50,7 +50,10 @@ RopeTables rope_tables(const TransformerConfig& c, const Array& positions, float
   for (int64_t i = 0; i < half; ++i, f *= step) inv_freq[size_t(i)] = f;
   const Array theta = np::reshape(positions.astype(DType::Float32), {T, 1, 1}) *
                       np::array(inv_freq, {1, 1, half});
-  return {np::cos(theta), np::sin(theta)};
+  // Computed as one array and sliced apart: jit fusion materializes both halves in one kernel
+  // (a part of an expression is computed as its whole; docs/ARCHITECTURE.md, jit).
+  const Array both = np::concatenate({np::cos(theta), np::sin(theta)}, -1);
+  return {np::index(both, {ellipsis, Slice{0, half, {}}}), np::index(both, {ellipsis, Slice{half, {}, {}}})};
 }
 
 // x [T, heads, head_dim] rotated by position: the first rope_dim dims in pairs, the rest kept.
@@ -335,8 +338,13 @@ std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers
     q = rms_norm(q, L.vector(p + "attn_q_norm.weight"), c.rms_eps);
     k = rms_norm(k, L.vector(p + "attn_k_norm.weight"), c.rms_eps);
   }
-  q = rope(c, q, angles);
-  k = rope(c, k, angles);
+  // q and k rotated together: one kernel over their H + Hkv heads instead of one each (the
+  // rotation is per head and position, so the values are those of two rope() calls). Where q
+  // and k are slices of one merged matvec the concatenation reads that buffer twice; the
+  // rotated heads are materialized once (RoPE's pair select is) and q, k are views of them.
+  const Array qk = rope(c, np::concatenate({q, k}, 1), angles);
+  q = np::index(qk, {Slice{}, Slice{0, c.n_head, {}}});
+  k = np::index(qk, {Slice{}, Slice{c.n_head, {}, {}}});
   const Array heads = attention(c, q, cache[l][0], cache[l][1], k, v, allowed.cached, allowed.fresh);
   Array out = L.linear(p + "attn_output.weight", heads);
   if (c.post_norms) out = rms_norm(out, L.vector(p + "post_attention_norm.weight"), c.rms_eps);
@@ -363,10 +371,13 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   const Layers L{weights, params};
   const int64_t T = tokens.shape(0), n_ctx = cache.shape(2);
   const Array positions = np::arange(T, DType::Int32) + start;
-  const Masks causal{cache_mask(start, T, n_ctx, 0), new_rows_mask(T, 0)};
-  const Masks windowed = c.sliding_window > 0 ? Masks{cache_mask(start, T, n_ctx, c.sliding_window),
-                                                      new_rows_mask(T, c.sliding_window)}
-                                              : causal;
+  Masks causal{cache_mask(start, T, n_ctx, 0), new_rows_mask(T, 0)}, windowed = causal;
+  if (c.sliding_window > 0) {
+    // Both cache masks as one array sliced apart: jit fusion computes them in one kernel.
+    const Array both = np::concatenate({causal.cached, cache_mask(start, T, n_ctx, c.sliding_window)}, 0);
+    causal.cached = np::index(both, {Slice{0, T, {}}});
+    windowed = Masks{np::index(both, {Slice{T, {}, {}}}), new_rows_mask(T, c.sliding_window)};
+  }
   const RopeTables global_angles = rope_tables(c, positions, c.rope_base);
   const RopeTables sliding_angles =
       c.sliding_window > 0 ? rope_tables(c, positions, c.rope_base_sliding) : global_angles;
