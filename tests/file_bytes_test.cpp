@@ -2,6 +2,7 @@
 #include "ir/file_bytes.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,7 +12,8 @@
 namespace {
 
 std::string temp_path(const char* name) {
-  return (std::filesystem::temp_directory_path() / (std::string(name) + "." + std::to_string(::testing::UnitTest::GetInstance()->random_seed()))).string();
+  // The process id keeps two test runs at once (two builds' suites) off each other's file.
+  return (std::filesystem::temp_directory_path() / (std::string(name) + "." + std::to_string(::getpid()))).string();
 }
 
 TEST(FileBytes, ReadsEveryByteOfFilesAroundTheChunkSize) {
