@@ -118,9 +118,10 @@ function array_(
     const d = new Uint8Array(flat.length);
     for (let i = 0; i < flat.length; i++) d[i] = flat[i] ? 1 : 0;
     data = d;
+  } else if (flat instanceof Ctor) {
+    data = flat as unknown as ArrayBufferView;  // already the storage type: the core copies the bytes
   } else {
-    // A typed array of the storage type goes as it is: the core copies the bytes anyway.
-    data = flat instanceof Ctor ? (flat as unknown as ArrayBufferView) : ArrayBuffer.isView(flat) ? new Ctor(flat as any) : Ctor.from(flat as any, (x: any) => Number(x));
+    data = ArrayBuffer.isView(flat) ? new Ctor(flat as any) : Ctor.from(flat as any, (x: any) => Number(x));
   }
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const finalShape = shape ?? inferredShape;
