@@ -11,6 +11,8 @@
 #include "fixture_values.h"
 #include "kiln/kiln.h"
 
+namespace api_gaps_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -77,3 +79,5 @@ TEST(ConvTranspose, Errors) {
 }
 
 }  // namespace
+
+}  // namespace api_gaps_test

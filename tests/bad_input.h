@@ -35,6 +35,8 @@ void expect_true(bool cond, const std::string& what);
 // Elementwise equality where NaN equals NaN (IEEE results of NaN/Inf inputs).
 bool same_values(const std::vector<double>& got, const std::vector<double>& want);
 std::vector<double> values(const kiln::Array& a);
+// arange(6) as a 2x3 array: what most rows pass where a valid array is needed.
+inline kiln::Array f23() { return kiln::numpy::arange(6.0).reshape({2, 3}); }
 
 // The tables, one per family.
 std::vector<Row> numpy_rows();

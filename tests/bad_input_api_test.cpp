@@ -20,7 +20,6 @@ using kiln::Tree;
 
 namespace {
 
-Array f23() { return np::arange(6.0).reshape({2, 3}); }
 // f(x, y) = sum(x * y): a scalar function of two arguments.
 Tree sum_xy(const std::vector<Tree>& a) { return np::sum(a.at(0).as_array() * a.at(1).as_array()); }
 Array vec_fn(const Array& x) { return x * 2; }  // not scalar: grad rejects it

@@ -17,7 +17,6 @@ using kiln::Shape;
 
 namespace {
 
-Array f23() { return np::arange(6.0).reshape({2, 3}); }
 Array img() { return np::ones({1, 2, 5, 5}); }   // N, C, H, W
 Array kern() { return np::ones({3, 2, 3, 3}); }  // O, I, H, W
 Array key() { return rnd::key(0); }

@@ -12,8 +12,6 @@ using kiln::Shape;
 
 namespace {
 
-Array f23() { return np::arange(6.0).reshape({2, 3}); }
-
 void movement(std::vector<Row>& r) {
   r.push_back(err("numpy::reshape", [] { np::reshape(f23(), {4}); }, {"reshape", "(2, 3)", "(4,)"}));
   r.push_back(err("numpy::reshape", [] { np::reshape(f23(), {-1, -1}); }, {"reshape", "-1"}));

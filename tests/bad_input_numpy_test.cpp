@@ -16,7 +16,6 @@ namespace {
 const double kNan = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-Array f23() { return np::arange(6.0).reshape({2, 3}); }
 // NaN, +-Inf and zeros: inputs whose IEEE results are exact, so a host reference is exact too.
 Array specials() { return np::array(std::vector<float>{NAN, INFINITY, -INFINITY, 0.0f, -0.0f}, {5}); }
 const std::vector<double> kSpecials = {kNan, kInf, -kInf, 0.0, -0.0};

@@ -12,6 +12,8 @@
 #include "jax_fixture_reader.h"
 #include "kiln/kiln.h"
 
+namespace control_flow_jax_test {
+
 namespace {
 
 using kiln::Array;
@@ -228,3 +230,5 @@ INSTANTIATE_TEST_SUITE_P(ControlFlow, ControlFlowJax, ::testing::Range<size_t>(0
 TEST(ControlFlowJaxFile, HasEveryCase) { EXPECT_EQ(all_cases().size(), 18u); }
 
 }  // namespace
+
+}  // namespace control_flow_jax_test

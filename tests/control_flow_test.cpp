@@ -9,6 +9,8 @@
 #include "frontend/call.h"
 #include "kiln/kiln.h"
 
+namespace control_flow_test {
+
 namespace {
 
 using kiln::Array;
@@ -131,3 +133,5 @@ TEST(ControlFlow, ErrorsNameTheMismatch) {
 }
 
 }  // namespace
+
+}  // namespace control_flow_test

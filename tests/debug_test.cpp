@@ -8,6 +8,8 @@
 
 #include "kiln/kiln.h"
 
+namespace debug_test {
+
 using kiln::Array;
 using kiln::Fn;
 using kiln::Tree;
@@ -76,3 +78,5 @@ TEST(Profiler, TracesDispatchesOnlyWhileOn) {
   (x + 1.0f).eval();
   EXPECT_TRUE(kiln::stop_trace().empty());  // nothing recorded once stopped
 }
+
+}  // namespace debug_test

@@ -10,6 +10,8 @@
 #include "backend/backend.h"
 #include "kiln/kiln.h"
 
+namespace errors_test {
+
 namespace {
 
 using kiln::Array;
@@ -288,3 +290,5 @@ TEST_F(Errors, ErrorsInsideChainsLeaveEarlierStepsIntact) {
 }
 
 }  // namespace
+
+}  // namespace errors_test

@@ -21,6 +21,8 @@
 #include "tests/model_file_dump.h"
 #include "tests/pte_formula.h"
 
+namespace executorch_dynamic_test {
+
 namespace {
 
 using namespace kiln;
@@ -324,3 +326,5 @@ TEST(ExecutorchDynamic, OperatorsWithoutARuleFallBackToExactShapes) {
 }
 
 }  // namespace
+
+}  // namespace executorch_dynamic_test

@@ -16,6 +16,8 @@
 #include "tests/model_file_dump.h"
 #include "tests/pte_formula.h"
 
+namespace executorch_models_test {
+
 namespace {
 
 using namespace kiln;
@@ -124,3 +126,5 @@ TEST(ExecutorchModels, NamedDataIsChecked) {
 }
 
 }  // namespace
+
+}  // namespace executorch_models_test

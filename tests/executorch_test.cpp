@@ -10,6 +10,8 @@
 #include "tests/fixture_values.h"
 #include "tests/model_file_dump.h"
 
+namespace executorch_test {
+
 namespace {
 
 using namespace kiln;
@@ -109,3 +111,5 @@ TEST(Executorch, UnsupportedOperatorsAreNamedAtLoad) {
 }
 
 }  // namespace
+
+}  // namespace executorch_test

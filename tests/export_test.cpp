@@ -21,6 +21,8 @@
 #include "tests/fixture_reader.h"
 #include "tests/fixture_values.h"
 
+namespace export_test {
+
 namespace {
 
 namespace np = kiln::numpy;
@@ -267,3 +269,5 @@ TEST(Export, WireWriterRoundTripsThroughTheReader) {
 }
 
 }  // namespace
+
+}  // namespace export_test

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <vector>
 
+namespace file_bytes_test {
+
 namespace {
 
 std::string temp_path(const char* name) {
@@ -39,3 +41,5 @@ TEST(FileBytes, MissingFilesAndDirectoriesGiveNothing) {
 }
 
 }  // namespace
+
+}  // namespace file_bytes_test

@@ -9,6 +9,8 @@
 #include "fuzz/fuzz_target.h"
 #include "ir/file_bytes.h"
 
+namespace fuzz_replay_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -58,3 +60,5 @@ TEST(FuzzReplay, CorpusAndRegressionsRunClean) {
 }
 
 }  // namespace
+
+}  // namespace fuzz_replay_test

@@ -12,6 +12,8 @@
 #include "formats/ggml_blocks.h"
 #include "ir/error.h"
 
+namespace ggml_blocks_test {
+
 namespace {
 
 using kiln::formats::dequantize;
@@ -175,3 +177,5 @@ TEST(GgmlBlocks, Errors) {
 }
 
 }  // namespace
+
+}  // namespace ggml_blocks_test

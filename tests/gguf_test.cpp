@@ -10,6 +10,8 @@
 #include "ir/error.h"
 #include "tests/model_file_dump.h"
 
+namespace gguf_test {
+
 namespace {
 
 using namespace kiln::formats;
@@ -370,3 +372,5 @@ TEST(GgufRealModel, SmolLM2Facts) {
 }
 
 }  // namespace
+
+}  // namespace gguf_test

@@ -12,6 +12,8 @@
 #include "ir/file_bytes.h"
 #include "kiln/kiln.h"
 
+namespace gzip_test {
+
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -178,3 +180,5 @@ TEST(Gzip, RealFashionMnistWhenPresent) {
 }
 
 }  // namespace
+
+}  // namespace gzip_test

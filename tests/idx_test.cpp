@@ -10,6 +10,8 @@
 
 #include "kiln/kiln.h"
 
+namespace idx_test {
+
 namespace {
 
 using kiln::Array;
@@ -108,3 +110,5 @@ TEST(Idx, RealMnistWhenPresent) {
 }
 
 }  // namespace
+
+}  // namespace idx_test

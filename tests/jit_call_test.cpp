@@ -12,6 +12,8 @@
 #include "frontend/call.h"
 #include "kiln/kiln.h"
 
+namespace jit_call_test {
+
 namespace {
 
 using kiln::Array;
@@ -231,3 +233,5 @@ TEST(JitCall, ErrorsNameTheOperation) {
 }
 
 }  // namespace
+
+}  // namespace jit_call_test

@@ -10,6 +10,8 @@
 #include "frontend/jit_program.h"
 #include "kiln/kiln.h"
 
+namespace jit_test {
+
 namespace {
 
 using kiln::Array;
@@ -419,3 +421,5 @@ TEST(JitPasses, CseDceAndFolding) {
 }
 
 }  // namespace
+
+}  // namespace jit_test

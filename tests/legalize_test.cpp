@@ -9,6 +9,8 @@
 
 #include "ir/legalize.h"
 
+namespace legalize_test {
+
 namespace {
 
 using kiln::AluExp;
@@ -142,3 +144,5 @@ TEST(Legalize, IndexDivmodNeedsANonNegativeDividendAndPositiveConstant) {
 }
 
 }  // namespace
+
+}  // namespace legalize_test

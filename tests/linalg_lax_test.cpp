@@ -9,6 +9,8 @@
 #include "library/lax.h"
 #include "library/numpy.h"
 
+namespace linalg_lax_test {
+
 namespace np = kiln::numpy;
 namespace lax = kiln::lax;
 using kiln::Array;
@@ -406,3 +408,5 @@ TEST(Lax, ErrorsNameTheOpAndLeaveInputsUsable) {
   // Still usable in a valid convolution afterwards.
   EXPECT_EQ(lax::conv(x, w4, {1, 1}, std::string("VALID")).shape(), (Shape{2, 3, 3, 3}));
 }
+
+}  // namespace linalg_lax_test

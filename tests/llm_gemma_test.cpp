@@ -11,6 +11,8 @@
 #include "kiln/llm.h"
 #include "llm_oracle.h"
 
+namespace llm_gemma_test {
+
 namespace {
 
 using kiln::llm::Model;
@@ -120,3 +122,5 @@ TEST(LlmSlow, Gemma3FreeRunningGreedyOnTenPrompts) {
 }
 
 }  // namespace
+
+}  // namespace llm_gemma_test

@@ -24,6 +24,8 @@
 #include "llm_oracle.h"
 #include "models/kv_cache.h"
 
+namespace llm_test {
+
 namespace {
 
 using kiln::llm::Model;
@@ -509,3 +511,5 @@ TEST(Llm, DeviceArgmaxBreaksTiesAsTheHostSampler) {
   }
   EXPECT_EQ(kiln::models::Sampler({}).sample(std::vector<float>{1, 3, 2, 3}, {}), 1);  // the rule itself
 }
+
+}  // namespace llm_test

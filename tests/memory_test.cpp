@@ -15,6 +15,8 @@
 #include "mnist/data.h"
 #include "mnist/train.h"
 
+namespace memory_test {
+
 namespace np = kiln::numpy;
 
 namespace {
@@ -174,3 +176,5 @@ TEST(Memory, EagerTrainingStepsAreFlatOnNative) {
 }
 
 }  // namespace
+
+}  // namespace memory_test

@@ -8,6 +8,8 @@
 #include "backend/backend.h"
 #include "mnist/train.h"
 
+namespace mnist_train_test {
+
 namespace {
 
 // The epoch runs on the `native` backend: ~36-72 s on the shared 2-core machine
@@ -61,3 +63,5 @@ TEST(MnistTraining, OneEpochSmallCnnReaches97Percent) {
 }
 
 }  // namespace
+
+}  // namespace mnist_train_test

@@ -18,6 +18,8 @@
 #include "ir/error.h"
 #include "ir/kernel.h"
 
+namespace native_backend_test {
+
 namespace {
 
 using namespace kiln;
@@ -418,4 +420,5 @@ TEST(NativeCompiler, CompilerErrorsAreKilnErrors) {
 }
 
 }  // namespace
+}  // namespace native_backend_test
 #endif  // __EMSCRIPTEN__

@@ -12,6 +12,8 @@
 #include "fixture_values.h"
 #include "kiln/kiln.h"
 
+namespace nn_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -182,3 +184,5 @@ TEST(Nn, Errors) {
 }
 
 }  // namespace
+
+}  // namespace nn_test

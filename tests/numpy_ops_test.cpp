@@ -14,6 +14,8 @@
 #include "fixture_reader.h"
 #include "kiln/kiln.h"
 
+namespace numpy_ops_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -665,3 +667,5 @@ TEST(NumpyFixtures, HalfConversionRoundTrips) {
 }
 
 }  // namespace
+
+}  // namespace numpy_ops_test

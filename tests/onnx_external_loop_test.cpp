@@ -14,6 +14,8 @@
 #include "tests/onnx_test_util.h"
 #include "tests/error_of.h"
 
+namespace onnx_external_loop_test {
+
 namespace {
 
 namespace np = kiln::numpy;
@@ -140,3 +142,5 @@ TEST(OnnxLoop, DataDependentScanOutputsRefuseATrace) {
 }
 
 }  // namespace
+
+}  // namespace onnx_external_loop_test

@@ -12,6 +12,8 @@
 #include "kiln/onnx.h"
 #include "kiln/transforms.h"
 
+namespace onnx_gemm_weights_test {
+
 namespace {
 
 namespace np = kiln::numpy;
@@ -149,3 +151,5 @@ TEST(OnnxGemmWeights, TransposedConstantsGiveTheProductsOfTheirLayout) {
 }
 
 }  // namespace
+
+}  // namespace onnx_gemm_weights_test

@@ -12,6 +12,8 @@
 #include "kiln/transforms.h"
 #include "tests/onnx_test_util.h"
 
+namespace onnx_graph_test {
+
 namespace {
 
 namespace np = kiln::numpy;
@@ -272,3 +274,5 @@ TEST(OnnxGraph, SymbolicDimensionsTakeAnySizeButOneAcrossInputs) {
 }
 
 }  // namespace
+
+}  // namespace onnx_graph_test

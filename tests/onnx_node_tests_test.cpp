@@ -14,6 +14,7 @@
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten/emscripten.h>
+
 // Emscripten's getenv does not see Node's environment, so ask process.env directly.
 EM_JS(int, kiln_onnx_test_env, (const char* name, char* buf, int n), {
   var v = typeof process != 'undefined' ? process.env[UTF8ToString(name)] : undefined;
@@ -22,6 +23,8 @@ EM_JS(int, kiln_onnx_test_env, (const char* name, char* buf, int n), {
   return 1;
 });
 #endif
+
+namespace onnx_node_tests_test {
 
 namespace {
 
@@ -192,3 +195,5 @@ TEST(OnnxNodeTests, ExpectedPassesStillPass) {
 }
 
 }  // namespace
+
+}  // namespace onnx_node_tests_test

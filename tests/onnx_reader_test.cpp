@@ -9,6 +9,8 @@
 #include "ir/error.h"
 #include "tests/model_file_dump.h"
 
+namespace onnx_reader_test {
+
 namespace {
 
 using namespace kiln::formats;
@@ -253,3 +255,5 @@ TEST(OnnxReader, TensorBytesChecksItsCount) {
 }
 
 }  // namespace
+
+}  // namespace onnx_reader_test

@@ -11,6 +11,8 @@
 #include "kiln/numpy.h"
 #include "tests/onnx_test_util.h"
 
+namespace onnx_real_models_test {
+
 namespace {
 
 namespace np = kiln::numpy;
@@ -123,3 +125,5 @@ TEST(OnnxRealModels, PaddleOcrRecognition) {
 }
 
 }  // namespace
+
+}  // namespace onnx_real_models_test

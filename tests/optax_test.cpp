@@ -10,6 +10,8 @@
 #include "fixture_values.h"
 #include "kiln/kiln.h"
 
+namespace optax_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -155,3 +157,5 @@ TEST(Optax, Errors) {
 }
 
 }  // namespace
+
+}  // namespace optax_test

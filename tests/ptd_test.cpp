@@ -13,6 +13,8 @@
 #include "tests/model_file_dump.h"
 #include "tests/pte_formula.h"
 
+namespace ptd_test {
+
 namespace {
 
 using namespace kiln;
@@ -116,3 +118,5 @@ TEST(Ptd, TruncatedAndCorruptedFilesNeverCrash) {
 }
 
 }  // namespace
+
+}  // namespace ptd_test

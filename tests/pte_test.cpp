@@ -10,6 +10,8 @@
 #include "ir/error.h"
 #include "tests/model_file_dump.h"
 
+namespace pte_test {
+
 namespace {
 
 using namespace kiln::formats;
@@ -173,3 +175,5 @@ TEST(Pte, TruncatedAndCorruptedFilesNeverCrash) {
 }
 
 }  // namespace
+
+}  // namespace pte_test

@@ -10,6 +10,8 @@
 #include "fixture_values.h"
 #include "kiln/kiln.h"
 
+namespace qr_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -61,3 +63,5 @@ TEST(Qr, Errors) {
 }
 
 }  // namespace
+
+}  // namespace qr_test

@@ -21,6 +21,8 @@
 #include "kiln/transforms.h"
 #include "library/numpy.h"
 
+namespace quantized_weights_test {
+
 namespace {
 
 namespace np = kiln::numpy;
@@ -358,3 +360,5 @@ TEST(QuantizedWeights, DequantizationIsFusedIntoTheContraction) {
 }
 
 }  // namespace
+
+}  // namespace quantized_weights_test

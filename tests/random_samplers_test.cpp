@@ -12,6 +12,8 @@
 #include "fixture_values.h"
 #include "kiln/kiln.h"
 
+namespace random_samplers_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -110,3 +112,5 @@ TEST(RandomSamplers, Errors) {
 }
 
 }  // namespace
+
+}  // namespace random_samplers_test

@@ -12,6 +12,8 @@
 #include "fixture_reader.h"
 #include "kiln/kiln.h"
 
+namespace random_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -188,3 +190,5 @@ TEST(Random, Errors) {
 }
 
 }  // namespace
+
+}  // namespace random_test

@@ -7,6 +7,8 @@
 #include "formats/raw_array.h"
 #include "ir/error.h"
 
+namespace raw_array_test {
+
 namespace {
 
 using kiln::formats::check_raw_array;
@@ -45,3 +47,5 @@ TEST(RawArray, RejectsShapesThatDoNotFitTheBytes) {
 }
 
 }  // namespace
+
+}  // namespace raw_array_test

@@ -4,6 +4,8 @@
 
 #include "ir/reduction_unroll.h"
 
+namespace reduction_unroll_test {
+
 namespace {
 
 using namespace kiln;
@@ -50,3 +52,5 @@ TEST(ReductionUnroll, SharingKeepsDistinctNodesApart) {
 }
 
 }  // namespace
+
+}  // namespace reduction_unroll_test

@@ -17,6 +17,8 @@
 #include "jax_fixture_reader.h"
 #include "kiln/kiln.h"
 
+namespace remat_test {
+
 namespace {
 
 using kiln::Array;
@@ -271,3 +273,5 @@ TEST(RematMemory, JitGradientStepsWithCheckpointsAreFlat) {
 }
 
 }  // namespace
+
+}  // namespace remat_test

@@ -7,6 +7,8 @@
 #include "ir/error.h"
 #include "tests/model_file_dump.h"
 
+namespace safetensors_test {
+
 namespace {
 
 using namespace kiln::formats;
@@ -161,3 +163,5 @@ TEST(SafetensorsMalformed, Entries) {
 }
 
 }  // namespace
+
+}  // namespace safetensors_test

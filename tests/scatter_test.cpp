@@ -11,6 +11,8 @@
 #include "fixture_values.h"
 #include "kiln/kiln.h"
 
+namespace scatter_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -174,3 +176,5 @@ TEST(Scatter, Errors) {
 }
 
 }  // namespace
+
+}  // namespace scatter_test

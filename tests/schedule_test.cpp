@@ -6,6 +6,8 @@
 #include "ir/schedule.h"
 #include "kiln/kiln.h"
 
+namespace schedule_test {
+
 namespace {
 
 namespace np = kiln::numpy;
@@ -87,3 +89,5 @@ TEST(Schedule, Elementwise) {
 }
 
 }  // namespace
+
+}  // namespace schedule_test

@@ -13,6 +13,8 @@
 #include "fixture_values.h"
 #include "kiln/kiln.h"
 
+namespace sort_linalg_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -184,3 +186,5 @@ TEST(SortLinalg, Errors) {
 }
 
 }  // namespace
+
+}  // namespace sort_linalg_test

@@ -14,6 +14,8 @@
 #include "fixture_values.h"
 #include "kiln/kiln.h"
 
+namespace spectral_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -331,3 +333,5 @@ TEST(Decompositions, Errors) {
 }
 
 }  // namespace decomposition
+
+}  // namespace spectral_test

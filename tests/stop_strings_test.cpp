@@ -6,6 +6,8 @@
 
 #include "ir/error.h"
 
+namespace stop_strings_test {
+
 namespace {
 
 using kiln::models::StopStrings;
@@ -38,3 +40,5 @@ TEST(LlmStopStrings, EarliestOfSeveralAndFlush) {
 }
 
 }  // namespace
+
+}  // namespace stop_strings_test

@@ -16,6 +16,8 @@
 #include "models/tokenizer_spec_gguf.h"
 #include "tests/error_of.h"
 
+namespace tokenizer_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -389,3 +391,5 @@ TEST(TokenizerLlamaCpp, Gemma3MatchesFixture) {
 }
 
 }  // namespace
+
+}  // namespace tokenizer_test

@@ -8,6 +8,8 @@
 
 #include "kiln/kiln.h"
 
+namespace transforms_compose_test {
+
 namespace {
 
 using kiln::Array;
@@ -282,3 +284,5 @@ TEST(TransformErrors, Messages) {
 }
 
 }  // namespace
+
+}  // namespace transforms_compose_test

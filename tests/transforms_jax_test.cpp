@@ -11,6 +11,8 @@
 #include "jax_fixture_reader.h"
 #include "kiln/kiln.h"
 
+namespace transforms_jax_test {
+
 namespace {
 
 using kiln::Array;
@@ -149,3 +151,5 @@ INSTANTIATE_TEST_SUITE_P(Transforms, JaxFixtures, ::testing::Range<size_t>(0, al
 TEST(JaxFixturesFile, HasEveryCase) { EXPECT_EQ(all_cases().size(), 14u); }
 
 }  // namespace
+
+}  // namespace transforms_jax_test

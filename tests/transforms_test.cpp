@@ -13,6 +13,8 @@
 #include "frontend/vmap.h"
 #include "kiln/kiln.h"
 
+namespace transforms_test {
+
 namespace {
 
 using kiln::Array;
@@ -391,3 +393,5 @@ TEST(Transforms, AMissingRuleIsAnErrorNamingThePrimitive) {
 }
 
 }  // namespace
+
+}  // namespace transforms_test

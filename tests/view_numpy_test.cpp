@@ -13,6 +13,8 @@
 
 #include "view_model.h"
 
+namespace view_numpy_test {
+
 #ifndef KILN_FIXTURE_DIR
 #error "KILN_FIXTURE_DIR must name the tests/fixtures directory"
 #endif
@@ -211,3 +213,5 @@ TEST(ViewChainsCoverage, CorpusReachesMultiViewTrackers) {
 }
 
 }  // namespace
+
+}  // namespace view_numpy_test

@@ -8,6 +8,8 @@
 
 #include "view_model.h"
 
+namespace view_random_test {
+
 namespace {
 
 using namespace view_model;
@@ -179,3 +181,5 @@ TEST(ShapeTrackerRandom, ComposeMatchesTheBruteForceModel) {
 }
 
 }  // namespace
+
+}  // namespace view_random_test

@@ -7,6 +7,8 @@
 
 #include "view_model.h"
 
+namespace view_test {
+
 namespace {
 
 using namespace view_model;
@@ -294,3 +296,5 @@ TEST(ShapeTrackerIndex, ViewIndexExpressionsAreSmall) {
 }
 
 }  // namespace
+
+}  // namespace view_test

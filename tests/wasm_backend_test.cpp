@@ -15,6 +15,8 @@
 #include "ir/kernel.h"
 #include "wasm_test_util.h"
 
+namespace wasm_backend_test {
+
 namespace {
 
 using namespace kiln;
@@ -193,4 +195,5 @@ TEST(WasmBackend, KernelsAreCachedByExactKey) {
 }
 
 }  // namespace
+}  // namespace wasm_backend_test
 #endif  // __EMSCRIPTEN__

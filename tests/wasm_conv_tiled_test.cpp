@@ -12,6 +12,8 @@
 #include "kiln/kiln.h"
 #include "wasm_test_util.h"
 
+namespace wasm_conv_tiled_test {
+
 namespace {
 
 using namespace kiln;
@@ -200,4 +202,5 @@ TEST(WasmConvTiled, ConvolutionAnalysis) {
 }
 
 }  // namespace
+}  // namespace wasm_conv_tiled_test
 #endif  // __EMSCRIPTEN__

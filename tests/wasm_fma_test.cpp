@@ -16,6 +16,8 @@
 #include "backend/wasm/wasm_codegen.h"
 #include "wasm_test_util.h"
 
+namespace wasm_fma_test {
+
 namespace {
 
 using namespace kiln;
@@ -131,4 +133,5 @@ TEST(WasmFma, SplitDispatchesGiveOneThreadsBits) {
 }
 
 }  // namespace
+}  // namespace wasm_fma_test
 #endif  // __EMSCRIPTEN__

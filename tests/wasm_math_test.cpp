@@ -14,6 +14,8 @@
 #include "backend/wasm/wasm_backend.h"
 #include "ir/kernel.h"
 
+namespace wasm_math_test {
+
 namespace {
 
 using namespace kiln;
@@ -214,4 +216,5 @@ TEST(WasmDispatch, DISABLED_Overhead) {
 }
 
 }  // namespace
+}  // namespace wasm_math_test
 #endif  // __EMSCRIPTEN__

@@ -10,6 +10,8 @@
 #include "backend/wasm/wasm_tiled.h"
 #include "wasm_test_util.h"
 
+namespace wasm_simd_test {
+
 namespace {
 
 using namespace kiln;
@@ -362,4 +364,5 @@ TEST(WasmSimd, RegisterBlockedReductionsAreBitExact) {
 }
 
 }  // namespace
+}  // namespace wasm_simd_test
 #endif  // __EMSCRIPTEN__

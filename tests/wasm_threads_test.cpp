@@ -17,6 +17,8 @@
 #include "ir/error.h"
 #include "wasm_test_util.h"
 
+namespace wasm_threads_test {
+
 namespace {
 
 using namespace kiln;
@@ -275,4 +277,5 @@ TEST(WasmThreads, DISABLED_SplitSweep) {
 }
 
 }  // namespace
+}  // namespace wasm_threads_test
 #endif  // __EMSCRIPTEN__

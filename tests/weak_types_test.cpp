@@ -7,6 +7,8 @@
 
 #include "kiln/kiln.h"
 
+namespace weak_types_test {
+
 namespace {
 
 using kiln::Array;
@@ -41,3 +43,5 @@ TEST(WeakTypes, FloatMeetingFloat64KeepsFullPrecision) {
 }
 
 }  // namespace
+
+}  // namespace weak_types_test

@@ -10,6 +10,8 @@
 #include "library/numpy.h"
 #include "models/quantized_weights.h"
 
+namespace wgsl_vec_loads_test {
+
 namespace {
 
 using namespace kiln;
@@ -114,3 +116,5 @@ TEST(WgslVecLoads, LlmMatvecReadsRowContiguousWordsByFour) {
 }
 
 }  // namespace
+
+}  // namespace wgsl_vec_loads_test
