@@ -420,6 +420,38 @@ TEST(JitPasses, CseDceAndFolding) {
   EXPECT_EQ(text.find("sin", first + 1), std::string::npos) << text;
 }
 
+// An LSTM-like recurrence: the cell state c_t = sigmoid(g) c_{t-1} + tanh(g) is read by h_t
+// (a buffer: the next step's matmul reads it) and by c_{t+1}. Were c_t recomputed inside its
+// readers, step t's kernel would hold c_1..c_t, so the largest kernel would grow with the
+// step count; computed once into a buffer (jit fusion's shared elementwise operands, on the
+// CPU devices) every step's kernels have the same size.
+TEST(Jit, RecurrenceKernelsDoNotGrowWithTheStepCount) {
+  auto largest_kernel = [](int steps) {
+    Fn f = kiln::jit([steps](const std::vector<Tree>& a) {
+      const Array x = a[0].as_array(), w = a[1].as_array();
+      Array h = np::zeros({4, 8}), c = np::zeros({4, 8});
+      auto sigmoid = [](const Array& v) { return 1.0f / (1.0f + np::exp(-v)); };
+      for (int t = 0; t < steps; ++t) {
+        const Array g = np::matmul(h, w) + x[t];
+        c = sigmoid(g) * c + np::tanh(g);
+        h = np::tanh(c) * sigmoid(g);
+      }
+      return Tree(Tree::List{h, c});
+    });
+    const std::vector<Tree> args{rnd({steps, 4, 8}, 1), rnd({8, 8}, 2)};
+    Tree first = f(args);  // compiles
+    kiln::frontend::KernelRecorder rec;
+    Tree again = f(args);
+    int largest = 0;
+    for (const kiln::Kernel& k : rec.kernels())
+      largest = std::max(largest, k.exp.node_count() + (k.reduction ? k.reduction->epilogue.node_count() : 0));
+    return largest;
+  };
+  const int three = largest_kernel(3), twelve = largest_kernel(12);
+  EXPECT_GT(three, 0);
+  EXPECT_LE(twelve, three + three / 2) << "3 steps: " << three << " nodes, 12 steps: " << twelve;
+}
+
 }  // namespace
 
 }  // namespace jit_test

@@ -462,6 +462,22 @@ class Fuser {
     return r;
   }
 
+  // On the CPU devices, a large elementwise value that other equations read too is computed
+  // once into a buffer rather than again inside each reader's kernel. A recurrence otherwise
+  // recomputes all its earlier steps in every step: an LSTM's cell state c_t = f c_{t-1} + i g
+  // is read by h_t (a buffer, for the next step's matmul) and by c_{t+1}, so step t's kernel
+  // inlined c_1..c_t and the stacked outputs inlined them all again (issue 23's 2-layer LSTM:
+  // 7 steps, 0.9 of its 1.0 ms of kernels on wasm). Where a dispatch costs more (webgpu) the
+  // recomputation is kept, as for the broadcasts above.
+  void materialize_shared_operands(const Eqn& e, std::vector<ValPtr>& in) {
+    if (fewer_kernels_) return;
+    for (size_t k = 0; k < in.size(); ++k) {
+      const ValPtr& v = in[k];
+      if (v->red || !e.in[k].is_var() || uses_[size_t(e.in[k].var)] < 2 || is_cheap(*v)) continue;
+      if (v->exp.node_count() > kMaxRecomputedNodes) emit_.materialize({v}, false);
+    }
+  }
+
   ValPtr elementwise(const Eqn& e, std::vector<ValPtr>& in, const Aval& out) {
     // A pending reduction absorbs this op into its epilogue (values that share it but
     // diverge are split at materialization); two different reductions cannot share one.
@@ -470,6 +486,7 @@ class Fuser {
       if (v->red && std::find_if(reds.begin(), reds.end(), [&](auto& r) { return r->red == v->red; }) == reds.end())
         reds.push_back(v);
     if (reds.size() > 1) materialize_pending(reds[0]);
+    materialize_shared_operands(e, in);
     for (auto& v : in) emit_.from_whole(*v, true);
     auto build = [&](Srcs& ins) {
       std::vector<AluExp> idxs = unravel(gidx_var(out.size()), out.shape);

@@ -6,6 +6,7 @@
 #include "library/lax.h"
 #include "library/nn.h"
 #include "library/numpy.h"
+#include "models/conv_lowering.h"
 #include "models/conv_transpose.h"
 #include "models/executorch/operator_rules.h"
 
@@ -86,10 +87,9 @@ void convolution(OpCall& c) {
   if (x.ndim() < 3) c.fail("input of rank " + std::to_string(x.ndim()) + ", expected >= 3");
   const size_t spatial = size_t(x.ndim() - 2);
   Array y = c.boolean(6) ? conv_transposed(c, x, w, spatial)
-                         : lax::conv_general_dilated(
-                               x, w, per_dim(c.ints(3), spatial, c, "stride"),
-                               symmetric(c.ints(4), spatial), {},
-                               per_dim(c.ints(5), spatial, c, "dilation"), std::nullopt, c.integer(8));
+                         : models::convolution(x, w, per_dim(c.ints(3), spatial, c, "stride"),
+                                               symmetric(c.ints(4), spatial),
+                                               per_dim(c.ints(5), spatial, c, "dilation"), c.integer(8));
   if (std::optional<Array> bias = c.optional_tensor(2)) y = np::add(y, channel(*bias, y.ndim()));
   c.result(y);
 }

@@ -13,6 +13,7 @@
 #include "ir/debug.h"
 #include "ir/error.h"
 #include "library/numpy.h"
+#include "models/executorch/constant_folding.h"
 #include "models/executorch/frame.h"
 #include "models/executorch/named_data.h"
 #include "models/executorch/operator_rules.h"
@@ -37,6 +38,8 @@ struct Method {
   const PteExecutionPlan* plan = nullptr;
   std::vector<Array> constants;  // by value index; empty handles for non-constants
   std::vector<OpRule> rules;     // by operator index
+  // Instructions computed at load (constant_folding.h): their results, by instruction.
+  std::map<const PteInstruction*, Array> folded;
   Fn compiled;
   int traces = 0;
   // Bucketed traces (symbolic.h): the input dims the program reads with sym_size or that a
@@ -127,7 +130,8 @@ void run_chain(Frame& frame, const PteChain& chain, const Method& m, int64_t& st
     const PteInstruction& in = chain.instructions[pc++];
     if (const auto* k = std::get_if<PteKernelCall>(&in)) {
       OpCall call(frame, k->args, plan.operators[size_t(k->op_index)].full_name());
-      if (frame.symbolic()) run_symbolic(call, m.rules[size_t(k->op_index)]);
+      if (auto f = m.folded.find(&in); f != m.folded.end()) call.result(f->second);
+      else if (frame.symbolic()) run_symbolic(call, m.rules[size_t(k->op_index)]);
       else m.rules[size_t(k->op_index)](call);
     } else if (const auto* mv = std::get_if<PteMoveCall>(&in)) {
       frame.write(mv->move_to, frame.read(mv->move_from));
@@ -372,6 +376,7 @@ Program Program::load(std::vector<uint8_t> bytes, const std::map<std::string, Ar
                                         plan.name + ": constant value " + std::to_string(v));
       else if (t && t->is_external())
         m.constants[v] = external_array(named_data, *t, plan.name + ": value " + std::to_string(v));
+    m.folded = fold_constant_permutes(plan, m.constants, m.rules);
     Method* method = &m;
     m.compiled = jit([method](const std::vector<Tree>& args) { return trace_method(*method, args); });
   }

@@ -7,7 +7,7 @@
 #include "library/lax.h"
 #include "library/nn.h"
 #include "library/numpy.h"
-#include "models/conv_channels_last.h"
+#include "models/conv_lowering.h"
 #include "models/onnx/onnx_ops.h"
 
 namespace kiln::onnx {
@@ -64,32 +64,6 @@ Window window_of(const NodeContext& c, const Array& x, std::vector<int64_t> kern
   return w;
 }
 
-// Drops the kernel taps that read only padding at every output position (a 5x5 window over
-// PP-OCR cls's 2-row maps: its first and last rows), moving the padding with them: the output
-// size is unchanged, and the products dropped were all by zeros, so the sum keeps its values
-// (its other terms stay in order) for 15 of 25 products. Undilated axes only.
-Array drop_padding_only_taps(const Array& x, const Array& w, Window& win) {
-  Array kept = w;
-  for (size_t i = 0; i < win.kernel.size(); ++i) {
-    const int64_t in = x.shape(int(i) + 2), k = win.kernel[i], s = win.strides[i], d = win.dilations[i];
-    auto& [before, after] = win.pads[i];
-    const int64_t span = in + before + after - (k - 1) * d - 1;
-    if (span < 0 || d != 1) continue;
-    const int64_t last_start = (span / s) * s;  // the last output's first padded row
-    int64_t a = 0, b = k;                       // taps t read padded rows [t d, last_start + t d]
-    while (a < k && last_start + a * d < before) ++a;
-    while (b > a && (b - 1) * d - before > in - 1) --b;
-    if (a >= b || (a == 0 && b == k)) continue;
-    std::vector<Index> index(size_t(w.ndim()), Slice{});
-    index[i + 2] = Slice{a, b, 1};
-    kept = np::index(kept, index);
-    before -= a * d;
-    after -= (k - b) * d;
-    win.kernel[i] = b - a;
-  }
-  return kept;
-}
-
 }  // namespace
 
 Array conv_with_attributes(const NodeContext& c, const Array& x, const Array& w) {
@@ -99,9 +73,7 @@ Array conv_with_attributes(const NodeContext& c, const Array& x, const Array& w)
   if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel) c.fail("kernel_shape differs from the weight's shape");
   Window win = window_of(c, x, kernel);
   const int64_t group = c.attr_int("group", 1);
-  const Array wx = drop_padding_only_taps(x, cast_to(w, x.dtype()), win);
-  if (auto y = models::conv2d_channels_last(x, wx, win.strides, win.pads, win.dilations, group)) return *y;
-  return lax::conv_general_dilated(x, wx, win.strides, win.pads, {}, win.dilations, std::nullopt, group);
+  return models::convolution(x, cast_to(w, x.dtype()), win.strides, win.pads, win.dilations, group);
 }
 
 namespace {
