@@ -99,7 +99,9 @@ std::vector<Array> run_call(const CallJaxpr& c, const std::vector<Array>& args) 
     fail(op, "got ", args.size(), " arguments, expected ", j.invars.size());
   std::string device = args.empty() ? c.device : args[0].device();
   std::vector<BufferRef> bufs;
+  bufs.reserve(args.size());
   std::string key = device;
+  key.reserve(device.size() + 4 * args.size());
   for (size_t i = 0; i < args.size(); i++) {
     const Aval& want = j.vars[size_t(j.invars[i])];
     if (args[i].shape() != want.shape || args[i].dtype() != want.dtype)
