@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "frontend/array_impl.h"
@@ -25,6 +26,27 @@ Array chain(const Array& x) {
 }
 
 Array filled(const Shape& s, float v) { return (np::ones(s) * v).eval(); }
+
+// A jitted call's fixed cost per argument leaf: a function that reads one array of a 300-array
+// dict, as an LLM's step reads its weight dict (signature key, argument checks, cache lookups).
+void weight_dict_call() {
+  Tree::Dict d;
+  for (int i = 0; i < 300; i++)
+    d.emplace("blk." + std::to_string(i / 10) + ".weight_" + std::to_string(i % 10), Tree(filled({4, 4}, float(i))));
+  const Tree weights(d);
+  const Array x = filled({4, 4}, 1.0f);
+  Fn f = jit([](const std::vector<Tree>& a) { return Tree(a[0].dict().at("blk.0.weight_1").as_array() + a[1].as_array()); });
+  Fn one = jit([](const std::vector<Tree>& a) { return Tree(a[0].as_array() + a[1].as_array()); });
+  const Array w = weights.dict().at("blk.0.weight_1").as_array();
+  double best_dict = 1e9, best_one = 1e9;
+  for (int round = 0; round < 5; round++) {  // the fastest of 5 rounds: the machine is shared
+    best_dict = std::min(best_dict, time_per_call([&] { f({weights, x}); }, 500));
+    best_one = std::min(best_one, time_per_call([&] { one({w, x}); }, 500));
+  }
+  std::printf("\n| jitted add of two 4x4 arrays (fastest of 5 rounds of 500 calls) | arguments: 2 arrays | "
+              "a 300-array dict and an array |\n| --- | --- | --- |\n| time per call | %.2f us | %.2f us |\n",
+              best_one * 1e6, best_dict * 1e6);
+}
 
 }  // namespace
 
@@ -88,5 +110,6 @@ int main(int argc, char** argv) {
   }
   std::printf("| same step as grad(jit(loss)) + eager update (kernels %zu; first call %.1f ms) | %.2f ms | %.2f ms | %.2fx |\n",
               kg, first * 1e3, te * 1e3, tg * 1e3, te / tg);
+  weight_dict_call();
   return 0;
 }

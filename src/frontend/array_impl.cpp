@@ -109,7 +109,7 @@ std::pair<BufferRef, int64_t> buffer_and_offset(const Array& x) {
   const auto& views = a->st.views();
   if (a->inputs.size() == 1 && views.size() == 1 && !views[0].mask && a->exp.op() == AluOp::Load &&
       a->exp.src(0).op() == AluOp::Var && a->exp.src(0).node().arg == int(VarId::Gidx) &&
-      views[0].strides == View::contiguous(a->aval.shape).strides &&
+      View::has_contiguous_strides(a->aval.shape, views[0].strides) &&
       a->inputs[0]->bytes() >= (views[0].offset + a->aval.size()) * itemsize(a->aval.dtype))
     return {a->inputs[0], views[0].offset};
   return {a->buffer(), 0};

@@ -3,6 +3,7 @@
 // split) and transpose (transpose of the linear jaxpr). Each derived jaxpr is traced once
 // and cached on its parent call under a key naming the argument pattern.
 #include <atomic>
+#include <charconv>
 #include <functional>
 
 #include "frontend/call.h"
@@ -98,7 +99,9 @@ std::vector<Array> run_call(const CallJaxpr& c, const std::vector<Array>& args) 
     fail(op, "got ", args.size(), " arguments, expected ", j.invars.size());
   std::string device = args.empty() ? c.device : args[0].device();
   std::vector<BufferRef> bufs;
+  bufs.reserve(args.size());
   std::string key = device;
+  key.reserve(device.size() + 4 * args.size());
   for (size_t i = 0; i < args.size(); i++) {
     const Aval& want = j.vars[size_t(j.invars[i])];
     if (args[i].shape() != want.shape || args[i].dtype() != want.dtype)
@@ -108,7 +111,9 @@ std::vector<Array> run_call(const CallJaxpr& c, const std::vector<Array>& args) 
       fail(op, "got arguments on devices ", device, " and ", args[i].device(), ", expected one device");
     auto [b, off] = buffer_and_offset(args[i]);
     bufs.push_back(std::move(b));
-    key += "@" + std::to_string(off);
+    char digits[24];  // no temporary string per argument: a decode step passes ~300
+    key += '@';
+    key.append(digits, std::to_chars(digits, digits + sizeof digits, off).ptr);
   }
   std::shared_ptr<const Program> prog;
   {

@@ -24,6 +24,16 @@ View View::contiguous(const Dims& shape) {
   return v;
 }
 
+bool View::has_contiguous_strides(const Dims& shape, const Dims& strides) {
+  if (strides.size() != shape.size()) return false;
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (strides[i] != (shape[i] == 1 ? 0 : s)) return false;
+    s *= shape[i];
+  }
+  return true;
+}
+
 int64_t View::size() const { return prod(shape); }
 
 bool View::is_contiguous() const {

@@ -23,6 +23,9 @@ struct View {
   std::optional<Ranges> mask;
 
   static View contiguous(const Dims& shape);
+  // Whether `strides` are contiguous(shape)'s, checked without building that view (a jit call
+  // asks this of every argument).
+  static bool has_contiguous_strides(const Dims& shape, const Dims& strides);
   int64_t size() const;
   // Row-major with offset 0 and no mask: flat index == buffer index.
   bool is_contiguous() const;
