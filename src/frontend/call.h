@@ -62,6 +62,10 @@ CallRef call_transpose(const CallJaxpr& c, const std::vector<bool>& linear, cons
 
 // Compiles and runs the call on concrete arrays (the eager evaluation rule).
 std::vector<Array> run_call(const CallJaxpr& c, const std::vector<Array>& args);
+// Appends n's decimal digits to a cache key without a temporary string: jit's signature and
+// run_call's layout key append a few numbers per argument on every call (a decode step passes
+// ~300 weights), and on the threaded Wasm core each temporary's destructor costs a JS trampoline.
+void append_decimal(std::string& key, int64_t n);
 
 // Programs compiled for calls so far (tests check that a training loop compiles once).
 size_t call_compile_count();

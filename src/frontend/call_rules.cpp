@@ -92,6 +92,11 @@ std::vector<Array> bind_call(const CallRef& c, const std::vector<Array>& args) {
   return run_call(*c, args);
 }
 
+void append_decimal(std::string& key, int64_t n) {
+  char digits[24];
+  key.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
+}
+
 std::vector<Array> run_call(const CallJaxpr& c, const std::vector<Array>& args) {
   const Jaxpr& j = *c.jaxpr;
   const char* op = c.name.c_str();
@@ -111,9 +116,8 @@ std::vector<Array> run_call(const CallJaxpr& c, const std::vector<Array>& args) 
       fail(op, "got arguments on devices ", device, " and ", args[i].device(), ", expected one device");
     auto [b, off] = buffer_and_offset(args[i]);
     bufs.push_back(std::move(b));
-    char digits[24];  // no temporary string per argument: a decode step passes ~300
     key += '@';
-    key.append(digits, std::to_chars(digits, digits + sizeof digits, off).ptr);
+    append_decimal(key, off);
   }
   std::shared_ptr<const Program> prog;
   {

@@ -2,7 +2,6 @@
 // each signature's jaxpr becomes a call (call.h), compiled when eager, transformed when traced.
 #include "frontend/jit.h"
 
-#include <charconv>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -46,14 +45,6 @@ void static_key(const char* op, size_t argnum, const Tree& t, std::ostringstream
 // structure in TreeDef::str()'s notation with each leaf's dtype, weak flag and shape in place
 // of its "*". Appending to one string keeps this cheap; it runs on every call, and a model's
 // weight dict has hundreds of leaves.
-// Decimal digits without a temporary string: a decode step's weights have ~600 dimensions,
-// and the key is built on every call (a temporary per number was ~17 % of a SmolLM2-shaped
-// webgpu decode step's host time, with the Wasm exception trampolines its destructors need).
-void append_int(std::string& key, int64_t n) {
-  char buf[24];
-  key.append(buf, std::to_chars(buf, buf + sizeof buf, n).ptr);
-}
-
 void dynamic_key(const Tree& t, std::vector<Array>& leaves, std::string& key) {
   if (t.is_none()) {
     key += "None";
@@ -62,10 +53,10 @@ void dynamic_key(const Tree& t, std::vector<Array>& leaves, std::string& key) {
     const Array& a = leaves.back();
     if (!a.valid()) throw Error("pytree: got an empty Array handle as a leaf, expected an array");
     key += '*';
-    append_int(key, int(a.dtype()));
+    append_decimal(key, int(a.dtype()));
     if (a.weak_type()) key += 'w';
     key += '[';
-    for (int64_t d : a.shape()) append_int(key, d), key += ',';
+    for (int64_t d : a.shape()) append_decimal(key, d), key += ',';
     key += ']';
   } else if (t.is_list()) {
     key += '[';
