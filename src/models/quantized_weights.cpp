@@ -88,6 +88,10 @@ void codes_q6_k(const uint8_t* b, uint8_t* q, float* s, float*) {
   }
 }
 
+struct PackFormat;
+// Fills a PackedTensor's codes and scales from the tensor's ggml blocks.
+using PackBlocks = void (*)(PackedTensor& t, const PackFormat& f, std::span<const uint8_t> bytes);
+
 // How each quantized type lives on the device: codes of `bits` bits (4: 8 per uint32 word,
 // value 8k+i of a row at bits 4i of word k; 8: 4 per word), one float32 scale (and min) per
 // `block` values. A value is `scale * (q - offset)`, or `scale * q + min` with a min. Device
@@ -97,16 +101,45 @@ struct PackFormat {
   int bits, block;
   float offset;
   bool with_min;
-  CodesOf codes;
+  PackBlocks pack;  // pack_blocks<bits, the type's block reader>
 };
 
+// The bits and the block reader are template parameters because the repack runs on every
+// load: a value's word and shift become shifts and masks, and the reader is inlined. With
+// both known only at run time (a division per value, an indirect call per block) the repack
+// was most of a 1B-parameter model's load time (9.5-10.6 s natively, bench/results/llm.md).
+template <int Bits, CodesOf Codes>
+void pack_blocks(PackedTensor& t, const PackFormat& f, std::span<const uint8_t> bytes) {
+  constexpr int per_word = 32 / Bits;
+  const formats::GgmlTypeInfo& info = formats::ggml_type_info(t.type);
+  const int64_t n = t.rows * t.cols, block_words = info.block_size / per_word;
+  const int64_t sub = info.block_size / f.block;  // scale blocks per ggml block
+  t.scales.resize(size_t(n / f.block));
+  if (f.with_min) t.mins.resize(size_t(n / f.block));
+  t.words.resize(size_t(n / per_word));
+  // On the stack, not a std::vector: with no destructor in scope, the threaded Wasm core's
+  // JS-emulated exceptions need no trampoline around a call the reader makes (half_to_float).
+  uint8_t q[256] = {};
+  if (info.block_size > 256) fail("load_weights", "ggml blocks of ", info.block_size, " values");
+  for (int64_t b = 0; b < n / info.block_size; ++b) {
+    Codes(bytes.data() + b * info.block_bytes, q, t.scales.data() + b * sub,
+          f.with_min ? t.mins.data() + b * sub : nullptr);
+    uint32_t* out = t.words.data() + b * block_words;
+    for (int64_t w = 0; w < block_words; ++w) {
+      uint32_t word = 0;
+      for (int i = 0; i < per_word; ++i) word |= uint32_t(q[w * per_word + i]) << (Bits * i);
+      out[w] = word;
+    }
+  }
+}
+
 constexpr PackFormat kFormats[] = {
-    {GgmlType::Q4_0, 4, 32, 8.0f, false, codes_q4_0},
-    {GgmlType::Q4_1, 4, 32, 0.0f, true, codes_q4_1},
-    {GgmlType::Q5_0, 8, 32, 16.0f, false, codes_q5_0},   // 5-bit codes in bytes
-    {GgmlType::Q8_0, 8, 32, 128.0f, false, codes_q8_0},  // int8 biased by +128
-    {GgmlType::Q4_K, 4, 32, 0.0f, true, codes_q4_k},
-    {GgmlType::Q6_K, 8, 16, 32.0f, false, codes_q6_k},  // 6-bit codes in bytes
+    {GgmlType::Q4_0, 4, 32, 8.0f, false, pack_blocks<4, codes_q4_0>},
+    {GgmlType::Q4_1, 4, 32, 0.0f, true, pack_blocks<4, codes_q4_1>},
+    {GgmlType::Q5_0, 8, 32, 16.0f, false, pack_blocks<8, codes_q5_0>},   // 5-bit codes in bytes
+    {GgmlType::Q8_0, 8, 32, 128.0f, false, pack_blocks<8, codes_q8_0>},  // int8 biased by +128
+    {GgmlType::Q4_K, 4, 32, 0.0f, true, pack_blocks<4, codes_q4_k>},
+    {GgmlType::Q6_K, 8, 16, 32.0f, false, pack_blocks<8, codes_q6_k>},  // 6-bit codes in bytes
 };
 
 // The packed format of `type`, or nullptr for the plain types (f32, f16) and unsupported ones.
@@ -120,39 +153,6 @@ const PackFormat* format_of(GgmlType type) {
 int bits_of(GgmlType type) {
   const PackFormat* f = format_of(type);
   return f ? f->bits : 0;
-}
-
-// Bits is a template parameter so that a value's word and shift are shifts and masks: with
-// the per-word count known only at run time, the divisions per value were most of the load
-// time of a 1B-parameter model (5.5 s natively, 9 s in Wasm for 0.6 GB of q4_1).
-template <int Bits>
-void pack_blocks_of(PackedTensor& t, const PackFormat& f, std::span<const uint8_t> bytes) {
-  constexpr int per_word = 32 / Bits;
-  const formats::GgmlTypeInfo& info = formats::ggml_type_info(t.type);
-  const int64_t n = t.rows * t.cols, block_words = info.block_size / per_word;
-  const int64_t sub = info.block_size / f.block;  // scale blocks per ggml block
-  t.scales.resize(size_t(n / f.block));
-  if (f.with_min) t.mins.resize(size_t(n / f.block));
-  t.words.resize(size_t(n / per_word));
-  // On the stack, not a std::vector: with no destructor in scope, the threaded Wasm core's
-  // JS-emulated exceptions need no trampoline around the call below (one per block).
-  uint8_t q[256];
-  if (info.block_size > 256) fail("load_weights", "ggml blocks of ", info.block_size, " values");
-  for (int64_t b = 0; b < n / info.block_size; ++b) {
-    f.codes(bytes.data() + b * info.block_bytes, q, t.scales.data() + b * sub,
-            f.with_min ? t.mins.data() + b * sub : nullptr);
-    uint32_t* out = t.words.data() + b * block_words;
-    for (int64_t w = 0; w < block_words; ++w) {
-      uint32_t word = 0;
-      for (int i = 0; i < per_word; ++i) word |= uint32_t(q[w * per_word + i]) << (Bits * i);
-      out[w] = word;
-    }
-  }
-}
-
-void pack_blocks(PackedTensor& t, const PackFormat& f, std::span<const uint8_t> bytes) {
-  if (f.bits == 4) pack_blocks_of<4>(t, f, bytes);
-  else pack_blocks_of<8>(t, f, bytes);
 }
 
 // Rows of a packed array stored interleaved in groups of this many: element (r, c) of a
@@ -245,7 +245,8 @@ PackedTensor pack_tensor(const std::string& name, GgmlType type, int64_t rows, i
     t.plain_bits.resize(size_t(rows * cols));
     for (size_t i = 0; i < t.plain_bits.size(); ++i) t.plain_bits[i] = read_u16(&bytes[2 * i]);
   } else {
-    pack_blocks(t, *format_of(type), bytes);
+    const PackFormat& f = *format_of(type);
+    f.pack(t, f, bytes);
   }
   return t;
 }
