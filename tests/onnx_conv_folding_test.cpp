@@ -1,7 +1,8 @@
 // Per-channel affines after a Conv folded into its weights and bias at load
 // (models/onnx/onnx_conv_folding.cpp, models/conv_folding.cpp): a model written here with
-// formats::WireWriter in which one Conv is followed by BatchNormalization, a Mul by a
-// per-channel constant and an Add of a scalar constant (all three fold), and a second Conv whose
+// formats::WireWriter in which one Conv (its bias a Constant node's value, as PaddleOCR's exports
+// give every weight) is followed by BatchNormalization, a Mul by a per-channel constant and an
+// Add of a scalar constant (all three fold), and a second Conv whose
 // output a graph output also reads (nothing folds: that output must stay the raw conv). The
 // pass must leave the expected nodes, and the model's outputs must match the unfolded graph
 // computed on the host in float64.
@@ -15,6 +16,7 @@
 #include "kiln/onnx.h"
 #include "models/conv_folding.h"
 #include "models/onnx/onnx_conv_folding.h"
+#include "models/onnx/onnx_ops.h"
 
 namespace onnx_conv_folding_test {
 
@@ -70,6 +72,14 @@ WireWriter initializer(const std::string& name, const std::vector<int64_t>& dims
   return t;
 }
 
+WireWriter constant_node(const std::string& out, const WireWriter& tensor) {
+  WireWriter a;
+  a.string(1, "value");
+  a.message(5, tensor);  // t
+  a.varint(20, 4);       // TENSOR
+  return node("Constant", {}, out, {a});
+}
+
 std::vector<float> wave(size_t n, float phase, float scale = 1) {
   std::vector<float> v(n);
   for (size_t i = 0; i < v.size(); ++i) v[i] = scale * std::sin(phase + 0.37f * float(i));
@@ -88,6 +98,7 @@ struct Params {
 std::vector<uint8_t> model_bytes(const Params& p) {
   WireWriter g, opset, m;
   const WireWriter pads = ints_attribute("pads", {1, 1, 1, 1});
+  g.message(1, constant_node("b", initializer("b", {kO}, p.b)));
   g.message(1, node("Conv", {"x", "w", "b"}, "c", {pads}));
   g.message(1, node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, "n"));
   g.message(1, node("Mul", {"mul", "n"}, "s"));
@@ -97,7 +108,6 @@ std::vector<uint8_t> model_bytes(const Params& p) {
   g.message(1, node("BatchNormalization", {"z_raw", "gamma", "beta", "mean", "var"}, "z"));
   g.string(2, "folding");
   g.message(5, initializer("w", {kO, kC, 3, 3}, p.w));
-  g.message(5, initializer("b", {kO}, p.b));
   g.message(5, initializer("gamma", {kO}, p.gamma));
   g.message(5, initializer("beta", {kO}, p.beta));
   g.message(5, initializer("mean", {kO}, p.mean));
@@ -150,14 +160,13 @@ TEST(OnnxConvFolding, AffinesAfterAConvFoldIntoItsWeights) {
   // The pass itself: the first chain becomes Conv -> Relu; the second Conv's output is also
   // a graph output, so its BatchNormalization stays.
   kiln::formats::OnnxModel parsed = kiln::formats::parse_onnx_model(bytes);
-  std::map<std::string, Array> constants{
-      {"w", np::array(p.w, {kO, kC, 3, 3})}, {"b", np::array(p.b, {kO})},   {"gamma", np::array(p.gamma, {kO})},
-      {"beta", np::array(p.beta, {kO})},     {"mean", np::array(p.mean, {kO})}, {"var", np::array(p.var, {kO})},
-      {"mul", np::array(p.mul, {kO, 1, 1})}, {"add", np::array(p.add, {1})},  {"w2", np::array(p.w2, {kO, kC, 3, 3})}};
-  kiln::onnx::fold_conv_affines(parsed.graph, constants);
+  std::map<std::string, Array> constants;
+  for (const auto& t : parsed.graph.initializers) constants[t.name] = kiln::onnx::tensor_to_array(bytes, t);
+  kiln::onnx::fold_conv_affines(parsed.graph, constants, bytes);
   std::vector<std::string> ops;
   for (const auto& n : parsed.graph.nodes) ops.push_back(n.op_type + ":" + n.outputs.at(0));
-  EXPECT_EQ(ops, (std::vector<std::string>{"Conv:t", "Relu:y", "Conv:z_raw", "BatchNormalization:z"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"Conv:t", "Relu:y", "Conv:z_raw", "BatchNormalization:z"}))
+      << "the bias's Constant node goes too";
   EXPECT_EQ(constants.count("w"), 0u) << "read by the folded Conv only";
   EXPECT_EQ(constants.count("mul"), 0u);
   EXPECT_EQ(constants.count("gamma"), 1u) << "the second BatchNormalization still reads it";

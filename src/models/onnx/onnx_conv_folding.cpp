@@ -8,6 +8,7 @@
 
 #include "library/numpy.h"
 #include "models/conv_folding.h"
+#include "models/onnx/onnx_ops.h"
 
 namespace kiln::onnx {
 
@@ -39,14 +40,19 @@ bool single_output(const OnnxNode& n) {
 
 class Folder {
  public:
-  Folder(OnnxGraph& g, std::map<std::string, Array>& constants)
-      : g_(g), constants_(constants), reads_(count_value_reads(g)) {}
+  Folder(OnnxGraph& g, std::map<std::string, Array>& constants, std::span<const uint8_t> file)
+      : g_(g), constants_(constants), file_(file), reads_(count_value_reads(g)) {}
 
   void run() {
     std::map<std::string, size_t> reader;  // value -> the node that reads it (last one)
-    for (size_t i = 0; i < g_.nodes.size(); ++i)
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
       for (const std::string& in : g_.nodes[i].inputs) reader[in] = i;
-    std::set<size_t> removed;
+      const OnnxNode& n = g_.nodes[i];
+      const formats::OnnxAttribute* value = n.find_attribute("value");
+      if (n.op_type == "Constant" && default_domain(n) && n.outputs.size() == 1 && n.attributes.size() == 1 &&
+          value && value->type == formats::OnnxAttributeType::Tensor && value->tensors.size() == 1)
+        constant_nodes_[n.outputs[0]] = i;
+    }
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       OnnxNode& conv = g_.nodes[i];
       if (removed.count(i) || conv.op_type != "Conv" || !default_domain(conv) || conv.inputs.size() < 2) continue;
@@ -80,7 +86,10 @@ class Folder {
       conv.inputs[1] += tag;
       conv.inputs[2] = "bias" + tag;
       for (const std::string& name : read)
-        if (--reads_[name] == 0) constants_.erase(name);
+        if (--reads_[name] == 0) {
+          constants_.erase(name);
+          if (auto c = constant_nodes_.find(name); c != constant_nodes_.end()) removed.insert(c->second);
+        }
     }
     std::vector<OnnxNode> kept;
     for (size_t i = 0; i < g_.nodes.size(); ++i)
@@ -89,15 +98,21 @@ class Folder {
   }
 
  private:
-  const Array* constant(const std::string& name) const {
-    auto it = constants_.find(name);
-    return it == constants_.end() ? nullptr : &it->second;
+  // An initializer, or the value of a Constant node (PaddleOCR's exports hold every weight
+  // in one), decoded here once when a fold reads it.
+  const Array* constant(const std::string& name) {
+    if (auto it = constants_.find(name); it != constants_.end()) return &it->second;
+    if (auto it = decoded_.find(name); it != decoded_.end()) return &it->second;
+    auto c = constant_nodes_.find(name);
+    if (c == constant_nodes_.end() || removed.count(c->second)) return nullptr;
+    const OnnxNode& n = g_.nodes[c->second];
+    return &decoded_.emplace(name, tensor_to_array(file_, n.find_attribute("value")->tensors[0])).first->second;
   }
 
   // The per-channel affine `next` applies to `in` (a conv output of `channels` channels and
   // rank `rank`) with constant parameters, whose names go to `operands`; nothing otherwise.
   std::optional<models::ChannelAffine> affine_of(const OnnxNode& next, const std::string& in, int64_t channels,
-                                                 int rank, std::vector<std::string>& operands) const {
+                                                 int rank, std::vector<std::string>& operands) {
     if (!default_domain(next) || !single_output(next) || next.outputs[0].empty()) return std::nullopt;
     if (next.op_type == "BatchNormalization") {
       if (next.inputs.size() != 5 || next.inputs[0] != in || int_attr(next, "training_mode").value_or(0) != 0 ||
@@ -126,7 +141,11 @@ class Folder {
 
   OnnxGraph& g_;
   std::map<std::string, Array>& constants_;
+  std::span<const uint8_t> file_;
   std::map<std::string, int> reads_;
+  std::map<std::string, size_t> constant_nodes_;  // a Constant node's output -> the node
+  std::map<std::string, Array> decoded_;          // their values, decoded by constant()
+  std::set<size_t> removed;                       // folded nodes, and Constants none reads
 };
 
 }  // namespace
@@ -139,6 +158,8 @@ std::map<std::string, int> count_value_reads(const OnnxGraph& g) {
   return reads;
 }
 
-void fold_conv_affines(OnnxGraph& g, std::map<std::string, Array>& constants) { Folder(g, constants).run(); }
+void fold_conv_affines(OnnxGraph& g, std::map<std::string, Array>& constants, std::span<const uint8_t> file) {
+  Folder(g, constants, file).run();
+}
 
 }  // namespace kiln::onnx

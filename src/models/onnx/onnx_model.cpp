@@ -542,7 +542,7 @@ Model Model::from_state(std::shared_ptr<ModelState> st) {
   const OnnxGraph& g = st->model.graph;
   for (const formats::OnnxTensor& t : g.initializers) st->constants[t.name] = tensor_to_array(st->bytes, t);
   pretranspose_gemm_weights(st->model.graph, st->constants);
-  fold_conv_affines(st->model.graph, st->constants);
+  fold_conv_affines(st->model.graph, st->constants, st->bytes);
   for (const formats::OnnxValueInfo& v : g.inputs) {
     if (st->constants.count(v.name)) continue;  // an initializer listed as an input (IR < 4): a default
     st->inputs.push_back(spec_of(v, "input"));
