@@ -11,6 +11,7 @@
 
 #include "kiln/executorch.h"
 #include "kiln/kiln.h"
+#include "models/executorch/constant_folding.h"
 #include "tests/fixture_reader.h"
 #include "tests/fixture_values.h"
 #include "tests/model_file_dump.h"
@@ -112,6 +113,38 @@ TEST(ExecutorchModels, KvCacheDecoderGrowsItsCache) {
   EXPECT_EQ(out[0].shape(), Shape({1, 1, 64}));
   // (tokens, past) buckets (4, 1), (1, 4) and (1, 8): the last two steps share a bucket
   EXPECT_EQ(p.traces("forward"), 3);
+}
+
+// Every batch norm of the conv nets follows a convolution that nothing else reads, so each is
+// folded into its convolution's weights at load (models/conv_folding.h); the outputs above
+// are the check that the folded values are right.
+TEST(ExecutorchModels, ConvNetsFoldEveryBatchNorm) {
+  for (const char* name : {"mobilenet_v3_small", "resnet18"}) {
+    SCOPED_TRACE(name);
+    const std::vector<uint8_t> bytes = program_bytes(name);
+    const formats::Pte pte = formats::parse_pte(bytes);
+    const formats::PteExecutionPlan& plan = *pte.find_method("forward");
+    std::vector<Array> constants(plan.values.size());
+    for (size_t v = 0; v < plan.values.size(); ++v)
+      if (const auto* t = std::get_if<formats::PteTensor>(&plan.values[v].value); t && t->is_external())
+        constants[v] = kiln_test::formula_tensor(t->external_name, Shape(t->sizes.begin(), t->sizes.end()),
+                                                 executorch::kiln_dtype(t->scalar_type, name));
+    const std::vector<Array> before = constants;
+    size_t batch_norms = 0;
+    for (const formats::PteChain& chain : plan.chains)
+      for (const formats::PteInstruction& in : chain.instructions)
+        if (const auto* k = std::get_if<formats::PteKernelCall>(&in))
+          batch_norms += plan.operators.at(size_t(k->op_index)).full_name() ==
+                         "aten::_native_batch_norm_legit_no_training.out";
+    const auto folded = executorch::fold_conv_batch_norms(plan, constants);
+    EXPECT_GT(batch_norms, 0u);
+    EXPECT_EQ(folded.size(), batch_norms);
+    size_t changed = 0;
+    for (size_t v = 0; v < constants.size(); ++v)
+      changed += constants[v].valid() && constants[v].dtype() == float32 &&
+                 constants[v].to_vector<float>() != before[v].to_vector<float>();
+    EXPECT_GE(changed, batch_norms) << "each folded conv's weights";
+  }
 }
 
 TEST(ExecutorchModels, NamedDataIsChecked) {

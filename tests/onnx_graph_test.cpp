@@ -10,6 +10,8 @@
 #include "kiln/lax.h"
 #include "kiln/numpy.h"
 #include "kiln/transforms.h"
+#include "ir/debug.h"
+#include "models/conv_lowering.h"
 #include "tests/onnx_test_util.h"
 
 namespace onnx_graph_test {
@@ -210,6 +212,51 @@ TEST(OnnxGraph, ConvsOfNarrowRowsRunChannelsLastAndMatchLax) {
            {{2, 6, 3, 5}, {8, 6, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}},      // pointwise
        })
     expect_conv_matches_lax(t);
+}
+
+// Between two channels-last convs (a pointwise conv, its bias and ReLU, a depthwise conv over
+// 10-pixel rows, as in PP-OCR det's last stage) the activation is written to a channels-last
+// buffer under jit: the kernel computing it reads the product at its own flat index, not 8
+// floats apart as it did when it wrote the NCHW value (models/conv_channels_last.cpp). The
+// result is lax's NCHW convolutions'.
+TEST(OnnxGraph, ActivationBetweenChannelsLastConvsIsWrittenChannelsLast) {
+  const int64_t c = 8;
+  auto values = [](int64_t n, float phase) {
+    std::vector<float> v(size_t(n), 0.0f);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(phase + 0.37f * float(i));
+    return v;
+  };
+  const Array x = np::array(values(c * 30, 0.1f), {1, c, 3, 10}), w1 = np::array(values(c * c, 0.5f), {c, c, 1, 1}),
+              b = np::array(values(c, 0.9f), {1, c, 1, 1}), w2 = np::array(values(c * 9, 1.3f), {c, 1, 3, 3});
+  const std::vector<std::pair<int64_t, int64_t>> none{{0, 0}, {0, 0}}, one{{1, 1}, {1, 1}};
+  auto net = [&](const Array& in) {
+    const Array h = np::maximum(kiln::models::convolution(in, w1, {1, 1}, none, {1, 1}, 1) + b, Array(0.0f));
+    return kiln::models::convolution(h, w2, {1, 1}, one, {1, 1}, c);
+  };
+  std::string log;
+  const int saved = kiln::debug_level();
+  kiln::set_debug(3);
+  kiln::set_debug_sink([&](const std::string& line) { log += line + "\n"; });
+  const Array got = kiln::jit(kiln::ArrayFn(net))(x);
+  got.eval();
+  kiln::set_debug_sink(nullptr);
+  kiln::set_debug(saved);
+  const Array h = np::maximum(kiln::lax::conv_general_dilated(x, w1, {1, 1}, none, {}, {}, std::nullopt, 1) + b, Array(0.0f));
+  const Array want = kiln::lax::conv_general_dilated(h, w2, {1, 1}, one, {}, {}, std::nullopt, c);
+  const std::vector<float> g = got.to_vector<float>(), e = want.to_vector<float>();
+  ASSERT_EQ(g.size(), e.size());
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], e[i], 1e-5f * (1 + std::abs(e[i]))) << i;
+  // The ReLU's kernel: its one "max(" line, whose loads are all at gidx.
+  const size_t kernels = log.find("jit kernels:");
+  ASSERT_NE(kernels, std::string::npos) << log;
+  std::vector<std::string> relu;
+  for (size_t at = log.find("max(", kernels); at != std::string::npos; at = log.find("max(", at + 1)) {
+    const size_t begin = log.rfind('\n', at) + 1, end = log.find('\n', at);
+    relu.push_back(log.substr(begin, end - begin));
+    at = end;
+  }
+  ASSERT_EQ(relu.size(), 1u) << log;
+  EXPECT_NE(relu[0].find("in0[gidx]"), std::string::npos) << relu[0];
 }
 
 // Convs over maps smaller than their window (PP-OCR cls's 5x5 depthwise convs over 2 rows) drop

@@ -17,6 +17,19 @@ namespace {
 constexpr int64_t kMaxTaps = 49;  // a 7x7 depthwise window at most: one term per tap
 const std::vector<int> kToLast{0, 2, 3, 1}, kToFirst{0, 3, 1, 2};  // NCHW <-> NHWC
 
+// x [N, C, H, W] as the [N, H, W, C] value the convs below read, made an elementwise value
+// of that shape by -(-t) (exact: the same bits, NaN and -0 included; the jaxpr passes drop
+// x * 1 and x + 0, and max(t, t) reads t twice, which makes fusion write t's NCHW value to a
+// buffer first). Why: the windows and the product read their operand from
+// a buffer, and jit fusion writes a buffer in the order of the elementwise value it holds.
+// Without it that value is the NCHW one (the previous conv's bias and activation, computed on
+// its NCHW view), so the kernel that wrote it read the previous channels-last conv's output
+// with 4 lanes C floats apart, and this conv's windows or rows read it back C-strided too;
+// with it, the buffer is written channels-last from the channels-last output.
+Array channels_last(const Array& x) {
+  return np::negative(np::negative(np::transpose(x, kToLast)));
+}
+
 // The depthwise conv as one sum of kh * kw terms, each one tap of the windows of the padded
 // channels-last input times that tap's per-channel weight: an elementwise expression, so it
 // fuses with the epilogue (bias, batch norm, activation) into one kernel. Term t is added in
@@ -27,7 +40,7 @@ const std::vector<int> kToLast{0, 2, 3, 1}, kToFirst{0, 3, 1, 2};  // NCHW <-> N
 Array depthwise(const Array& x, const Array& w, const std::vector<int64_t>& strides,
                 const std::vector<std::pair<int64_t, int64_t>>& pads) {
   const int64_t c = x.shape(1), kh = w.shape(2), kw = w.shape(3);
-  const Array xp = np::pad(np::transpose(x, kToLast), {{0, 0}, pads[0], pads[1], {0, 0}});
+  const Array xp = np::pad(channels_last(x), {{0, 0}, pads[0], pads[1], {0, 0}});
   frontend::Params window;
   window.window = {1, kh, kw, 1};
   window.strides = {1, strides[0], strides[1], 1};
@@ -48,7 +61,7 @@ Array depthwise(const Array& x, const Array& w, const std::vector<int64_t>& stri
 // The pointwise conv as [N H W, C] x [C, O]: the output channels are the product's columns.
 Array pointwise(const Array& x, const Array& w) {
   const int64_t n = x.shape(0), c = x.shape(1), h = x.shape(2), wd = x.shape(3), o = w.shape(0);
-  const Array rows = np::reshape(np::transpose(x, kToLast), {n * h * wd, c});
+  const Array rows = np::reshape(channels_last(x), {n * h * wd, c});
   const Array y = np::matmul(rows, np::transpose(np::reshape(w, {o, c})));
   return np::transpose(np::reshape(y, {n, h, wd, o}), kToFirst);
 }

@@ -40,6 +40,8 @@ struct Method {
   std::vector<OpRule> rules;     // by operator index
   // Instructions computed at load (constant_folding.h): their results, by instruction.
   std::map<const PteInstruction*, Array> folded;
+  // Batch norms folded into their convolution's constants: the shift left to add, if any.
+  std::map<const PteInstruction*, Array> folded_batch_norms;
   Fn compiled;
   int traces = 0;
   // Bucketed traces (symbolic.h): the input dims the program reads with sym_size or that a
@@ -131,6 +133,8 @@ void run_chain(Frame& frame, const PteChain& chain, const Method& m, int64_t& st
     if (const auto* k = std::get_if<PteKernelCall>(&in)) {
       OpCall call(frame, k->args, plan.operators[size_t(k->op_index)].full_name());
       if (auto f = m.folded.find(&in); f != m.folded.end()) call.result(f->second);
+      else if (auto b = m.folded_batch_norms.find(&in); b != m.folded_batch_norms.end())
+        run_folded_batch_norm(call, b->second);
       else if (frame.symbolic()) run_symbolic(call, m.rules[size_t(k->op_index)]);
       else m.rules[size_t(k->op_index)](call);
     } else if (const auto* mv = std::get_if<PteMoveCall>(&in)) {
@@ -377,6 +381,7 @@ Program Program::load(std::vector<uint8_t> bytes, const std::map<std::string, Ar
       else if (t && t->is_external())
         m.constants[v] = external_array(named_data, *t, plan.name + ": value " + std::to_string(v));
     m.folded = fold_constant_permutes(plan, m.constants, m.rules);
+    m.folded_batch_norms = fold_conv_batch_norms(plan, m.constants);
     Method* method = &m;
     m.compiled = jit([method](const std::vector<Tree>& args) { return trace_method(*method, args); });
   }

@@ -14,6 +14,7 @@
 #include "ir/file_bytes.h"
 #include "library/lax_control.h"
 #include "library/numpy.h"
+#include "models/onnx/onnx_conv_folding.h"
 #include "models/onnx/onnx_ops.h"
 
 namespace kiln::onnx {
@@ -448,14 +449,6 @@ void resolve_external(ModelState& st, const FileSource& file_of, const std::stri
 
 // Every name the nodes of `g` read, those of its branches and loop bodies too (they read
 // the enclosing scope by name), with how often.
-void count_reads(const OnnxGraph& g, std::map<std::string, int>& reads) {
-  for (const OnnxNode& n : g.nodes) {
-    for (const std::string& in : n.inputs) ++reads[in];
-    for (const formats::OnnxAttribute& a : n.attributes)
-      for (const OnnxGraph& sub : a.graphs) count_reads(sub, reads);
-  }
-}
-
 // A Gemm with transB = 1 and a constant float32 B (a Linear layer as exported: W[N, K])
 // would read W^T's 4 SIMD lanes K floats apart on every call; stored transposed once here,
 // the product reads contiguous lanes and takes the wasm backend's register-blocked loop
@@ -464,11 +457,8 @@ void count_reads(const OnnxGraph& g, std::map<std::string, int>& reads) {
 // the transpose in the graph; one read by anything else too keeps its own constant beside
 // the copy.
 void pretranspose_gemm_weights(OnnxGraph& g, std::map<std::string, Array>& constants) {
-  std::map<std::string, int> reads;
-  count_reads(g, reads);
   // A graph output, or a graph input an initializer gives the default of (IR < 4), keeps it.
-  for (const auto* list : {&g.outputs, &g.inputs})
-    for (const formats::OnnxValueInfo& v : *list) ++reads[v.name];
+  std::map<std::string, int> reads = count_value_reads(g);
   std::map<std::string, std::string> copies;  // B's name -> its transposed constant's
   for (OnnxNode& n : g.nodes) {
     if (n.op_type != "Gemm" || (n.domain != "" && n.domain != "ai.onnx") || n.inputs.size() < 2) continue;
@@ -552,6 +542,7 @@ Model Model::from_state(std::shared_ptr<ModelState> st) {
   const OnnxGraph& g = st->model.graph;
   for (const formats::OnnxTensor& t : g.initializers) st->constants[t.name] = tensor_to_array(st->bytes, t);
   pretranspose_gemm_weights(st->model.graph, st->constants);
+  fold_conv_affines(st->model.graph, st->constants, st->bytes);
   for (const formats::OnnxValueInfo& v : g.inputs) {
     if (st->constants.count(v.name)) continue;  // an initializer listed as an input (IR < 4): a default
     st->inputs.push_back(spec_of(v, "input"));
