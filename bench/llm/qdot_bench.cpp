@@ -12,6 +12,9 @@
 //              quantized_linear were rewritten into integer primitives.
 //   int16-dot  as int-dot with the activation rounded to int16 per 32 values (pmaddwd on the
 //              widened codes; on Wasm the same instructions as int-dot), ~256x less rounding.
+//   rows x4/x8 int16-dot over 4 or 8 output rows at once with the float part lane-wise across
+//              rows (qdot_rows.h), checked bit-identical to a scalar reference of the definition;
+//              the float form is timed again in the same rounds for its ratio.
 // It prints microseconds per matvec (best of the rounds) and the largest difference of int-dot
 // from float relative to the largest output (the activation rounding, as llama.cpp's).
 //
@@ -23,6 +26,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <vector>
+
+#include "qdot_rows.h"
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
 #else
@@ -246,6 +251,65 @@ double since(std::chrono::steady_clock::time_point t0, int reps) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
 }
 
+// Repacks row-major blocks into R-row groups (qdot_rows.h's layout).
+template <int R, class Block>
+auto pack_rows(const std::vector<Block>& blocks, int n, int k) {
+  constexpr int kBytes = sizeof(Block::qs);
+  qrows::RowBlocks<R, kBytes> w;
+  w.n = n, w.k = k;
+  const int nb = k / 32;
+  w.codes.resize(size_t(n) * nb * kBytes), w.d.resize(size_t(n) * nb);
+  if constexpr (kBytes == 16) w.m.resize(size_t(n) * nb);
+  for (int r = 0; r < n; ++r)
+    for (int b = 0; b < nb; ++b) {
+      const Block& B = blocks[size_t(r) * nb + b];
+      const size_t s = w.sm(r / R, b) + r % R;
+      std::copy(std::begin(B.qs), std::end(B.qs), reinterpret_cast<int8_t*>(&w.codes[s * kBytes]));
+      w.d[s] = B.d;
+      if constexpr (kBytes == 16) w.m[s] = B.m;
+    }
+  return w;
+}
+
+// Times the multi-row kernels (best of 5 alternated rounds, x rounding included) and checks each
+// is bit-identical to the scalar reference of the definition; float_form (kiln's lowering today)
+// is timed again in the same rounds so the ratios come from alternated runs.
+template <class Block, class Float>
+void run_rows(const std::vector<Block>& blocks, int n, int k, const std::vector<float>& x, int reps, Float float_form,
+              const std::vector<float>& y16) {
+  const auto w4 = pack_rows<4>(blocks, n, k);
+  Q16 q;
+  quantize_row(x.data(), k, q);
+  std::vector<float> ref(static_cast<size_t>(n)), y4(ref), y8(ref);
+  qrows::matvec_rows_ref(w4, q.q.data(), q.d.data(), q.sum.data(), ref.data());
+  double best[2] = {1e30, 1e30}, float_us = 1e30;
+  const auto w8 = pack_rows<8>(blocks, n, k);
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) float_form();
+    float_us = std::min(float_us, since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), qrows::matvec_rows4(w4, q.q.data(), q.d.data(), q.sum.data(), y4.data());
+    best[0] = std::min(best[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), qrows::matvec_rows8(w8, q.q.data(), q.d.data(), q.sum.data(), y8.data());
+    best[1] = std::min(best[1], since(t0, reps));
+  }
+  float dref = 0, top = 0;
+  for (size_t r = 0; r < ref.size(); ++r) dref = std::max(dref, std::fabs(ref[r] - y16[r])), top = std::max(top, std::fabs(ref[r]));
+#ifdef __wasm_simd128__
+  std::printf("    float %8.1f us  rows x4 (i32x4.dot_i16x8_s) %7.1f us (%.2fx)  rows x8 %7.1f us (%.2fx)  "
+              "bit-identical to reference: x4 %s, x8 %s  reference vs int16-dot %.2g of max |y|\n",
+              float_us, best[0], float_us / best[0], best[1], float_us / best[1], y4 == ref ? "yes" : "NO",
+              y8 == ref ? "yes" : "NO", dref / top);
+#else
+  std::printf("    float %8.1f us  rows x4 (SSE2 pmaddwd) %7.1f us (%.2fx)  rows x8 (AVX2 vpmaddwd) %7.1f us (%.2fx)  "
+              "bit-identical to reference: x4 %s, x8 %s  reference vs int16-dot %.2g of max |y|\n",
+              float_us, best[0], float_us / best[0], best[1], float_us / best[1], y4 == ref ? "yes" : "NO",
+              y8 == ref ? "yes" : "NO", dref / top);
+#endif
+}
+
 void run_shape(int n, int k, int reps) {
   u32 state = 12345u + u32(n * 7 + k);
   auto rnd = [&] { return state = state * 1664525u + 1013904223u; };
@@ -294,6 +358,7 @@ void run_shape(int n, int k, int reps) {
               "int16-dot %7.1f us (%.2fx)  vs float: int-dot %.2g, int16-dot %.2g of max |y| (int-loops vs int-dot %.2g)\n",
               n, k, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2], best[3], best[0] / best[3], err / top,
               err16 / top, loops_err / top);
+  run_rows(blocks, n, k, x, reps, [&] { matvec_float(p, x.data(), yf.data()); }, y16);
 }
 
 void run_q8(int n, int k, int reps) {
@@ -337,6 +402,7 @@ void run_q8(int n, int k, int reps) {
   std::printf("q8_0 [%5d x %4d]  float %8.1f us  int-dot %7.1f us (%.2fx)  int16-dot %7.1f us (%.2fx)  "
               "vs float: int-dot %.2g, int16-dot %.2g of max |y|\n",
               n, k, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2], err / top, err16 / top);
+  run_rows(blocks, n, k, x, reps, [&] { matvec_float_q8(words, scales, n, k, x.data(), yf.data()); }, y16);
 }
 
 }  // namespace
