@@ -15,6 +15,8 @@
 //   rows x4/x8 int16-dot over 4 or 8 output rows at once with the float part lane-wise across
 //              rows (qdot_rows.h), checked bit-identical to a scalar reference of the definition;
 //              the float form is timed again in the same rounds for its ratio.
+//   tiled      prefill: 64 activation rows against the weights, codes widened once per group
+//              of 8 weight rows (qdot_tiles.h), against the 8-row matvec once per row.
 // It prints microseconds per matvec (best of the rounds) and the largest difference of int-dot
 // from float relative to the largest output (the activation rounding, as llama.cpp's).
 //
@@ -24,10 +26,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <vector>
 
-#include "qdot_rows.h"
+#include "qdot_tiles.h"
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
 #else
@@ -282,8 +285,11 @@ void run_rows(const std::vector<Block>& blocks, int n, int k, const std::vector<
   quantize_row(x.data(), k, q);
   std::vector<float> ref(static_cast<size_t>(n)), y4(ref), y8(ref);
   qrows::matvec_rows_ref(w4, q.q.data(), q.d.data(), q.sum.data(), ref.data());
-  double best[2] = {1e30, 1e30}, float_us = 1e30;
+  double best[2] = {1e30, 1e30}, float_us = 1e30, round_us[2] = {1e30, 1e30};
   const auto w8 = pack_rows<8>(blocks, n, k);
+  Q16 qv = q;  // the vector rounding's output, compared with quantize_row's
+  qrows::quantize16(x.data(), k, qv.q.data(), qv.d.data(), qv.sum.data());
+  const bool same_rounding = qv.q == q.q && qv.d == q.d && qv.sum == q.sum;
   for (int round = 0; round < 5; ++round) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < reps; ++i) float_form();
@@ -294,7 +300,15 @@ void run_rows(const std::vector<Block>& blocks, int n, int k, const std::vector<
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), qrows::matvec_rows8(w8, q.q.data(), q.d.data(), q.sum.data(), y8.data());
     best[1] = std::min(best[1], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q);
+    round_us[0] = std::min(round_us[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) qrows::quantize16(x.data(), k, qv.q.data(), qv.d.data(), qv.sum.data());
+    round_us[1] = std::min(round_us[1], since(t0, reps));
   }
+  std::printf("    x rounding alone: scalar %.2f us, vector %.2f us (bit-identical: %s)\n", round_us[0], round_us[1],
+              same_rounding ? "yes" : "NO");
   float dref = 0, top = 0;
   for (size_t r = 0; r < ref.size(); ++r) dref = std::max(dref, std::fabs(ref[r] - y16[r])), top = std::max(top, std::fabs(ref[r]));
 #ifdef __wasm_simd128__
@@ -308,6 +322,46 @@ void run_rows(const std::vector<Block>& blocks, int n, int k, const std::vector<
               float_us, best[0], float_us / best[0], best[1], float_us / best[1], y4 == ref ? "yes" : "NO",
               y8 == ref ? "yes" : "NO", dref / top);
 #endif
+}
+
+// Prefill: m activation rows against the weights, the 8-row matvec once per row against the
+// tiled kernel (codes widened once per group of 8 weight rows); x rounding inside both timings.
+template <class Block>
+void run_prefill(const std::vector<Block>& blocks, int n, int k, int m, int reps) {
+  const auto w8 = pack_rows<8>(blocks, n, k);
+  const int nb = k / 32;
+  u32 state = 99u + u32(n + k);
+  std::vector<float> x(size_t(m) * k);
+  for (float& v : x) v = float(int((state = state * 1664525u + 1013904223u) % 2001) - 1000) * 1e-3f;
+  std::vector<int16_t> xq(x.size());
+  std::vector<float> dx(size_t(m) * nb), sx(dx.size()), y_rows(size_t(m) * n), y_tile(y_rows.size());
+  // aligned_alloc, not std::vector: a vector of __m256i drops its alignment attribute (a warning).
+  qrows::V16* scratch = static_cast<qrows::V16*>(std::aligned_alloc(64, size_t(8) * k * sizeof(int16_t)));
+  Q16 q;
+  auto round_rows = [&] {
+    for (int i = 0; i < m; ++i) {
+      quantize_row(&x[size_t(i) * k], k, q);
+      std::copy(q.q.begin(), q.q.end(), &xq[size_t(i) * k]);
+      std::copy(q.d.begin(), q.d.end(), &dx[size_t(i) * nb]), std::copy(q.sum.begin(), q.sum.end(), &sx[size_t(i) * nb]);
+    }
+  };
+  double best[2] = {1e30, 1e30};
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) {
+      round_rows();
+      for (int i = 0; i < m; ++i)
+        qrows::matvec_rows8(w8, &xq[size_t(i) * k], &dx[size_t(i) * nb], &sx[size_t(i) * nb], &y_rows[size_t(i) * n]);
+    }
+    best[0] = std::min(best[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) round_rows(), qrows::matmul_rows8(w8, m, xq.data(), dx.data(), sx.data(), y_tile.data(), scratch);
+    best[1] = std::min(best[1], since(t0, reps));
+  }
+  std::printf("%s [%5d x %4d] x %d rows: matvec rows x8 per row %8.1f us  tiled %8.1f us (%.2fx)  bit-identical: %s\n",
+              sizeof(Block::qs) == 16 ? "q4_1" : "q8_0", n, k, m, best[0], best[1], best[0] / best[1],
+              y_rows == y_tile ? "yes" : "NO");
+  std::free(scratch);
 }
 
 void run_shape(int n, int k, int reps) {
@@ -359,6 +413,7 @@ void run_shape(int n, int k, int reps) {
               n, k, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2], best[3], best[0] / best[3], err / top,
               err16 / top, loops_err / top);
   run_rows(blocks, n, k, x, reps, [&] { matvec_float(p, x.data(), yf.data()); }, y16);
+  run_prefill(blocks, n, k, 64, std::max(1, reps / 64));
 }
 
 void run_q8(int n, int k, int reps) {

@@ -58,6 +58,61 @@ __attribute__((noinline)) void matvec_rows_ref(const RowBlocks<R, kBytes>& w, co
   }
 }
 
+// The activation row rounded to int16 per 32 values, vectorized: amax is a max (any order),
+// d = amax / 32767 and 1 / d in scalar float, each code the round-to-nearest-even of x * (1/d)
+// (what std::nearbyint does in the default rounding mode), sx = d * float(sum of codes): the
+// same values as the scalar quantize_row, bit for bit (the run checks it).
+#ifdef __wasm_simd128__
+__attribute__((noinline)) inline void quantize16(const float* x, int k, int16_t* q, float* dx, float* sx) {
+  for (int b = 0; b < k / 32; ++b) {
+    const float* p = x + b * 32;
+    v128_t v[8], mx = wasm_f32x4_splat(0);
+    for (int i = 0; i < 8; ++i) v[i] = wasm_v128_load(p + 4 * i), mx = wasm_f32x4_max(mx, wasm_f32x4_abs(v[i]));
+    mx = wasm_f32x4_max(mx, wasm_i32x4_shuffle(mx, mx, 2, 3, 0, 1));
+    const float amax = wasm_f32x4_extract_lane(wasm_f32x4_max(mx, wasm_i32x4_shuffle(mx, mx, 1, 0, 3, 2)), 0);
+    const float d = amax / 32767, id = d != 0 ? 1 / d : 0;
+    const v128_t vid = wasm_f32x4_splat(id);
+    v128_t sum = wasm_i32x4_splat(0);
+    for (int i = 0; i < 8; i += 2) {
+      const v128_t a = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[i], vid)));
+      const v128_t c = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(v[i + 1], vid)));
+      sum = wasm_i32x4_add(sum, wasm_i32x4_add(a, c));
+      wasm_v128_store(q + b * 32 + 4 * i, wasm_i16x8_narrow_i32x4(a, c));
+    }
+    const int s = wasm_i32x4_extract_lane(sum, 0) + wasm_i32x4_extract_lane(sum, 1) + wasm_i32x4_extract_lane(sum, 2) +
+                  wasm_i32x4_extract_lane(sum, 3);
+    dx[b] = d, sx[b] = d * float(s);
+  }
+}
+#else
+__attribute__((noinline)) inline void quantize16(const float* x, int k, int16_t* q, float* dx, float* sx) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int b = 0; b < k / 32; ++b) {
+    const float* p = x + b * 32;
+    __m256 v[4], mx = _mm256_setzero_ps();
+    for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(p + 8 * i), mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, v[i]));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    const float amax = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    const float d = amax / 32767, id = d != 0 ? 1 / d : 0;
+    const __m256 vid = _mm256_set1_ps(id);
+    __m256i sum = _mm256_setzero_si256();
+    for (int i = 0; i < 4; i += 2) {
+      const __m256i a = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i], vid), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      const __m256i c = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i + 1], vid), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      sum = _mm256_add_epi32(sum, _mm256_add_epi32(a, c));
+      // packs works per 128-bit lane: [a0-3 c0-3 | a4-7 c4-7]; permute back to a0-7 c0-7.
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * 32 + 8 * i),
+                          _mm256_permute4x64_epi64(_mm256_packs_epi32(a, c), 0xD8));
+    }
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+    dx[b] = d, sx[b] = d * float(_mm_cvtsi128_si32(s4));
+  }
+}
+#endif
+
 #ifdef __wasm_simd128__
 // [sum(a0), sum(a1), sum(a2), sum(a3)]: integer adds, so any order gives the same sums.
 inline v128_t tsum4(v128_t a0, v128_t a1, v128_t a2, v128_t a3) {
