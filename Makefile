@@ -363,7 +363,7 @@ bench-qdot:
 	mkdir -p build && g++ -std=c++20 -O3 -march=x86-64-v3 -ffp-contract=off -Wall -Wextra -Werror \
 	  bench/llm/qdot_bench.cpp -o build/qdot_bench && nice ./build/qdot_bench
 	em++ -std=c++20 -O3 -msimd128 -ffp-contract=off -Wall -Wextra -Werror -sSINGLE_FILE=1 -sENVIRONMENT=node \
-	  -sINITIAL_MEMORY=256MB bench/llm/qdot_bench.cpp -o build/qdot_bench.js && nice node --no-liftoff build/qdot_bench.js
+	  -sINITIAL_MEMORY=512MB bench/llm/qdot_bench.cpp -o build/qdot_bench.js && nice node --no-liftoff build/qdot_bench.js
 
 # One core's float32 rate with 128-bit vectors (FMA, and mul + add): the ceiling for Wasm SIMD
 # kernels on this machine, against which bench/results/wasm.md reads the matmul rates.

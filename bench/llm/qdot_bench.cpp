@@ -17,6 +17,8 @@
 //              the float form is timed again in the same rounds for its ratio.
 //   tiled      prefill: 64 activation rows against the weights, codes widened once per group
 //              of 8 weight rows (qdot_tiles.h), against the 8-row matvec once per row.
+//   cold step  the q4_1 matvecs of 30 decode-step layers, each with its own weights (80 MB per
+//              layout, past L3): float against rows x8 as the model would read them.
 // It prints microseconds per matvec (best of the rounds) and the largest difference of int-dot
 // from float relative to the largest output (the activation rounding, as llama.cpp's).
 //
@@ -364,16 +366,18 @@ void run_prefill(const std::vector<Block>& blocks, int n, int k, int m, int reps
   std::free(scratch);
 }
 
-void run_shape(int n, int k, int reps) {
-  u32 state = 12345u + u32(n * 7 + k);
+// A random q4_1 matrix in kiln's layout, and the same values as row-major ggml blocks.
+Packed random_q41(int n, int k, u32 state) {
   auto rnd = [&] { return state = state * 1664525u + 1013904223u; };
   Packed p{n, k, std::vector<u32>(size_t(n) * k / 8), std::vector<float>(size_t(n) * k / 32),
            std::vector<float>(size_t(n) * k / 32)};
   for (u32& v : p.words) v = rnd();
   for (float& v : p.s) v = float(rnd() % 1000 + 1) * 1e-5f;
   for (float& v : p.m) v = -float(rnd() % 1000) * 1e-4f;
-  std::vector<float> x(static_cast<size_t>(k));
-  for (float& v : x) v = float(int(rnd() % 2001) - 1000) * 1e-3f;
+  return p;
+}
+std::vector<Block41> blocks_of(const Packed& p) {
+  const int n = p.n, k = p.k;
   std::vector<Block41> blocks(size_t(n) * k / 32);
   for (int r = 0; r < n; ++r)
     for (int b = 0; b < k / 32; ++b) {
@@ -381,6 +385,46 @@ void run_shape(int n, int k, int reps) {
       B.d = p.s[p.sm(r, b)], B.m = p.m[p.sm(r, b)];
       for (int i = 0; i < 16; ++i) B.qs[i] = uint8_t(p.code(r, b * 32 + i) | p.code(r, b * 32 + 16 + i) << 4);
     }
+  return blocks;
+}
+
+// The q4_1 matvecs of whole decode steps: every shape of SmolLM2's 30 layers with its own
+// weights (80 MB per layout, past this CPU's L3), so each matvec reads its weights from memory
+// as in the model, where the per-shape timings above re-read one matrix from cache.
+void run_step(const int (*shapes)[2], int count, int layers) {
+  std::vector<Packed> p;
+  std::vector<qrows::RowBlocks<8, 16>> w8;
+  std::vector<std::vector<float>> xs;
+  for (int l = 0; l < layers; ++l)
+    for (int s = 0; s < count; ++s) {
+      p.push_back(random_q41(shapes[s][0], shapes[s][1], u32(l * 131 + s)));
+      w8.push_back(pack_rows<8>(blocks_of(p.back()), shapes[s][0], shapes[s][1]));
+    }
+  size_t bytes = 0;
+  for (const Packed& m : p) bytes += m.words.size() * 4 + m.s.size() * 8;
+  std::vector<float> x(1536), y(1536);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 37 % 2001) - 1000) * 1e-3f;
+  Q16 q;
+  double best[2] = {1e30, 1e30};
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (const Packed& m : p) matvec_float(m, x.data(), y.data());
+    best[0] = std::min(best[0], since(t0, 1));
+    t0 = std::chrono::steady_clock::now();
+    for (const auto& w : w8) quantize_row(x.data(), w.k, q), qrows::matvec_rows8(w, q.q.data(), q.d.data(), q.sum.data(), y.data());
+    best[1] = std::min(best[1], since(t0, 1));
+  }
+  std::printf("q4_1 matvecs of %d layers (%.0f MB of weights, cold): float %.2f ms  rows x8 %.2f ms (%.2fx)\n", layers,
+              double(bytes) / 1e6, best[0] / 1e3, best[1] / 1e3, best[0] / best[1]);
+}
+
+void run_shape(int n, int k, int reps) {
+  const Packed p = random_q41(n, k, 12345u + u32(n * 7 + k));
+  u32 state = 999u + u32(n + k);
+  auto rnd = [&] { return state = state * 1664525u + 1013904223u; };
+  std::vector<float> x(static_cast<size_t>(k));
+  for (float& v : x) v = float(int(rnd() % 2001) - 1000) * 1e-3f;
+  const std::vector<Block41> blocks = blocks_of(p);
   const size_t rows = static_cast<size_t>(n);
   std::vector<float> yf(rows), yi(rows), yl(rows), y16(rows);
   std::vector<i32> isum;
@@ -464,9 +508,13 @@ void run_q8(int n, int k, int reps) {
 
 int main() {
   std::printf("matvecs, %s, 1 thread, best of 5 alternated rounds\n", kIsa);
-  // SmolLM2-135M's q4_1 shapes (rows x columns): ffn gate/up, ffn down, attn q/o, attn k/v.
-  const int shapes[][2] = {{1536, 576}, {576, 1536}, {576, 576}, {192, 576}};
+  // SmolLM2-135M's q4_1 shapes (rows x columns): ffn gate/up, ffn down, attn q/o, attn k/v, and
+  // q, k and v merged into one matvec (what the transformer runs since they were merged).
+  const int shapes[][2] = {{1536, 576}, {576, 1536}, {576, 576}, {192, 576}, {960, 576}};
   for (auto& s : shapes) run_shape(s[0], s[1], 4000000 / (s[0] * s[1] / 64));
+  // One decode step's q4_1 matvecs: gate and up, down, o, q/k/v merged (30 layers).
+  const int step[][2] = {{1536, 576}, {1536, 576}, {576, 1536}, {576, 576}, {960, 576}};
+  run_step(step, 5, 30);
   run_q8(49152, 576, 4);  // the output projection (tied embedding)
   return 0;
 }
