@@ -3,6 +3,7 @@
 // large dispatches split over a pthread pool in threaded builds.
 #ifdef __EMSCRIPTEN__
 #include "backend/wasm/wasm_backend.h"
+#include "backend/wasm/qmatmul_wasm.h"
 
 #include <emscripten/emscripten.h>
 
@@ -431,6 +432,19 @@ void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inpu
       fail("wasm.dispatch", "a pool worker could not instantiate the kernel module (", msg, ")");
     }
   });
+}
+
+void WasmBackend::quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& in, int64_t output) {
+  uint8_t* p[5];
+  for (int i = 0; i < 5; ++i) {
+    const int64_t h = i < 4 ? in[size_t(i)] : output;
+    check_quantized_matmul_operand(s, i, size_of(h, "wasm.quantized_matmul"), name());
+    p[i] = data(h);
+  }
+  QuantMatmulArgs a{reinterpret_cast<const float*>(p[0]), reinterpret_cast<const uint32_t*>(p[1]),
+                    reinterpret_cast<const float*>(p[2]), reinterpret_cast<const float*>(p[3]),
+                    reinterpret_cast<float*>(p[4])};
+  run_quantized_matmul(s, a, &wasm::quantized_matvec_simd128);
 }
 
 }  // namespace kiln
