@@ -127,6 +127,8 @@ const Case kCases[] = {
     {QuantLayout::Nibble4, 1, 64, 8},  {QuantLayout::Nibble4, 1, 96, 13}, {QuantLayout::Nibble4, 3, 576, 40},
     {QuantLayout::Nibble4, 2, 64, 1},  {QuantLayout::Int8, 1, 64, 8},     {QuantLayout::Int8, 1, 96, 5},
     {QuantLayout::Int8, 3, 576, 29},   {QuantLayout::Int8, 2, 32, 64},
+    // Several x rows over more weight groups than one 64 KiB tile holds (the prefill order).
+    {QuantLayout::Nibble4, 3, 576, 203}, {QuantLayout::Int8, 2, 1024, 300},
 };
 
 std::string name(const Case& c) {

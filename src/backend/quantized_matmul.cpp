@@ -80,12 +80,19 @@ struct RowJob {
   const float *dx, *sx;
 };
 
+// Several activation rows (prefill) run tile by tile of weight groups, each tile about
+// kTileBytes, so every row after the first reads the tile from L2 rather than memory.
+constexpr int64_t kTileBytes = 64 << 10;
+
 void run_groups(void* ctx, int64_t g0, int64_t g1) {
   const RowJob& j = *static_cast<const RowJob*>(ctx);
   const int64_t nb = j.s->k / kQuantBlock;
-  for (int64_t i = 0; i < j.s->m; ++i)
-    j.kernel(*j.s, j.xq + i * j.s->k, j.dx + i * nb, j.sx + i * nb, j.a->codes, j.a->d, j.a->mins, g0, g1,
-             j.a->out + i * j.s->rows);
+  const int64_t group_bytes = nb * kQuantRowGroup * (quant_block_words(j.s->layout) + 2) * 4;
+  const int64_t tile = j.s->m == 1 ? g1 - g0 : std::max<int64_t>(1, kTileBytes / std::max<int64_t>(group_bytes, 1));
+  for (int64_t t0 = g0; t0 < g1; t0 += tile)
+    for (int64_t i = 0; i < j.s->m; ++i)
+      j.kernel(*j.s, j.xq + i * j.s->k, j.dx + i * nb, j.sx + i * nb, j.a->codes, j.a->d, j.a->mins, t0,
+               std::min(g1, t0 + tile), j.a->out + i * j.s->rows);
 }
 
 }  // namespace
