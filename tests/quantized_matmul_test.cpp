@@ -151,8 +151,10 @@ TEST(QuantizedMatmul, EqualsTheDefinitionBitForBit) {
 // Each SIMD kernel of this build against the C++ reference directly, on every group range.
 TEST(QuantizedMatmul, SimdKernelsEqualTheReference) {
   std::vector<std::pair<std::string, kiln::QuantMatvecFn>> kernels;
+  kiln::QuantMatvec2Fn pair = nullptr;
 #ifdef __EMSCRIPTEN__
   kernels.push_back({"simd128", &kiln::wasm::quantized_matvec_simd128});
+  pair = &kiln::wasm::quantized_matvec2_simd128;
 #elif defined(__x86_64__)
   kernels.push_back({"sse2", &kiln::native::quantized_matvec_sse2});
   if (__builtin_cpu_supports("avx2")) kernels.push_back({"avx2", &kiln::native::quantized_matvec_avx2});
@@ -170,6 +172,10 @@ TEST(QuantizedMatmul, SimdKernelsEqualTheReference) {
       std::fill(out.begin(), out.end(), -1.0f);
       kiln::run_quantized_matmul(s, a, fn);
       expect_bits(out, want, kname + " " + name(c));
+      if (!pair) continue;
+      std::fill(out.begin(), out.end(), -1.0f);
+      kiln::run_quantized_matmul(s, a, fn, nullptr, nullptr, pair);  // rows in pairs, an odd one alone
+      expect_bits(out, want, kname + " in pairs " + name(c));
     }
   }
 }

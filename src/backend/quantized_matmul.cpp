@@ -76,6 +76,7 @@ struct RowJob {
   const QuantMatmulShape* s;
   const QuantMatmulArgs* a;
   QuantMatvecFn kernel;
+  QuantMatvec2Fn pair;
   const int16_t* xq;
   const float *dx, *sx;
 };
@@ -90,22 +91,25 @@ void run_groups(void* ctx, int64_t g0, int64_t g1) {
   const int64_t group_bytes = nb * kQuantRowGroup * (quant_block_words(j.s->layout) + 2) * 4;
   const int64_t tile = j.s->m == 1 ? g1 - g0 : std::max<int64_t>(1, kTileBytes / std::max<int64_t>(group_bytes, 1));
   for (int64_t t0 = g0; t0 < g1; t0 += tile)
-    for (int64_t i = 0; i < j.s->m; ++i)
-      j.kernel(*j.s, j.xq + i * j.s->k, j.dx + i * nb, j.sx + i * nb, j.a->codes, j.a->d, j.a->mins, t0,
-               std::min(g1, t0 + tile), j.a->out + i * j.s->rows);
+    for (int64_t i = 0; i < j.s->m;) {
+      const int64_t step = j.pair && i + 1 < j.s->m ? 2 : 1;
+      (step == 2 ? j.pair : j.kernel)(*j.s, j.xq + i * j.s->k, j.dx + i * nb, j.sx + i * nb, j.a->codes, j.a->d,
+                                      j.a->mins, t0, std::min(g1, t0 + tile), j.a->out + i * j.s->rows);
+      i += step;
+    }
 }
 
 }  // namespace
 
 void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, QuantMatvecFn kernel,
-                          GroupSplitter split, void* split_ctx) {
+                          GroupSplitter split, void* split_ctx, QuantMatvec2Fn pair) {
   if (s.m == 0 || s.rows == 0) return;
   const int64_t nb = s.k / kQuantBlock;
   std::vector<int16_t> xq(size_t(s.m * s.k));
   std::vector<float> dx(size_t(s.m * nb)), sx(size_t(s.m * nb));
   for (int64_t i = 0; i < s.m; ++i)
     quantize_activation_row(a.x + i * s.k, s.k, &xq[size_t(i * s.k)], &dx[size_t(i * nb)], &sx[size_t(i * nb)]);
-  RowJob job{&s, &a, kernel, xq.data(), dx.data(), sx.data()};
+  RowJob job{&s, &a, kernel, pair, xq.data(), dx.data(), sx.data()};
   const int64_t groups = quant_groups(s.rows);
   if (split) split(split_ctx, groups, run_groups, &job);
   else run_groups(&job, 0, groups);

@@ -61,7 +61,11 @@ struct QuantMatmulArgs {
   float* out;
 };
 using GroupSplitter = void (*)(void* ctx, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* fn_ctx);
+// A kernel for two activation rows at once (the next row's xq, dx, sx and out k, k / 32,
+// k / 32 and rows elements further on), each row's outputs those of QuantMatvecFn: a device
+// whose kernel widens each weight code once for both rows gives one (wasm; prefill).
+using QuantMatvec2Fn = QuantMatvecFn;
 void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, QuantMatvecFn kernel,
-                          GroupSplitter split = nullptr, void* split_ctx = nullptr);
+                          GroupSplitter split = nullptr, void* split_ctx = nullptr, QuantMatvec2Fn pair = nullptr);
 
 }  // namespace kiln

@@ -7,6 +7,7 @@
 
 #include <emscripten/emscripten.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -444,7 +445,20 @@ void WasmBackend::quantized_matmul(const QuantMatmulShape& s, const std::vector<
   QuantMatmulArgs a{reinterpret_cast<const float*>(p[0]), reinterpret_cast<const uint32_t*>(p[1]),
                     reinterpret_cast<const float*>(p[2]), reinterpret_cast<const float*>(p[3]),
                     reinterpret_cast<float*>(p[4])};
-  run_quantized_matmul(s, a, &wasm::quantized_matvec_simd128);
+  // The row groups split over the pool as a kernel's range is (same thresholds); the kernel
+  // is the core's own code, so workers call it directly.
+  GroupSplitter split = nullptr;
+  const int64_t groups = quant_groups(s.rows);
+  if (threads_ > 1 && groups >= 2 && s.m * s.rows * s.k >= (pool_awake() ? min_work_ : cold_parallel_min_work())) {
+    if (!pool_) pool_ = std::make_unique<wasm::ThreadPool>(max_threads_);
+    split_dispatches_++;
+    split = [](void* be, int64_t n, void (*fn)(void*, int64_t, int64_t), void* fn_ctx) {
+      auto* w = static_cast<WasmBackend*>(be);
+      const int64_t chunk = std::max<int64_t>(1, n / (4 * int64_t(w->threads_)));
+      w->pool_->parallel_for(n, chunk, w->threads_, [&](int64_t b, int64_t e, int) { fn(fn_ctx, b, e); });
+    };
+  }
+  run_quantized_matmul(s, a, &wasm::quantized_matvec_simd128, split, this, &wasm::quantized_matvec2_simd128);
 }
 
 }  // namespace kiln
