@@ -331,7 +331,8 @@ TEST(QuantizedWeights, VmapMatchesALoop) {
 // smaller than it, eagerly and under jit (KILN_DEBUG level 3 logs each kernel).
 TEST(QuantizedWeights, DequantizationIsFusedIntoTheContraction) {
   const int64_t rows = 48;
-  const QuantizedWeight w = small_q4_1(rows);
+  // The float path (the IntDot layout of the CPU devices is quantized_matmul, a routine).
+  const QuantizedWeight w = kiln::models::upload(packed_q4_1(rows), kiln::models::RowLayout::Interleaved);
   for (int64_t m : {1, 3}) {
     const Array x = np::ones({m, 64});
     std::vector<std::string> lines;

@@ -4,7 +4,7 @@
 // backends are timed by the same code: Model::generate_ids's GenerateStats.
 //
 //   kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen 128]
-//                  [--reps 5] [--ctx N] [--profile N] [--debug N] [--host-argmax]
+//                  [--reps 5] [--ctx N] [--profile N] [--debug N] [--host-argmax] [--float-matvec]
 // --ids: a file of whitespace-separated prompt token ids (the driver writes llama.cpp's
 // tokenization of its prompt, so both runtimes see the same tokens). Threads come from
 // $KILN_NUM_THREADS (native pool and wasm worker pool alike).
@@ -18,6 +18,8 @@
 // wall time does, so two builds' host-side costs can be compared there.
 // --host-argmax: greedy tokens chosen on the host from each step's logits row (what every step
 // did before the step computed its argmax on the device), for a before/after in one binary.
+// --float-matvec: the q4/q8 matrices keep the float matvec (no quantized_matmul routine), for
+// a before/after of issue 19's integer-dot matvecs in one binary ($KILN_LLM_INT_DOT=0 natively).
 // --debug N: kiln::set_debug(N) before loading (1: each compiled kernel and, on wasm, its loop
 // kind; 3: kernel expressions). $KILN_DEBUG does the same natively, but Emscripten's getenv
 // does not see Node's environment.
@@ -32,6 +34,7 @@
 
 #include "kiln/debug.h"
 #include "kiln/llm.h"
+#include "models/quantized_weights.h"
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten/emscripten.h>
@@ -52,12 +55,13 @@ struct Args {
   int gen = 128, reps = 5, profile = 0, debug = 0;
   int64_t ctx = 0;  // 0: prompt + gen, the smallest cache (decode attends over all of it)
   bool host_argmax = false;  // GenerateOptions::greedy_on_host: read the logits row per step
+  bool float_matvec = false;
 };
 
 [[noreturn]] void usage(int code) {
   std::fprintf(stderr,
                "kiln_llm_bench --model FILE.gguf --ids FILE [--device native|wasm|cpu] [--gen N] "
-               "[--reps N] [--ctx N] [--profile N] [--debug N] [--host-argmax]\n");
+               "[--reps N] [--ctx N] [--profile N] [--debug N] [--host-argmax] [--float-matvec]\n");
   std::exit(code);
 }
 
@@ -78,6 +82,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--profile") a.profile = std::stoi(value());
     else if (k == "--debug") a.debug = std::stoi(value());
     else if (k == "--host-argmax") a.host_argmax = true;
+    else if (k == "--float-matvec") a.float_matvec = true;
     else usage(k == "--help" ? 0 : 2);
   }
   if (a.model.empty() || a.ids_file.empty()) usage(2);
@@ -137,6 +142,7 @@ int main(int argc, char** argv) {
     // Prompt + gen - 1 positions are written (the last token is sampled, never fed back).
     const int64_t ctx = a.ctx > 0 ? a.ctx : int64_t(prompt.size()) + a.gen;
     if (a.debug > 0) kiln::set_debug(a.debug);
+    if (a.float_matvec) kiln::models::set_int_dot_matvecs(false);
     const auto t0 = std::chrono::steady_clock::now();
     kiln::llm::Model model = kiln::llm::Model::load(a.model, {a.device, ctx, 32});
     const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -12,6 +12,13 @@
 //              quantized_linear were rewritten into integer primitives.
 //   int16-dot  as int-dot with the activation rounded to int16 per 32 values (pmaddwd on the
 //              widened codes; on Wasm the same instructions as int-dot), ~256x less rounding.
+//   rows x4/x8 int16-dot over 4 or 8 output rows at once with the float part lane-wise across
+//              rows (qdot_rows.h), checked bit-identical to a scalar reference of the definition;
+//              the float form is timed again in the same rounds for its ratio.
+//   tiled      prefill: 64 activation rows against the weights, codes widened once per group
+//              of 8 weight rows (qdot_tiles.h), against the 8-row matvec once per row.
+//   cold step  the q4_1 matvecs of 30 decode-step layers, each with its own weights (80 MB per
+//              layout, past L3): float against rows x8 as the model would read them.
 // It prints microseconds per matvec (best of the rounds) and the largest difference of int-dot
 // from float relative to the largest output (the activation rounding, as llama.cpp's).
 //
@@ -21,8 +28,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <vector>
+
+#include "qdot_tiles.h"
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
 #else
@@ -246,16 +256,128 @@ double since(std::chrono::steady_clock::time_point t0, int reps) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
 }
 
-void run_shape(int n, int k, int reps) {
-  u32 state = 12345u + u32(n * 7 + k);
+// Repacks row-major blocks into R-row groups (qdot_rows.h's layout).
+template <int R, class Block>
+auto pack_rows(const std::vector<Block>& blocks, int n, int k) {
+  constexpr int kBytes = sizeof(Block::qs);
+  qrows::RowBlocks<R, kBytes> w;
+  w.n = n, w.k = k;
+  const int nb = k / 32;
+  w.codes.resize(size_t(n) * nb * kBytes), w.d.resize(size_t(n) * nb);
+  if constexpr (kBytes == 16) w.m.resize(size_t(n) * nb);
+  for (int r = 0; r < n; ++r)
+    for (int b = 0; b < nb; ++b) {
+      const Block& B = blocks[size_t(r) * nb + b];
+      const size_t s = w.sm(r / R, b) + r % R;
+      std::copy(std::begin(B.qs), std::end(B.qs), reinterpret_cast<int8_t*>(&w.codes[s * kBytes]));
+      w.d[s] = B.d;
+      if constexpr (kBytes == 16) w.m[s] = B.m;
+    }
+  return w;
+}
+
+// Times the multi-row kernels (best of 5 alternated rounds, x rounding included) and checks each
+// is bit-identical to the scalar reference of the definition; float_form (kiln's lowering today)
+// is timed again in the same rounds so the ratios come from alternated runs.
+template <class Block, class Float>
+void run_rows(const std::vector<Block>& blocks, int n, int k, const std::vector<float>& x, int reps, Float float_form,
+              const std::vector<float>& y16) {
+  const auto w4 = pack_rows<4>(blocks, n, k);
+  Q16 q;
+  quantize_row(x.data(), k, q);
+  std::vector<float> ref(static_cast<size_t>(n)), y4(ref), y8(ref);
+  qrows::matvec_rows_ref(w4, q.q.data(), q.d.data(), q.sum.data(), ref.data());
+  double best[2] = {1e30, 1e30}, float_us = 1e30, round_us[2] = {1e30, 1e30};
+  const auto w8 = pack_rows<8>(blocks, n, k);
+  Q16 qv = q;  // the vector rounding's output, compared with quantize_row's
+  qrows::quantize16(x.data(), k, qv.q.data(), qv.d.data(), qv.sum.data());
+  const bool same_rounding = qv.q == q.q && qv.d == q.d && qv.sum == q.sum;
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) float_form();
+    float_us = std::min(float_us, since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), qrows::matvec_rows4(w4, q.q.data(), q.d.data(), q.sum.data(), y4.data());
+    best[0] = std::min(best[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q), qrows::matvec_rows8(w8, q.q.data(), q.d.data(), q.sum.data(), y8.data());
+    best[1] = std::min(best[1], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) quantize_row(x.data(), k, q);
+    round_us[0] = std::min(round_us[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) qrows::quantize16(x.data(), k, qv.q.data(), qv.d.data(), qv.sum.data());
+    round_us[1] = std::min(round_us[1], since(t0, reps));
+  }
+  std::printf("    x rounding alone: scalar %.2f us, vector %.2f us (bit-identical: %s)\n", round_us[0], round_us[1],
+              same_rounding ? "yes" : "NO");
+  float dref = 0, top = 0;
+  for (size_t r = 0; r < ref.size(); ++r) dref = std::max(dref, std::fabs(ref[r] - y16[r])), top = std::max(top, std::fabs(ref[r]));
+#ifdef __wasm_simd128__
+  std::printf("    float %8.1f us  rows x4 (i32x4.dot_i16x8_s) %7.1f us (%.2fx)  rows x8 %7.1f us (%.2fx)  "
+              "bit-identical to reference: x4 %s, x8 %s  reference vs int16-dot %.2g of max |y|\n",
+              float_us, best[0], float_us / best[0], best[1], float_us / best[1], y4 == ref ? "yes" : "NO",
+              y8 == ref ? "yes" : "NO", dref / top);
+#else
+  std::printf("    float %8.1f us  rows x4 (SSE2 pmaddwd) %7.1f us (%.2fx)  rows x8 (AVX2 vpmaddwd) %7.1f us (%.2fx)  "
+              "bit-identical to reference: x4 %s, x8 %s  reference vs int16-dot %.2g of max |y|\n",
+              float_us, best[0], float_us / best[0], best[1], float_us / best[1], y4 == ref ? "yes" : "NO",
+              y8 == ref ? "yes" : "NO", dref / top);
+#endif
+}
+
+// Prefill: m activation rows against the weights, the 8-row matvec once per row against the
+// tiled kernel (codes widened once per group of 8 weight rows); x rounding inside both timings.
+template <class Block>
+void run_prefill(const std::vector<Block>& blocks, int n, int k, int m, int reps) {
+  const auto w8 = pack_rows<8>(blocks, n, k);
+  const int nb = k / 32;
+  u32 state = 99u + u32(n + k);
+  std::vector<float> x(size_t(m) * k);
+  for (float& v : x) v = float(int((state = state * 1664525u + 1013904223u) % 2001) - 1000) * 1e-3f;
+  std::vector<int16_t> xq(x.size());
+  std::vector<float> dx(size_t(m) * nb), sx(dx.size()), y_rows(size_t(m) * n), y_tile(y_rows.size());
+  // aligned_alloc, not std::vector: a vector of __m256i drops its alignment attribute (a warning).
+  qrows::V16* scratch = static_cast<qrows::V16*>(std::aligned_alloc(64, size_t(8) * k * sizeof(int16_t)));
+  Q16 q;
+  auto round_rows = [&] {
+    for (int i = 0; i < m; ++i) {
+      quantize_row(&x[size_t(i) * k], k, q);
+      std::copy(q.q.begin(), q.q.end(), &xq[size_t(i) * k]);
+      std::copy(q.d.begin(), q.d.end(), &dx[size_t(i) * nb]), std::copy(q.sum.begin(), q.sum.end(), &sx[size_t(i) * nb]);
+    }
+  };
+  double best[2] = {1e30, 1e30};
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) {
+      round_rows();
+      for (int i = 0; i < m; ++i)
+        qrows::matvec_rows8(w8, &xq[size_t(i) * k], &dx[size_t(i) * nb], &sx[size_t(i) * nb], &y_rows[size_t(i) * n]);
+    }
+    best[0] = std::min(best[0], since(t0, reps));
+    t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) round_rows(), qrows::matmul_rows8(w8, m, xq.data(), dx.data(), sx.data(), y_tile.data(), scratch);
+    best[1] = std::min(best[1], since(t0, reps));
+  }
+  std::printf("%s [%5d x %4d] x %d rows: matvec rows x8 per row %8.1f us  tiled %8.1f us (%.2fx)  bit-identical: %s\n",
+              sizeof(Block::qs) == 16 ? "q4_1" : "q8_0", n, k, m, best[0], best[1], best[0] / best[1],
+              y_rows == y_tile ? "yes" : "NO");
+  std::free(scratch);
+}
+
+// A random q4_1 matrix in kiln's layout, and the same values as row-major ggml blocks.
+Packed random_q41(int n, int k, u32 state) {
   auto rnd = [&] { return state = state * 1664525u + 1013904223u; };
   Packed p{n, k, std::vector<u32>(size_t(n) * k / 8), std::vector<float>(size_t(n) * k / 32),
            std::vector<float>(size_t(n) * k / 32)};
   for (u32& v : p.words) v = rnd();
   for (float& v : p.s) v = float(rnd() % 1000 + 1) * 1e-5f;
   for (float& v : p.m) v = -float(rnd() % 1000) * 1e-4f;
-  std::vector<float> x(static_cast<size_t>(k));
-  for (float& v : x) v = float(int(rnd() % 2001) - 1000) * 1e-3f;
+  return p;
+}
+std::vector<Block41> blocks_of(const Packed& p) {
+  const int n = p.n, k = p.k;
   std::vector<Block41> blocks(size_t(n) * k / 32);
   for (int r = 0; r < n; ++r)
     for (int b = 0; b < k / 32; ++b) {
@@ -263,6 +385,46 @@ void run_shape(int n, int k, int reps) {
       B.d = p.s[p.sm(r, b)], B.m = p.m[p.sm(r, b)];
       for (int i = 0; i < 16; ++i) B.qs[i] = uint8_t(p.code(r, b * 32 + i) | p.code(r, b * 32 + 16 + i) << 4);
     }
+  return blocks;
+}
+
+// The q4_1 matvecs of whole decode steps: every shape of SmolLM2's 30 layers with its own
+// weights (80 MB per layout, past this CPU's L3), so each matvec reads its weights from memory
+// as in the model, where the per-shape timings above re-read one matrix from cache.
+void run_step(const int (*shapes)[2], int count, int layers) {
+  std::vector<Packed> p;
+  std::vector<qrows::RowBlocks<8, 16>> w8;
+  std::vector<std::vector<float>> xs;
+  for (int l = 0; l < layers; ++l)
+    for (int s = 0; s < count; ++s) {
+      p.push_back(random_q41(shapes[s][0], shapes[s][1], u32(l * 131 + s)));
+      w8.push_back(pack_rows<8>(blocks_of(p.back()), shapes[s][0], shapes[s][1]));
+    }
+  size_t bytes = 0;
+  for (const Packed& m : p) bytes += m.words.size() * 4 + m.s.size() * 8;
+  std::vector<float> x(1536), y(1536);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 37 % 2001) - 1000) * 1e-3f;
+  Q16 q;
+  double best[2] = {1e30, 1e30};
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (const Packed& m : p) matvec_float(m, x.data(), y.data());
+    best[0] = std::min(best[0], since(t0, 1));
+    t0 = std::chrono::steady_clock::now();
+    for (const auto& w : w8) quantize_row(x.data(), w.k, q), qrows::matvec_rows8(w, q.q.data(), q.d.data(), q.sum.data(), y.data());
+    best[1] = std::min(best[1], since(t0, 1));
+  }
+  std::printf("q4_1 matvecs of %d layers (%.0f MB of weights, cold): float %.2f ms  rows x8 %.2f ms (%.2fx)\n", layers,
+              double(bytes) / 1e6, best[0] / 1e3, best[1] / 1e3, best[0] / best[1]);
+}
+
+void run_shape(int n, int k, int reps) {
+  const Packed p = random_q41(n, k, 12345u + u32(n * 7 + k));
+  u32 state = 999u + u32(n + k);
+  auto rnd = [&] { return state = state * 1664525u + 1013904223u; };
+  std::vector<float> x(static_cast<size_t>(k));
+  for (float& v : x) v = float(int(rnd() % 2001) - 1000) * 1e-3f;
+  const std::vector<Block41> blocks = blocks_of(p);
   const size_t rows = static_cast<size_t>(n);
   std::vector<float> yf(rows), yi(rows), yl(rows), y16(rows);
   std::vector<i32> isum;
@@ -294,6 +456,8 @@ void run_shape(int n, int k, int reps) {
               "int16-dot %7.1f us (%.2fx)  vs float: int-dot %.2g, int16-dot %.2g of max |y| (int-loops vs int-dot %.2g)\n",
               n, k, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2], best[3], best[0] / best[3], err / top,
               err16 / top, loops_err / top);
+  run_rows(blocks, n, k, x, reps, [&] { matvec_float(p, x.data(), yf.data()); }, y16);
+  run_prefill(blocks, n, k, 64, std::max(1, reps / 64));
 }
 
 void run_q8(int n, int k, int reps) {
@@ -337,15 +501,20 @@ void run_q8(int n, int k, int reps) {
   std::printf("q8_0 [%5d x %4d]  float %8.1f us  int-dot %7.1f us (%.2fx)  int16-dot %7.1f us (%.2fx)  "
               "vs float: int-dot %.2g, int16-dot %.2g of max |y|\n",
               n, k, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2], err / top, err16 / top);
+  run_rows(blocks, n, k, x, reps, [&] { matvec_float_q8(words, scales, n, k, x.data(), yf.data()); }, y16);
 }
 
 }  // namespace
 
 int main() {
   std::printf("matvecs, %s, 1 thread, best of 5 alternated rounds\n", kIsa);
-  // SmolLM2-135M's q4_1 shapes (rows x columns): ffn gate/up, ffn down, attn q/o, attn k/v.
-  const int shapes[][2] = {{1536, 576}, {576, 1536}, {576, 576}, {192, 576}};
+  // SmolLM2-135M's q4_1 shapes (rows x columns): ffn gate/up, ffn down, attn q/o, attn k/v, and
+  // q, k and v merged into one matvec (what the transformer runs since they were merged).
+  const int shapes[][2] = {{1536, 576}, {576, 1536}, {576, 576}, {192, 576}, {960, 576}};
   for (auto& s : shapes) run_shape(s[0], s[1], 4000000 / (s[0] * s[1] / 64));
+  // One decode step's q4_1 matvecs: gate and up, down, o, q/k/v merged (30 layers).
+  const int step[][2] = {{1536, 576}, {1536, 576}, {576, 1536}, {576, 576}, {960, 576}};
+  run_step(step, 5, 30);
   run_q8(49152, 576, 4);  // the output projection (tied embedding)
   return 0;
 }

@@ -63,6 +63,10 @@ Buffer::~Buffer() {
   backend_->live_bytes_.fetch_sub(bytes_, std::memory_order_relaxed);
 }
 
+void Backend::quantized_matmul(const QuantMatmulShape&, const std::vector<int64_t>&, int64_t) {
+  fail("quantized_matmul", "the ", name(), " device has no quantized_matmul routine (cpu, native and wasm have one)");
+}
+
 void Backend::copy(int64_t src, int64_t src_offset, int64_t dst, int64_t dst_offset, int64_t bytes) {
   if (!can_read_sync()) fail(name(), ".copy: the device has no copy of its own and no synchronous reads");
   std::vector<uint8_t> staged(size_t(std::max<int64_t>(bytes, 0)));

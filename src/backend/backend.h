@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/quantized_matmul.h"
 #include "ir/kernel.h"
 
 namespace kiln {
@@ -117,6 +118,13 @@ class Backend {
   // Runs a prepared kernel: inputs in Load-arg order, one output of kernel.size elements.
   virtual void dispatch(const Executable& exe, const std::vector<int64_t>& inputs,
                         int64_t output) = 0;
+
+  // Routines: building blocks run on whole buffers outside the fused kernels (DESIGN.md,
+  // decision 2). quantized_matmul (quantized_matmul.h) reads x, codes, d and mins (in that
+  // order, each row-major from offset 0) and writes out [m, rows]; it exists on the devices
+  // whose kernels run on the CPU (cpu: the reference; native and wasm: SIMD kernels).
+  virtual bool has_quantized_matmul() const { return false; }
+  virtual void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output);
 
  protected:
   friend class Buffer;

@@ -30,6 +30,21 @@ HostMemoryBackend::Storage& HostMemoryBackend::buffer(int64_t handle) {
   return it->second;
 }
 
+void HostMemoryBackend::quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& in, int64_t output) {
+  uint8_t* p[5];
+  for (int i = 0; i < 5; ++i) {
+    Storage& b = buffer(i < 4 ? in[size_t(i)] : output);
+    check_quantized_matmul_operand(s, i, b.size(), name());
+    p[i] = b.data();
+  }
+  QuantMatmulArgs a{reinterpret_cast<const float*>(p[0]), reinterpret_cast<const uint32_t*>(p[1]),
+                    reinterpret_cast<const float*>(p[2]), reinterpret_cast<const float*>(p[3]),
+                    reinterpret_cast<float*>(p[4])};
+  void* ctx = nullptr;
+  GroupSplitter split = quantized_splitter(s, &ctx);
+  run_quantized_matmul(s, a, quantized_matvec(), split, ctx);
+}
+
 void HostMemoryBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {
   auto& b = buffer(handle);
   if (offset < 0 || offset + bytes > b.size())

@@ -18,6 +18,9 @@ class HostMemoryBackend : public Backend {
   void read_async(int64_t handle, int64_t offset, int64_t bytes,
                   std::function<void(std::vector<uint8_t>)> done) override;
   int64_t backend_buffers() const override { return int64_t(buffers_.size()); }
+  bool has_quantized_matmul() const override { return true; }
+  // Runs quantized_matvec() over the output groups, split by split_groups.
+  void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
 
  protected:
   int64_t alloc(int64_t bytes) override;
@@ -29,6 +32,13 @@ class HostMemoryBackend : public Backend {
     uint8_t* data() { return bytes.data() + slack; }
     int64_t size() const { return int64_t(bytes.size()) - 2 * slack; }
   };
+  // The device's quantized matvec kernel (cpu: the reference) and how it splits the output
+  // row groups over threads (cpu: none, nullptr).
+  virtual QuantMatvecFn quantized_matvec() const { return &quantized_matvec_reference; }
+  virtual GroupSplitter quantized_splitter(const QuantMatmulShape&, void** ctx) {
+    *ctx = nullptr;
+    return nullptr;
+  }
   // The buffer behind a handle; a kiln::Error naming this backend when there is none.
   Storage& buffer(int64_t handle);
 

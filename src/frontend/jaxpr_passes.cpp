@@ -69,6 +69,10 @@ std::string params_text(Prim p, const Params& pr) {
   if (p == Prim::Pad) field("padding", [&](auto& f) { put_ranges(f, pr.ranges); });
   if (p == Prim::Shrink) field("ranges", [&](auto& f) { put_ranges(f, pr.ranges); });
   if (p == Prim::Stride) field("strides", [&](auto& f) { put_list(f, pr.strides); });
+  if (p == Prim::QuantizedMatmul) {
+    field("layout", [&](auto& f) { f << (pr.quant == QuantLayout::Nibble4 ? "nibble4" : "int8"); });
+    field("rows", [&](auto& f) { f << pr.rows; });
+  }
   if (p == Prim::Window) {
     field("window", [&](auto& f) { put_list(f, pr.window); });
     field("strides", [&](auto& f) { put_list(f, pr.strides); });
@@ -91,6 +95,7 @@ std::string params_key(const Params& pr) {
   put_list(os, pr.window);
   put_list(os, pr.strides);
   put_list(os, pr.dilation);
+  os << int(pr.quant) << "|" << pr.rows;
   return os.str();
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "frontend/control.h"
+#include "frontend/routine.h"
 #include "frontend/jit_program.h"
 #include "frontend/lowering_rules.h"
 
@@ -606,8 +607,36 @@ class Fuser {
       if (a.is_var()) remaining_[size_t(a.var)]--;
   }
 
+  // A routine primitive: its operands are computed into buffers (row-major from offset 0),
+  // and its result is a buffer that later kernels read.
+  void routine(const Eqn& e) {
+    const Aval& out = j_.vars[size_t(e.out[0])];
+    auto call = std::make_shared<RoutineCall>(RoutineCall{e.prim, e.params, {}, out});
+    std::vector<ValPtr> in;
+    for (size_t i = 0; i < routine_operands(e.prim, e.params); ++i) {
+      ValPtr v = read(e.in[i]);
+      materialize_pending(v);
+      in.push_back(v);
+      call->in.push_back(v->aval);
+    }
+    emit_.materialize(in, false);
+    ProgramStep step;
+    step.routine = call;
+    for (auto& v : in) step.ins.push_back(v->srcs[0]);
+    Slot s;
+    s.kind = SlotKind::Temp;
+    s.bytes = std::max<int64_t>(out.size(), 1) * itemsize(out.dtype);
+    step.out = emit_.add_slot(std::move(s));
+    env_[size_t(e.out[0])] = std::make_shared<Val>(
+        Val{out, AluExp::load(out.dtype, 0, gidx_var(out.size())), {step.out}, ShapeTracker::contiguous(out.shape), nullptr});
+    p_.steps.push_back(std::move(step));
+    for (auto& a : e.in)
+      if (a.is_var()) remaining_[size_t(a.var)]--;
+  }
+
   void eqn(const Eqn& e) {
     if (e.control) return control(e);
+    if (!e.call && !e.custom && is_routine(e.prim)) return routine(e);
     if (e.call) throw Error("internal: jit got a call equation (calls are inlined while tracing for jit)");
     if (e.custom || e.out.size() != 1)
       throw Error("jit: cannot compile a custom_vjp linearization equation, expected primitives only");
@@ -702,7 +731,7 @@ Program compile_program(const Jaxpr& j, const std::string& device, const std::ve
 
 std::string Program::str() const {
   std::string s;
-  for (auto& st : steps) s += st.kernel.to_string();
+  for (auto& st : steps) s += st.routine ? std::string(prim_name(st.routine->prim)) + "\n" : st.kernel.to_string();
   return s;
 }
 

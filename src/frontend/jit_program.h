@@ -20,6 +20,14 @@ struct Slot {
   BufferRef constant; // Const: the buffer, kept alive by the program
 };
 
+// A routine primitive (routine.h) as a program step: what it needs to call the device.
+struct RoutineCall {
+  Prim prim = Prim::QuantizedMatmul;
+  Params params;
+  std::vector<Aval> in;  // the avals of the step's `ins`
+  Aval out;
+};
+
 struct ProgramStep {
   Kernel kernel;  // kept for KernelRecorder and printing
   std::shared_ptr<Executable> exe;
@@ -31,6 +39,9 @@ struct ProgramStep {
   // compiled programs (control_run.cpp) and binds its results to the slots `outs`.
   std::shared_ptr<const ControlOp> control;
   std::vector<int> outs;
+  // A routine step (no kernel): the device runs the primitive on the buffers of `ins` (each
+  // row-major from offset 0) into a buffer for `out` (routine_run.cpp).
+  std::shared_ptr<const RoutineCall> routine;
 };
 
 // An output: an expression over slots seen through a view (usually a plain load, or a

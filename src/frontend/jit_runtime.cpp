@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "frontend/control.h"
+#include "frontend/routine.h"
 #include "frontend/jit_program.h"
 #include "backend/dispatch.h"
 #include "ir/debug.h"
@@ -136,7 +137,11 @@ std::vector<Array> run_program(const Program& p, const std::vector<BufferRef>& a
     BufferRef& out = bufs[size_t(st.out)];
     const int64_t bytes = p.slots[size_t(st.out)].bytes;
     if (!out) out = escapes[size_t(st.out)] && !depth.nested ? be.allocate(bytes) : pool().take(be, bytes);
-    if (st.exe) {
+    if (st.routine) {
+      std::vector<BufferRef> ins;
+      for (int s : st.ins) ins.push_back(bufs[size_t(s)]);
+      run_routine(*st.routine, p.device, ins, out);
+    } else if (st.exe) {
       handles.clear();
       for (int s : st.ins) handles.push_back(bufs[size_t(s)]->handle());
       if (rec) rec->record(st.kernel);

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "frontend/jvp.h"
+#include "frontend/routine.h"
 #include "frontend/rule_ops.h"
 
 namespace kiln::frontend {
@@ -245,6 +246,7 @@ std::vector<JvpRule> build_table() {
   for (Prim p : {Prim::Reshape, Prim::Transpose, Prim::Expand, Prim::Pad, Prim::Shrink, Prim::Flip,
                  Prim::Stride, Prim::Window, Prim::Gather})
     set(p, linear_rule(p));
+  set(Prim::QuantizedMatmul, quantized_matmul_jvp);
   return r;
 }
 

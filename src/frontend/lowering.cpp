@@ -1,6 +1,7 @@
 // Eager lowering: the shared rules (lowering_rules.h) applied to concrete arrays. Pointwise
 // ops extend lazy expressions, movement ops edit views, reductions run a kernel.
 #include "frontend/lowering_rules.h"
+#include "frontend/routine.h"
 
 namespace kiln::frontend {
 
@@ -70,6 +71,7 @@ ImplRef lower(Prim p, const std::vector<ImplRef>& in, const Params& prm, const A
   if (is_reduction(p)) return reduce(p, *in[0], prm, out);
   if (is_view_op(p)) return view(p, in[0], prm, out);
   if (p == Prim::Gather) return gather(in[0], in[1], prm, out);
+  if (is_routine(p)) return lower_routine(p, in, prm, out);
   fail(prim_name(p), "has no lowering");
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/quantized_matmul.h"
 #include "frontend/array.h"
 #include "frontend/array_impl.h"
 #include "ir/alu_op.h"
@@ -41,6 +42,11 @@ enum class Prim : uint8_t {
   Window,
   // x.take(indices) along params.axes[0], negative indices wrapped once, then clamped.
   Gather,
+  // Routines: run on realized buffers by the device, never fused (routine.h).
+  // quantized_matmul(x [..., k] f32, codes, d, mins) -> [..., params.rows]: x against packed
+  // integer weight rows of layout params.quant (backend/quantized_matmul.h has the operands'
+  // shapes and the definition: x rounded to int16 per 32 values, exact integer block sums).
+  QuantizedMatmul,
   NumPrims  // not a primitive: the count, so every table is sized by it
 };
 inline constexpr size_t kNumPrims = size_t(Prim::NumPrims);
@@ -56,6 +62,8 @@ struct Params {
   Dims window;                   // Window: the window's size per axis
   Dims strides;                  // Stride, Window: the step per axis
   Dims dilation;                 // Window: the distance between window elements per axis
+  QuantLayout quant = QuantLayout::Nibble4;  // QuantizedMatmul: how the codes are packed
+  int64_t rows = 0;                          // QuantizedMatmul: the weight's rows (outputs)
 };
 
 // What the transformations need to know of a primitive. The lowering follows from the kind;
@@ -67,6 +75,7 @@ enum class PrimKind : uint8_t {
   Reduction,    // an AluOp folded over params.axes
   Movement,     // a view of the operand
   Gather,
+  Routine,      // run on realized buffers by the device's routine (routine.h), not fused
 };
 // The dtypes an elementwise primitive accepts (its shape rule checks them).
 enum class Operands : uint8_t {
@@ -155,6 +164,7 @@ inline constexpr PrimInfo kPrimTable[] = {
     {Prim::Stride, "stride", 1, PrimKind::Movement, AluOp::Const, true},
     {Prim::Window, "window", 1, PrimKind::Movement, AluOp::Const, true},
     {Prim::Gather, "gather", 2, PrimKind::Gather, AluOp::Const, true},
+    {Prim::QuantizedMatmul, "quantized_matmul", 4, PrimKind::Routine, AluOp::Const, false},
     // clang-format on
 };
 
@@ -171,6 +181,7 @@ constexpr const char* prim_name(Prim p) { return prim_info(p).name; }
 constexpr int prim_arity(Prim p) { return prim_info(p).arity; }
 constexpr bool is_elementwise(Prim p) { return prim_info(p).kind == PrimKind::Elementwise; }
 constexpr bool is_reduction(Prim p) { return prim_info(p).kind == PrimKind::Reduction; }
+constexpr bool is_routine(Prim p) { return prim_info(p).kind == PrimKind::Routine; }
 AluOp prim_alu_op(Prim p);  // for elementwise and reduction primitives; throws otherwise
 
 // Checks a transformation's rule table once it is built: one slot per primitive, a rule in

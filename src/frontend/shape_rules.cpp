@@ -5,6 +5,7 @@
 #include <map>
 
 #include "frontend/primitive.h"
+#include "frontend/routine.h"
 
 namespace kiln::frontend {
 
@@ -97,6 +98,7 @@ Aval shape_rule(Prim p, const std::vector<Aval>& in, const Params& prm) {
     bad(p, detail::cat("got ", in.size(), " operands, expected ", arity));
   if (is_elementwise(p)) return elementwise(p, in);
   if (is_reduction(p)) return reduce(p, in[0], prm);
+  if (p == Prim::QuantizedMatmul) return quantized_matmul_shape(in, prm);
   const Aval& a = in[0];
   const size_t nd = a.shape.size();
   switch (p) {

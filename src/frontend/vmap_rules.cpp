@@ -3,6 +3,7 @@
 // prepends the batch axis to the primitive's params.
 #include <algorithm>
 
+#include "frontend/routine.h"
 #include "frontend/rule_ops.h"
 #include "frontend/vmap.h"
 
@@ -136,6 +137,7 @@ std::vector<VmapRule> build_table() {
       }));
   set(Prim::Window, window);
   set(Prim::Gather, gather);
+  set(Prim::QuantizedMatmul, quantized_matmul_vmap);
   return r;
 }
 

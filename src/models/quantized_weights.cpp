@@ -2,6 +2,8 @@
 // dequantization expressions (shift, mask, convert, scale) that matmuls fuse.
 #include "models/quantized_weights.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include "backend/backend.h"
@@ -10,6 +12,7 @@
 #include "ir/schedule.h"
 #include "library/array_args.h"
 #include "library/numpy.h"
+#include "library/quantized_matmul.h"
 
 namespace kiln::models {
 
@@ -219,6 +222,52 @@ Array unpack_viewed(const QuantizedWeight& w, const View& view) {
   return unpack(w.type, words, scales, &mins);
 }
 
+// The IntDot layout (quantized_weights.h) of the types whose scales cover 32 values: their
+// format, or nullptr.
+const PackFormat* int_dot_format(GgmlType type) {
+  const PackFormat* f = format_of(type);
+  return f && f->block == kQuantBlock ? f : nullptr;
+}
+
+// The host codes, scales and mins of `t` in lax::quantized_matmul's layout, rows past t.rows
+// in the last group zero. 4-bit codes with a min keep their value (Nibble4); the others lose
+// their offset and become int8 (q8_0's +128 bias, q5_0's 16, q4_0's 8). q4_0 as Nibble4 with
+// a min of -8 d would dequantize q = 8 to +0 where ggml's (q - 8) * d gives -0 for d < 0.
+QuantizedWeight upload_int_dot(const PackedTensor& t) {
+  const PackFormat& f = *int_dot_format(t.type);
+  const QuantLayout layout = f.bits == 4 && f.with_min ? QuantLayout::Nibble4 : QuantLayout::Int8;
+  const int64_t nb = t.cols / kQuantBlock, groups = quant_groups(t.rows), words = quant_block_words(layout);
+  const int64_t slots = groups * nb * kQuantRowGroup, per_word = 32 / f.bits;
+  const uint32_t mask = (1u << f.bits) - 1;
+  std::vector<uint32_t> codes(size_t(slots * words), 0);
+  std::vector<float> d(size_t(slots), 0.0f), mins(layout == QuantLayout::Nibble4 ? size_t(slots) : 0, 0.0f);
+  for (int64_t r = 0; r < t.rows; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t at = ((r / kQuantRowGroup) * nb + b) * kQuantRowGroup + r % kQuantRowGroup, src = r * nb + b;
+      d[size_t(at)] = t.scales[size_t(src)];
+      if (layout == QuantLayout::Nibble4) mins[size_t(at)] = t.mins[size_t(src)];
+      auto* bytes = reinterpret_cast<uint8_t*>(&codes[size_t(at * words)]);
+      for (int v = 0; v < kQuantBlock; ++v) {
+        const int64_t i = src * kQuantBlock + v;
+        const uint32_t q = (t.words[size_t(i / per_word)] >> (f.bits * (i % per_word))) & mask;
+        if (layout == QuantLayout::Nibble4) bytes[v % 16] = uint8_t(bytes[v % 16] | q << (v < 16 ? 0 : 4));
+        else bytes[v] = uint8_t(int8_t(int(q) - int(f.offset)));
+      }
+    }
+  QuantizedWeight w{t.type, t.rows, t.cols, {}, true, layout};
+  Tree::Dict parts;
+  parts["c"] = np::array(codes, {groups, nb, kQuantRowGroup, words});
+  parts["d"] = np::array(d, {groups, nb, kQuantRowGroup});
+  parts["n"] = layout == QuantLayout::Nibble4 ? np::array(mins, {groups, nb, kQuantRowGroup}) : np::array(mins, {0});
+  w.parts = Tree(std::move(parts));
+  return w;
+}
+
+Array dequantize_int_dot(const QuantizedWeight& w) {
+  const Tree::Dict& p = w.parts.dict();
+  return lax::dequantize_packed(p.at("c").array(), p.at("d").array(), p.at("n").array(), w.quant, w.rows, w.cols);
+}
+
 }  // namespace
 
 bool can_pack(GgmlType type) {
@@ -303,7 +352,24 @@ float packed_value(const PackedTensor& t, int64_t row, int64_t col) {
 // 0.36 ms interleaved on an H100), so such matrices keep the interleave.
 constexpr int64_t kMaxContiguousRows = int64_t(1) << 16;
 
+namespace {
+
+std::atomic<int> int_dot_setting{-1};  // -1: not set, read $KILN_LLM_INT_DOT
+
+}  // namespace
+
+void set_int_dot_matvecs(bool on) { int_dot_setting = on ? 1 : 0; }
+
+bool int_dot_matvecs() {
+  if (int_dot_setting < 0) {
+    const char* e = std::getenv("KILN_LLM_INT_DOT");
+    int_dot_setting = e && std::string(e) == "0" ? 0 : 1;
+  }
+  return int_dot_setting == 1;
+}
+
 RowLayout row_layout_for(const std::string& device, int64_t rows) {
+  if (int_dot_matvecs() && get_backend(device).has_quantized_matmul()) return RowLayout::IntDot;
   return get_backend(device).prefers_contiguous_weight_rows() && rows <= kMaxContiguousRows ? RowLayout::Contiguous
                                                                                               : RowLayout::Interleaved;
 }
@@ -311,6 +377,10 @@ RowLayout row_layout_for(const std::string& device, int64_t rows) {
 QuantizedWeight upload(const PackedTensor& t) { return upload(t, row_layout_for(default_device(), t.rows)); }
 
 QuantizedWeight upload(const PackedTensor& t, RowLayout layout) {
+  if (layout == RowLayout::IntDot) {
+    if (int_dot_format(t.type)) return upload_int_dot(t);
+    layout = RowLayout::Interleaved;
+  }
   QuantizedWeight w{t.type, t.rows, t.cols, {}};
   Tree::Dict parts;
   if (t.type == GgmlType::F32) {
@@ -334,6 +404,7 @@ QuantizedWeight upload(const PackedTensor& t, RowLayout layout) {
 }
 
 Array dequantize(const QuantizedWeight& w) {
+  if (w.int_dot) return dequantize_int_dot(w);
   if (!bits_of(w.type)) return w.parts["w"].array().astype(DType::Float32);
   return unpack_viewed(w, [&](const Array& a, const Shape& tail) {
     Shape s{w.rows};
@@ -344,6 +415,7 @@ Array dequantize(const QuantizedWeight& w) {
 
 Array dequantize_rows(const QuantizedWeight& w, const Array& ids) {
   const int64_t n = ids.shape(0);
+  if (w.int_dot) return np::take(dequantize_int_dot(w), ids, 0);
   if (!bits_of(w.type)) return np::take(w.parts["w"].array(), ids, 0).astype(DType::Float32);
   return unpack_viewed(w, [&](const Array& a, const Shape& tail) {
     Shape s{n};
@@ -355,6 +427,11 @@ Array dequantize_rows(const QuantizedWeight& w, const Array& ids) {
 Array quantized_linear(const Array& x, const QuantizedWeight& w) {
   if (x.ndim() < 1 || x.shape(-1) != w.cols)
     fail("quantized_linear", "x has shape ", shape_str(x.shape()), ", expected [..., ", w.cols, "]");
+  if (w.int_dot) {
+    const Tree::Dict& p = w.parts.dict();
+    return lax::quantized_matmul(x.astype(DType::Float32), p.at("c").array(), p.at("d").array(), p.at("n").array(),
+                                 w.quant, w.rows);
+  }
   Shape lead(x.shape().begin(), x.shape().end() - 1);
   int64_t m = 1;
   for (int64_t d : lead) m *= d;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/quantized_matmul.h"
 #include "formats/ggml_types.h"
 #include "frontend/array.h"
 #include "frontend/pytree.h"
@@ -59,17 +60,30 @@ float packed_value(const PackedTensor& t, int64_t row, int64_t col);
 // - Contiguous (G = 1): each row's words one after the other, so one lane of a webgpu
 //   matvec reads its row's neighbouring words as one 128-bit load.
 // The values, and the order in which any kernel sums them, are the same in both.
-enum class RowLayout { Interleaved, Contiguous };
+// - IntDot: the layout of lax::quantized_matmul (backend/quantized_matmul.h: rows in groups
+//   of 8, each row's 32 codes of a block k-contiguous, 4-bit or signed 8-bit), whose
+//   integer-dot kernels the devices with that routine (cpu, native, wasm) run instead of the
+//   float matvec: q4_1, q4_K (4-bit codes) and q4_0, q5_0, q8_0 (codes minus their offset
+//   as int8). Other types (q6_K: 16-value scales; f32, f16) get
+//   Interleaved. $KILN_LLM_INT_DOT=0 (or set_int_dot_matvecs(false), for Node, whose
+//   environment Emscripten's getenv does not see) keeps every matrix on the float path.
+enum class RowLayout { Interleaved, Contiguous, IntDot };
 RowLayout row_layout_for(const std::string& device, int64_t rows);  // for a matrix of `rows` rows
+void set_int_dot_matvecs(bool on);  // for weights uploaded from now on
+bool int_dot_matvecs();
 
 // A packed tensor on a device. `parts` is a Tree::Dict of its arrays ("q": words, "s":
 // scales (one per block), "m": mins, each [rows / G, k, G] with rows interleaved in groups of
 // G as RowLayout says, or "w": plain values [rows, cols] float32/float16), so weights can be
 // jit arguments; type and sizes are static.
+// In the IntDot layout `parts` holds "c" (codes), "d" (scales) and "n" (mins; float32 [0]
+// for Int8 codes), the operands of lax::quantized_matmul, and `int_dot` is set.
 struct QuantizedWeight {
   formats::GgmlType type = formats::GgmlType::F32;
   int64_t rows = 0, cols = 0;
   Tree parts;
+  bool int_dot = false;
+  QuantLayout quant = QuantLayout::Nibble4;  // int_dot only
 };
 // Onto the current default device, in its RowLayout (or the one given).
 QuantizedWeight upload(const PackedTensor& t);
@@ -81,7 +95,8 @@ Array dequantize(const QuantizedWeight& w);
 // Rows `ids` (int32 [n]) of the weight, dequantized lazily: float32 [n, cols] (embeddings).
 Array dequantize_rows(const QuantizedWeight& w, const Array& ids);
 
-// y = x @ W^T for x [..., cols]: [..., rows]. The dequantization is an elementwise expression
+// y = x @ W^T for x [..., cols]: [..., rows]. An IntDot weight is lax::quantized_matmul (x
+// rounded to int16 per 32 values, integer block sums). Otherwise the dequantization is an elementwise expression
 // of the broadcast packed words and scales, multiplied by the broadcast x and summed, so the
 // lowering fuses it into the contraction's operand load: no kernel writes the f32 matrix.
 // Differentiable in x (jvp/vjp/vmap come from the primitives it is made of).

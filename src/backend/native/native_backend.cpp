@@ -1,6 +1,7 @@
 // The native backend's buffers, its per-kernel compiled variants (one per pattern of
 // bounds-checked loads), and dispatch over the thread pool.
 #include "backend/native/native_backend.h"
+#include "backend/native/qmatmul_x86.h"
 
 #include <algorithm>
 #include <chrono>
@@ -164,6 +165,16 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
     e.seconds += dt;
     e.calls++;
   }
+}
+
+QuantMatvecFn NativeBackend::quantized_matvec() const { return native::best_quantized_matvec(); }
+
+GroupSplitter NativeBackend::quantized_splitter(const QuantMatmulShape& s, void** ctx) {
+  *ctx = pool_.get();
+  if (pool_->size() < 2 || quant_groups(s.rows) < 2 || s.m * s.rows * s.k < parallel_min_work()) return nullptr;
+  return [](void* pool, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* fn_ctx) {
+    static_cast<native::ThreadPool*>(pool)->parallel_for(groups, [&](int64_t b, int64_t e) { fn(fn_ctx, b, e); });
+  };
 }
 
 }  // namespace kiln

@@ -34,6 +34,12 @@ class NativeBackend : public HostMemoryBackend {
   // covers the MNIST CNN's SAME padding (e.g. -58 floats for 5x5 on 28x28).
   static constexpr int64_t kSlack = 2048;
 
+ protected:
+  // quantized_matmul: the AVX2 kernel where the CPU has it, else SSE2 (qmatmul_x86.h), its
+  // row groups split over the pool as a kernel's items are.
+  QuantMatvecFn quantized_matvec() const override;
+  GroupSplitter quantized_splitter(const QuantMatmulShape& s, void** ctx) override;
+
  private:
   int64_t interpreted_ = 0;
   int64_t min_work_;

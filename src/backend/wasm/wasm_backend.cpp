@@ -3,9 +3,11 @@
 // large dispatches split over a pthread pool in threaded builds.
 #ifdef __EMSCRIPTEN__
 #include "backend/wasm/wasm_backend.h"
+#include "backend/wasm/qmatmul_wasm.h"
 
 #include <emscripten/emscripten.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -431,6 +433,32 @@ void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inpu
       fail("wasm.dispatch", "a pool worker could not instantiate the kernel module (", msg, ")");
     }
   });
+}
+
+void WasmBackend::quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& in, int64_t output) {
+  uint8_t* p[5];
+  for (int i = 0; i < 5; ++i) {
+    const int64_t h = i < 4 ? in[size_t(i)] : output;
+    check_quantized_matmul_operand(s, i, size_of(h, "wasm.quantized_matmul"), name());
+    p[i] = data(h);
+  }
+  QuantMatmulArgs a{reinterpret_cast<const float*>(p[0]), reinterpret_cast<const uint32_t*>(p[1]),
+                    reinterpret_cast<const float*>(p[2]), reinterpret_cast<const float*>(p[3]),
+                    reinterpret_cast<float*>(p[4])};
+  // The row groups split over the pool as a kernel's range is (same thresholds); the kernel
+  // is the core's own code, so workers call it directly.
+  GroupSplitter split = nullptr;
+  const int64_t groups = quant_groups(s.rows);
+  if (threads_ > 1 && groups >= 2 && s.m * s.rows * s.k >= (pool_awake() ? min_work_ : cold_parallel_min_work())) {
+    if (!pool_) pool_ = std::make_unique<wasm::ThreadPool>(max_threads_);
+    split_dispatches_++;
+    split = [](void* be, int64_t n, void (*fn)(void*, int64_t, int64_t), void* fn_ctx) {
+      auto* w = static_cast<WasmBackend*>(be);
+      const int64_t chunk = std::max<int64_t>(1, n / (4 * int64_t(w->threads_)));
+      w->pool_->parallel_for(n, chunk, w->threads_, [&](int64_t b, int64_t e, int) { fn(fn_ctx, b, e); });
+    };
+  }
+  run_quantized_matmul(s, a, &wasm::quantized_matvec_simd128, split, this, &wasm::quantized_matvec2_simd128);
 }
 
 }  // namespace kiln

@@ -34,6 +34,11 @@ class WasmBackend : public Backend {
   std::shared_ptr<Executable> prepare(const Kernel& kernel) override;
   void dispatch(const Executable& exe, const std::vector<int64_t>& inputs, int64_t output) override;
 
+  // quantized_matmul on the SIMD128 kernel (qmatmul_wasm.h), its row groups split over the
+  // pool when the call is large enough.
+  bool has_quantized_matmul() const override { return true; }
+  void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
+
   void set_call_mode(CallMode m) { mode_ = m; }
   CallMode call_mode() const { return mode_; }
   // Codegen options for kernels prepared from now on (cached separately per option set).

@@ -1,0 +1,118 @@
+// The quantized_matmul definition (quantized_matmul.h): the activation rounding, the scalar
+// matvec every SIMD kernel must equal bit for bit, and the driver that runs a kernel per row.
+#include "backend/quantized_matmul.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "ir/error.h"
+
+namespace kiln {
+
+void check_quantized_matmul_operand(const QuantMatmulShape& s, int operand, int64_t bytes, const std::string& device) {
+  const int64_t blocks = quant_groups(s.rows) * (s.k / kQuantBlock) * kQuantRowGroup;
+  const int64_t need[5] = {s.m * s.k * 4, blocks * quant_block_words(s.layout) * 4, blocks * 4,
+                           quant_has_mins(s.layout) ? blocks * 4 : 0, s.m * s.rows * 4};
+  if (s.k % kQuantBlock != 0 || bytes < need[operand])
+    fail("quantized_matmul", "the ", device, " device got operand ", operand, " of ", bytes, " bytes, expected ",
+         need[operand], " (k = ", s.k, ", a multiple of ", kQuantBlock, ")");
+}
+
+void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx) {
+  for (int64_t b = 0; b < k / kQuantBlock; ++b) {
+    const float* p = x + b * kQuantBlock;
+    float amax = 0;
+    for (int i = 0; i < kQuantBlock; ++i) amax = std::max(amax, std::fabs(p[i]));
+    const float d = amax / 32767, id = d != 0 ? 1 / d : 0;
+    int32_t sum = 0;
+    for (int i = 0; i < kQuantBlock; ++i) {
+      // NaN and infinite inputs give NaN codes: read as 0 (the outputs are NaN through d).
+      float v = std::nearbyint(p[i] * id);
+      v = v == v ? std::clamp(v, -32767.0f, 32767.0f) : 0.0f;
+      q[b * kQuantBlock + i] = int16_t(v);
+      sum += int32_t(v);
+    }
+    dx[b] = d;
+    sx[b] = d * float(sum);
+  }
+}
+
+namespace {
+
+// The code of value i of a row's block (its `words` uint32 at p).
+int32_t code_at(QuantLayout l, const uint32_t* p, int i) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(p);
+  if (l == QuantLayout::Nibble4) return i < 16 ? bytes[i] & 15 : bytes[i - 16] >> 4;
+  return int8_t(bytes[i]);
+}
+
+}  // namespace
+
+void quantized_matvec_reference(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
+                                const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1,
+                                float* out) {
+  const int64_t nb = s.k / kQuantBlock, words = quant_block_words(s.layout);
+  const bool has_mins = quant_has_mins(s.layout);
+  for (int64_t g = g0; g < g1; ++g)
+    for (int r = 0; r < kQuantRowGroup && g * kQuantRowGroup + r < s.rows; ++r) {
+      float acc = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        const int64_t at = (g * nb + b) * kQuantRowGroup + r;  // this row's entry of the block
+        const uint32_t* c = codes + at * words;
+        int32_t isum = 0;
+        for (int i = 0; i < kQuantBlock; ++i) isum += code_at(s.layout, c, i) * int32_t(xq[b * kQuantBlock + i]);
+        float term = (d[at] * dx[b]) * float(isum);
+        if (has_mins) term = term + mins[at] * sx[b];
+        acc = acc + term;
+      }
+      out[g * kQuantRowGroup + r] = acc;
+    }
+}
+
+namespace {
+
+struct RowJob {
+  const QuantMatmulShape* s;
+  const QuantMatmulArgs* a;
+  QuantMatvecFn kernel;
+  QuantMatvec2Fn pair;
+  const int16_t* xq;
+  const float *dx, *sx;
+};
+
+// Several activation rows (prefill) run tile by tile of weight groups, each tile about
+// kTileBytes, so every row after the first reads the tile from L2 rather than memory.
+constexpr int64_t kTileBytes = 64 << 10;
+
+void run_groups(void* ctx, int64_t g0, int64_t g1) {
+  const RowJob& j = *static_cast<const RowJob*>(ctx);
+  const int64_t nb = j.s->k / kQuantBlock;
+  const int64_t group_bytes = nb * kQuantRowGroup * (quant_block_words(j.s->layout) + 2) * 4;
+  const int64_t tile = j.s->m == 1 ? g1 - g0 : std::max<int64_t>(1, kTileBytes / std::max<int64_t>(group_bytes, 1));
+  for (int64_t t0 = g0; t0 < g1; t0 += tile)
+    for (int64_t i = 0; i < j.s->m;) {
+      const int64_t step = j.pair && i + 1 < j.s->m ? 2 : 1;
+      (step == 2 ? j.pair : j.kernel)(*j.s, j.xq + i * j.s->k, j.dx + i * nb, j.sx + i * nb, j.a->codes, j.a->d,
+                                      j.a->mins, t0, std::min(g1, t0 + tile), j.a->out + i * j.s->rows);
+      i += step;
+    }
+}
+
+}  // namespace
+
+void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, QuantMatvecFn kernel,
+                          GroupSplitter split, void* split_ctx, QuantMatvec2Fn pair) {
+  if (s.m == 0 || s.rows == 0) return;
+  const int64_t nb = s.k / kQuantBlock;
+  std::vector<int16_t> xq(size_t(s.m * s.k));
+  std::vector<float> dx(size_t(s.m * nb)), sx(size_t(s.m * nb));
+  for (int64_t i = 0; i < s.m; ++i)
+    quantize_activation_row(a.x + i * s.k, s.k, &xq[size_t(i * s.k)], &dx[size_t(i * nb)], &sx[size_t(i * nb)]);
+  RowJob job{&s, &a, kernel, pair, xq.data(), dx.data(), sx.data()};
+  const int64_t groups = quant_groups(s.rows);
+  if (split) split(split_ctx, groups, run_groups, &job);
+  else run_groups(&job, 0, groups);
+}
+
+}  // namespace kiln

@@ -1,0 +1,71 @@
+// The quantized_matmul routine (issue 19): y = x @ W^T with W in packed integer codes, the
+// activation rows rounded to int16 per 32 values and each block summed exactly in integers.
+// This header holds its definition (the C++ reference, the cpu device's lowering) and the
+// layout every device reads; the SIMD kernels (native AVX2/SSE2, wasm SIMD128) compute the
+// same floats bit for bit. docs/ARCHITECTURE.md, "Integer-dot matvec".
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+
+// How a weight block's 32 codes are stored (per row, k-contiguous, 32 values per block):
+// - Nibble4: 16 bytes, byte j holds value j (low nibble) and j + 16 (high), codes 0..15,
+//   value = d * q + m (ggml's q4_1 and q4_K; q4_0 with m = -8 d);
+// - Int8: 32 signed bytes, value = d * q (q8_0; q5_0 with its codes minus 16); no mins.
+enum class QuantLayout : uint8_t { Nibble4, Int8 };
+
+// Rows are packed in groups of kQuantRowGroup (the AVX2 and wasm kernels' output rows per
+// pass; SSE2 runs each group as two halves). Per group and block the group's rows' codes
+// lie side by side (`codes`: uint32 [groups, k / 32, 8, words]), and their scales and mins
+// as one vector each (`d`, `m`: float32 [groups, k / 32, 8]). Rows past `rows` in the last
+// group are zero (codes, scales and mins), and never written to the output.
+inline constexpr int kQuantRowGroup = 8;
+inline constexpr int kQuantBlock = 32;
+constexpr int64_t quant_block_words(QuantLayout l) { return l == QuantLayout::Nibble4 ? 4 : 8; }
+constexpr bool quant_has_mins(QuantLayout l) { return l == QuantLayout::Nibble4; }
+constexpr int64_t quant_groups(int64_t rows) { return (rows + kQuantRowGroup - 1) / kQuantRowGroup; }
+
+// One call: x [m, k] float32 (k a multiple of 32) against `rows` weight rows: out [m, rows].
+struct QuantMatmulShape {
+  QuantLayout layout = QuantLayout::Nibble4;
+  int64_t m = 0, k = 0, rows = 0;
+};
+
+// Throws unless operand i (0 x, 1 codes, 2 d, 3 mins, 4 out) of a buffer of `bytes` holds
+// what the shape needs (a device's check before its kernel reads raw memory).
+void check_quantized_matmul_operand(const QuantMatmulShape& s, int operand, int64_t bytes, const std::string& device);
+
+// An activation row rounded per 32 values: d = amax / 32767, q = round-to-nearest-even of
+// x / d (x * (1 / d), 0 where d is 0), sx = d * float(sum of the block's q). Shared by every
+// device's kernel (a small part of a matvec's time), so the rounding is one code path.
+void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx);
+
+// The definition for groups [g0, g1) of one quantized activation row: per output row, blocks
+// in order, acc = acc + ((d_w * d_x) * float(isum) + m_w * s_x) (the mins term only for
+// Nibble4), isum the exact int32 sum of code * q over the block.
+void quantized_matvec_reference(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
+                                const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1,
+                                float* out);
+
+// A kernel of the signature above (a device's SIMD form), and the whole call over it: every
+// row of x quantized once, then `groups(g0, g1)` run over the output groups (a device's
+// thread pool splits them; nullptr runs them all on this thread).
+using QuantMatvecFn = void (*)(const QuantMatmulShape&, const int16_t*, const float*, const float*, const uint32_t*,
+                               const float*, const float*, int64_t, int64_t, float*);
+struct QuantMatmulArgs {
+  const float* x;
+  const uint32_t* codes;
+  const float* d;
+  const float* mins;  // unused for Int8
+  float* out;
+};
+using GroupSplitter = void (*)(void* ctx, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* fn_ctx);
+// A kernel for two activation rows at once (the next row's xq, dx, sx and out k, k / 32,
+// k / 32 and rows elements further on), each row's outputs those of QuantMatvecFn: a device
+// whose kernel widens each weight code once for both rows gives one (wasm; prefill).
+using QuantMatvec2Fn = QuantMatvecFn;
+void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, QuantMatvecFn kernel,
+                          GroupSplitter split = nullptr, void* split_ctx = nullptr, QuantMatvec2Fn pair = nullptr);
+
+}  // namespace kiln
