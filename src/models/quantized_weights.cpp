@@ -229,6 +229,34 @@ const PackFormat* int_dot_format(GgmlType type) {
   return f && f->block == kQuantBlock ? f : nullptr;
 }
 
+// t's codes, scales and mins into the IntDot arrays (`words` u32 per slot). Bits and the layout
+// are template parameters for the same reason as pack_blocks': this runs for every weight at
+// load, and with them known the per-value loop is shifts and masks the compiler vectorizes.
+template <int Bits, QuantLayout Layout>
+void fill_int_dot(const PackedTensor& t, int offset, int64_t words, uint32_t* codes, float* d, float* mins) {
+  constexpr int per_word = 32 / Bits, block_words = kQuantBlock / per_word;
+  constexpr uint32_t mask = (1u << Bits) - 1;
+  const int64_t nb = t.cols / kQuantBlock;
+  for (int64_t r = 0; r < t.rows; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t at = ((r / kQuantRowGroup) * nb + b) * kQuantRowGroup + r % kQuantRowGroup, src = r * nb + b;
+      d[at] = t.scales[size_t(src)];
+      if constexpr (Layout == QuantLayout::Nibble4) mins[at] = t.mins[size_t(src)];
+      const uint32_t* in = t.words.data() + src * block_words;
+      auto* bytes = reinterpret_cast<uint8_t*>(codes + at * words);
+      for (int w = 0; w < block_words; ++w) {
+        const uint32_t word = in[w];
+#pragma GCC unroll 8
+        for (int i = 0; i < per_word; ++i) {  // unrolled: each shift a constant
+          const int v = w * per_word + i;
+          const uint32_t q = (word >> (Bits * i)) & mask;
+          if constexpr (Layout == QuantLayout::Nibble4) bytes[v % 16] = uint8_t(bytes[v % 16] | q << (v < 16 ? 0 : 4));
+          else bytes[v] = uint8_t(int8_t(int(q) - offset));
+        }
+      }
+    }
+}
+
 // The host codes, scales and mins of `t` in lax::quantized_matmul's layout, rows past t.rows
 // in the last group zero. 4-bit codes with a min keep their value (Nibble4); the others lose
 // their offset and become int8 (q8_0's +128 bias, q5_0's 16, q4_0's 8). q4_0 as Nibble4 with
@@ -237,23 +265,13 @@ QuantizedWeight upload_int_dot(const PackedTensor& t) {
   const PackFormat& f = *int_dot_format(t.type);
   const QuantLayout layout = f.bits == 4 && f.with_min ? QuantLayout::Nibble4 : QuantLayout::Int8;
   const int64_t nb = t.cols / kQuantBlock, groups = quant_groups(t.rows), words = quant_block_words(layout);
-  const int64_t slots = groups * nb * kQuantRowGroup, per_word = 32 / f.bits;
-  const uint32_t mask = (1u << f.bits) - 1;
+  const int64_t slots = groups * nb * kQuantRowGroup;
   std::vector<uint32_t> codes(size_t(slots * words), 0);
   std::vector<float> d(size_t(slots), 0.0f), mins(layout == QuantLayout::Nibble4 ? size_t(slots) : 0, 0.0f);
-  for (int64_t r = 0; r < t.rows; ++r)
-    for (int64_t b = 0; b < nb; ++b) {
-      const int64_t at = ((r / kQuantRowGroup) * nb + b) * kQuantRowGroup + r % kQuantRowGroup, src = r * nb + b;
-      d[size_t(at)] = t.scales[size_t(src)];
-      if (layout == QuantLayout::Nibble4) mins[size_t(at)] = t.mins[size_t(src)];
-      auto* bytes = reinterpret_cast<uint8_t*>(&codes[size_t(at * words)]);
-      for (int v = 0; v < kQuantBlock; ++v) {
-        const int64_t i = src * kQuantBlock + v;
-        const uint32_t q = (t.words[size_t(i / per_word)] >> (f.bits * (i % per_word))) & mask;
-        if (layout == QuantLayout::Nibble4) bytes[v % 16] = uint8_t(bytes[v % 16] | q << (v < 16 ? 0 : 4));
-        else bytes[v] = uint8_t(int8_t(int(q) - int(f.offset)));
-      }
-    }
+  auto fill = layout == QuantLayout::Nibble4 ? fill_int_dot<4, QuantLayout::Nibble4>
+              : f.bits == 4                  ? fill_int_dot<4, QuantLayout::Int8>
+                                             : fill_int_dot<8, QuantLayout::Int8>;
+  fill(t, int(f.offset), words, codes.data(), d.data(), mins.data());
   QuantizedWeight w{t.type, t.rows, t.cols, {}, true, layout};
   Tree::Dict parts;
   parts["c"] = np::array(codes, {groups, nb, kQuantRowGroup, words});
