@@ -60,6 +60,8 @@ struct QuantMatmulArgs {
   const float* mins;  // unused for Int8
   float* out;
 };
+// A device's way to run fn(fn_ctx, g0, g1) over ranges covering [0, groups) (its thread pool);
+// nullptr: the whole range on the calling thread.
 using GroupSplitter = void (*)(void* ctx, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* fn_ctx);
 // A kernel for two activation rows at once (the next row's xq, dx, sx and out k, k / 32,
 // k / 32 and rows elements further on), each row's outputs those of QuantMatvecFn: a device
