@@ -31,15 +31,13 @@ HostMemoryBackend::Storage& HostMemoryBackend::buffer(int64_t handle) {
 }
 
 void HostMemoryBackend::quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& in, int64_t output) {
-  uint8_t* p[5];
+  uint8_t* data[5];
+  int64_t bytes[5];
   for (int i = 0; i < 5; ++i) {
     Storage& b = buffer(i < 4 ? in[size_t(i)] : output);
-    check_quantized_matmul_operand(s, i, b.size(), name());
-    p[i] = b.data();
+    data[i] = b.data(), bytes[i] = b.size();
   }
-  QuantMatmulArgs a{reinterpret_cast<const float*>(p[0]), reinterpret_cast<const uint32_t*>(p[1]),
-                    reinterpret_cast<const float*>(p[2]), reinterpret_cast<const float*>(p[3]),
-                    reinterpret_cast<float*>(p[4])};
+  const QuantMatmulArgs a = quantized_matmul_args(s, data, bytes, name());
   void* ctx = nullptr;
   GroupSplitter split = quantized_splitter(s, &ctx);
   run_quantized_matmul(s, a, quantized_matvec(), split, ctx);

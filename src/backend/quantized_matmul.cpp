@@ -10,13 +10,18 @@
 
 namespace kiln {
 
-void check_quantized_matmul_operand(const QuantMatmulShape& s, int operand, int64_t bytes, const std::string& device) {
+QuantMatmulArgs quantized_matmul_args(const QuantMatmulShape& s, uint8_t* const data[5], const int64_t bytes[5],
+                                      const std::string& device) {
   const int64_t blocks = quant_groups(s.rows) * (s.k / kQuantBlock) * kQuantRowGroup;
   const int64_t need[5] = {s.m * s.k * 4, blocks * quant_block_words(s.layout) * 4, blocks * 4,
                            quant_has_mins(s.layout) ? blocks * 4 : 0, s.m * s.rows * 4};
-  if (s.k % kQuantBlock != 0 || bytes < need[operand])
-    fail("quantized_matmul", "the ", device, " device got operand ", operand, " of ", bytes, " bytes, expected ",
-         need[operand], " (k = ", s.k, ", a multiple of ", kQuantBlock, ")");
+  for (int i = 0; i < 5; ++i)
+    if (s.k % kQuantBlock != 0 || bytes[i] < need[i])
+      fail("quantized_matmul", "the ", device, " device got operand ", i, " of ", bytes[i], " bytes, expected ",
+           need[i], " (k = ", s.k, ", a multiple of ", kQuantBlock, ")");
+  return {reinterpret_cast<const float*>(data[0]), reinterpret_cast<const uint32_t*>(data[1]),
+          reinterpret_cast<const float*>(data[2]), reinterpret_cast<const float*>(data[3]),
+          reinterpret_cast<float*>(data[4])};
 }
 
 void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx) {

@@ -32,9 +32,6 @@ struct QuantMatmulShape {
   int64_t m = 0, k = 0, rows = 0;
 };
 
-// Throws unless operand i (0 x, 1 codes, 2 d, 3 mins, 4 out) of a buffer of `bytes` holds
-// what the shape needs (a device's check before its kernel reads raw memory).
-void check_quantized_matmul_operand(const QuantMatmulShape& s, int operand, int64_t bytes, const std::string& device);
 
 // An activation row rounded per 32 values: d = amax / 32767, q = round-to-nearest-even of
 // x / d (x * (1 / d), 0 where d is 0), sx = d * float(sum of the block's q). Shared by every
@@ -60,6 +57,11 @@ struct QuantMatmulArgs {
   const float* mins;  // unused for Int8
   float* out;
 };
+// The operands (0 x, 1 codes, 2 d, 3 mins, 4 out) of a device's buffers as typed arguments;
+// throws unless each buffer's `bytes` hold what the shape needs (the check before a kernel
+// reads raw memory).
+QuantMatmulArgs quantized_matmul_args(const QuantMatmulShape& s, uint8_t* const data[5], const int64_t bytes[5],
+                                      const std::string& device);
 // A device's way to run fn(fn_ctx, g0, g1) over ranges covering [0, groups) (its thread pool);
 // nullptr: the whole range on the calling thread.
 using GroupSplitter = void (*)(void* ctx, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* fn_ctx);

@@ -436,15 +436,14 @@ void WasmBackend::dispatch(const Executable& e, const std::vector<int64_t>& inpu
 }
 
 void WasmBackend::quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& in, int64_t output) {
-  uint8_t* p[5];
+  uint8_t* ptrs[5];
+  int64_t bytes[5];
   for (int i = 0; i < 5; ++i) {
     const int64_t h = i < 4 ? in[size_t(i)] : output;
-    check_quantized_matmul_operand(s, i, size_of(h, "wasm.quantized_matmul"), name());
-    p[i] = data(h);
+    bytes[i] = size_of(h, "wasm.quantized_matmul");
+    ptrs[i] = data(h);
   }
-  QuantMatmulArgs a{reinterpret_cast<const float*>(p[0]), reinterpret_cast<const uint32_t*>(p[1]),
-                    reinterpret_cast<const float*>(p[2]), reinterpret_cast<const float*>(p[3]),
-                    reinterpret_cast<float*>(p[4])};
+  const QuantMatmulArgs a = quantized_matmul_args(s, ptrs, bytes, name());
   // The row groups split over the pool as a kernel's range is (same thresholds); the kernel
   // is the core's own code, so workers call it directly.
   GroupSplitter split = nullptr;
