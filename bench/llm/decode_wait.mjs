@@ -14,7 +14,6 @@ for (const run of ["warm", "measured"]) {
   const lat = [], waits = [];
   const orig = g.readPending.bind(g);
   g.readPending = () => { const r = orig(); const t = performance.now(); r.bytes.then(() => lat.push(performance.now() - t)); return r; };
-  const origStep = g.step.bind(g);
   let n = 0, tPrev = 0; const gaps = [];
   for await (const _ of g) {
     const now = performance.now(); if (tPrev) gaps.push(now - tPrev);
