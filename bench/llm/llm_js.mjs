@@ -6,6 +6,9 @@
 //   node bench/llm/llm_js.mjs MODEL.gguf [device=wasm] [tokens=32] [nCtx=256]
 //   KILN_DIST=DIR: another build's js/dist (before/after of two commits in one call)
 //   LLM_GREEDY=1: greedy decoding (end-of-text ignored) instead of seeded top-k sampling
+//   LLM_BUSY_MS=x: the consumer keeps the main thread busy x ms per piece (what a page does
+//     with a token): on webgpu, whether that time adds to a token's or hides behind the GPU
+//     running the step dispatched ahead says which of host and GPU bounds decode
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -28,8 +31,10 @@ for (const run of ["warm-up", "measured"]) {
   const t = performance.now();
   let n = 0;
   const counters = [];
+  const busy = Number(process.env.LLM_BUSY_MS || 0);
   for await (const _ of g) {
     n++;
+    for (const until = performance.now() + busy; performance.now() < until; );
     const c = profiler.webgpuCounters();
     if (c) counters.push(c);
   }

@@ -33,6 +33,7 @@ let nextHandle = 1;
 interface DeviceBuffer {
   buffer: GPUBuffer;
   bytes: number;
+  bindId: number; // the BindGroupCache's id of `buffer` (kept: a dispatch then looks nothing up)
   epoch: number; // the encoder epoch that last used it (see #epoch)
   written: number; // the encoder epoch that last wrote it (a dispatch's output, a copy's destination)
   // Pipelines and buffer allocations not yet known to have succeeded whose output reaches
@@ -76,7 +77,7 @@ export class WebGpuRuntime {
   #storage: BufferPool;
   #staging: BufferPool;
   #pipelines: Pipelines;
-  #uniforms = new Map<number, GPUBuffer>();
+  #uniforms = new Map<number, { buffer: GPUBuffer; bindId: number }>();
   #bindGroups = new BindGroupCache();
   #boundScratch: GPUBuffer[] = []; // dispatch()'s bound buffers (uniform, out, inputs)
   #inputScratch: DeviceBuffer[] = []; // and its inputs' records
@@ -84,7 +85,10 @@ export class WebGpuRuntime {
   // or a writeBuffer into a reused buffer would land before the dispatches that read it.
   #freedInEpoch: DeviceBuffer[] = [];
   #encoder: GPUCommandEncoder | null = null;
-  #pass: GPUComputePassEncoder | null = null;
+  #pass: GPUComputePassEncoder | null = null; // begun at the first dispatch after the encoder or a copy
+  // What the open pass last set: a dispatch of the same pipeline or group skips the call.
+  #passPipeline: GPUComputePipeline | null = null;
+  #passGroup: GPUBindGroup | null = null;
   #inEncoder = 0;
   #encoderChecks = new Set<AsyncCheck>(); // pipelines and allocations not yet known to succeed
   #epoch = 1; // increments at each submit
@@ -189,7 +193,7 @@ export class WebGpuRuntime {
     const creates = !this.#storage.has(Math.max(bytes, 4));
     if (creates) this.device.pushErrorScope("out-of-memory");
     const buffer = this.#storage.take(Math.max(bytes, 4));
-    const rec: DeviceBuffer = { buffer, bytes, epoch: 0, written: 0, taint: [], created: VERIFIED };
+    const rec: DeviceBuffer = { buffer, bytes, bindId: this.#bindGroups.idOf(buffer), epoch: 0, written: 0, taint: [], created: VERIFIED };
     if (creates) {
       const check: AsyncCheck = { state: "pending", error: null, ready: Promise.resolve() };
       check.ready = this.device.popErrorScope().then(
@@ -259,22 +263,23 @@ export class WebGpuRuntime {
     if (this.#lost) return this.#fail(this.#lost);
     const s = this.#get(src), d = this.#get(dst);
     if (!s || !d) return -1;
-    for (const [r, offset] of [[s, srcOffset], [d, dstOffset]] as const) {
-      if (offset % 4 !== 0 || bytes % 4 !== 0) return this.#fail(`webgpu.copy: offset ${offset} and size ${bytes} must be multiples of 4`);
-      if (offset + bytes > r.buffer.size) return this.#fail(`webgpu.copy: range [${offset}, ${offset + bytes}) is outside a buffer of ${r.bytes} bytes`);
-    }
-    const unsettled = [s, d].map((r) => r.created).filter((c) => c.state !== "ok");
+    const bad = copyRangeError(s, srcOffset, bytes) ?? copyRangeError(d, dstOffset, bytes);
+    if (bad) return this.#fail(bad);
+    // The usual case (a decode step's KV cache rows: both buffers settled) allocates nothing.
+    const unsettled = s.created.state === "ok" && d.created.state === "ok" ? NO_TAINT : [s, d].map((r) => r.created).filter((c) => c.state !== "ok");
     const failed = unsettled.find((c) => c.state === "failed");
     if (failed) return this.#fail(failed.error!);
     if (unsettled.length) this.flush();
     if (!this.#encoder) this.#encoder = this.device.createCommandEncoder();
-    else this.#pass!.end();
+    this.#endPass();
+    // The next dispatch begins a new pass, so consecutive copies (a decode step's KV cache
+    // rows, 2 per layer) share the gap between two passes instead of a pass each.
     this.#encoder.copyBufferToBuffer(s.buffer, srcOffset, d.buffer, dstOffset, bytes);
-    this.#pass = this.#encoder.beginComputePass();
     for (const c of unsettled) this.#encoderChecks.add(c);
     s.epoch = d.epoch = d.written = this.#epoch;
     // Part of d now comes from s: a failure that spoils s spoils d.
-    d.taint = [...new Set([...d.taint, ...s.taint, ...unsettled])].filter((t) => t.state !== "ok");
+    if (d.taint.length || s.taint.length || unsettled.length)
+      d.taint = [...new Set([...d.taint, ...s.taint, ...unsettled])].filter((t) => t.state !== "ok");
     this.#afterRecording(unsettled.length > 0);
     return 0;
   }
@@ -290,32 +295,44 @@ export class WebGpuRuntime {
     return this.#pipelines.get(wgsl, ninputs).id;
   }
 
-  dispatch(pipelineId: number, inputs: Int32Array, output: number, size: number, gx: number, gy: number): number {
+  /**
+   * Records pipeline `pipelineId` over `output` and the input handles `inputs[first,
+   * first + count)` (the C++ backend passes its whole heap and a range: no view is made per
+   * dispatch), with the output size in the uniform and a grid of gx x gy workgroups.
+   */
+  dispatch(pipelineId: number, inputs: Int32Array, output: number, size: number, gx: number, gy: number, first = 0, count = inputs.length - first): number {
     if (this.#lost) return this.#fail(this.#lost);
     const p = this.#pipelines.byId(pipelineId);
     if (!p) return this.#fail(`webgpu.dispatch: pipeline ${pipelineId} does not exist`);
     if (p.error) return this.#fail(p.error);
     const out = this.#get(output);
     if (!out) return -1;
-    // A decode step records ~470 of these per token, so the usual case (every buffer known to
-    // exist, no unsettled pipeline upstream) allocates only the cache-miss closure: the bound
-    // buffers and input records go into arrays kept for this, which no later call reads.
-    const n = inputs.length;
-    const buffers = this.#boundScratch, ins = this.#inputScratch;
-    buffers[0] = this.#uniform(size);
+    // A decode step records ~400 of these per token, so the usual case (every buffer known to
+    // exist, no unsettled pipeline upstream) allocates nothing: the bound buffers and input
+    // records go into arrays kept for this, which no later call reads, and the bind-group
+    // cache gets the ids the records keep.
+    const n = count;
+    const buffers = this.#boundScratch, ins = this.#inputScratch, groups = this.#bindGroups;
+    const u = this.#uniform(size);
+    buffers[0] = u.buffer;
     buffers[1] = out.buffer;
+    groups.setId(0, u.bindId);
+    groups.setId(1, out.bindId);
     let settled = out.created.state === "ok";
     let clean = p.state === "ok";
     for (let i = 0; i < n; i++) {
-      const r = this.#get(inputs[i]);
+      const r = this.#get(inputs[first + i]);
       if (!r) return -1;
       ins[i] = r;
       buffers[i + 2] = r.buffer;
+      groups.setId(i + 2, r.bindId);
       settled &&= r.created.state === "ok";
       for (const t of r.taint) clean &&= t.state === "ok";
     }
     if (settled && clean) {
-      this.#record(p, this.#bindGroups.get(p.id, buffers, () => this.#makeGroup(p, buffers.slice(0, n + 2)), n + 2), gx, gy);
+      let group = groups.find(p.id, n + 2);
+      if (!group) groups.keep(p.id, n + 2, (group = this.#makeGroup(p, buffers.slice(0, n + 2))));
+      this.#record(p, group, gx, gy);
       out.epoch = out.written = this.#epoch;
       for (let i = 0; i < n; i++) ins[i].epoch = this.#epoch;
       out.taint = NO_TAINT;
@@ -355,16 +372,31 @@ export class WebGpuRuntime {
     return this.device.createBindGroup({ layout: p.layout, entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })) });
   }
 
-  /** One dispatch into the open pass (opened here if there is none). */
+  /**
+   * One dispatch into the open pass (begun here if there is none). A pass keeps its pipeline
+   * and bind group between dispatches, so an unchanged one is not set again: each call into
+   * Dawn costs host time, and decode steps run a pipeline or bind the same buffers twice in a
+   * row at times.
+   */
   #record(p: { pipeline: GPUComputePipeline }, group: GPUBindGroup, gx: number, gy: number): void {
-    if (!this.#encoder) {
-      this.#encoder = this.device.createCommandEncoder();
-      this.#pass = this.#encoder.beginComputePass();
+    if (!this.#encoder) this.#encoder = this.device.createCommandEncoder();
+    let pass = this.#pass;
+    if (!pass) {
+      pass = this.#pass = this.#encoder.beginComputePass();
+      this.#passPipeline = this.#passGroup = null;
     }
-    this.#pass!.setPipeline(p.pipeline);
-    this.#pass!.setBindGroup(0, group);
-    this.#pass!.dispatchWorkgroups(gx, gy);
+    if (this.#passPipeline !== p.pipeline) pass.setPipeline((this.#passPipeline = p.pipeline));
+    if (this.#passGroup !== group) pass.setBindGroup(0, (this.#passGroup = group));
+    pass.dispatchWorkgroups(gx, gy);
     this.#stats.dispatches++;
+  }
+
+  /** Ends the open pass, if any (before a copy or a submit). */
+  #endPass(): void {
+    if (!this.#pass) return;
+    this.#pass.end();
+    this.#pass = null;
+    this.#passPipeline = this.#passGroup = null;
   }
 
   /** After a command was recorded: submit now, or once the current synchronous JS is done. */
@@ -382,17 +414,18 @@ export class WebGpuRuntime {
   }
 
   /** One uniform buffer per output size, kept: sizes repeat, and they are 4 bytes each. */
-  #uniform(size: number): GPUBuffer {
+  #uniform(size: number): { buffer: GPUBuffer; bindId: number } {
     let u = this.#uniforms.get(size);
     if (!u) {
       if (this.#uniforms.size >= 4096) {
         this.flush(); // no unsubmitted command may still bind the ones destroyed
-        for (const b of this.#uniforms.values()) b.destroy();
+        for (const b of this.#uniforms.values()) b.buffer.destroy();
         this.#uniforms.clear();
       }
-      u = this.device.createBuffer({ size: 16, usage: UNIFORM | COPY_DST });
+      const buffer = this.device.createBuffer({ size: 16, usage: UNIFORM | COPY_DST });
       this.#uniformsCreated++;
-      this.device.queue.writeBuffer(u, 0, new Uint32Array([size, 0, 0, 0]));
+      this.device.queue.writeBuffer(buffer, 0, new Uint32Array([size, 0, 0, 0]));
+      u = { buffer, bindId: this.#bindGroups.idOf(buffer) };
       this.#uniforms.set(size, u);
     }
     return u;
@@ -410,14 +443,13 @@ export class WebGpuRuntime {
    */
   #submitOpen(checks: AsyncCheck[], what: string, extra?: (e: GPUCommandEncoder) => void): void {
     const encoder = this.#encoder ?? this.device.createCommandEncoder();
-    this.#pass?.end();
+    this.#endPass();
     extra?.(encoder);
     // A submit that binds a pipeline whose WGSL did not compile, or a buffer that could not be
     // allocated, fails too; that error belongs to them (reads of their outputs report it).
     this.#scoped([...new Set([...this.#encoderChecks, ...checks])], what, () => this.device.queue.submit([encoder.finish()]));
     this.#encoderChecks = new Set();
     this.#encoder = null;
-    this.#pass = null;
     this.#inEncoder = 0;
     this.#epoch++;
     this.#stats.submits++;
@@ -564,6 +596,13 @@ export class WebGpuRuntime {
     this.#staging.clear();
     this.device.destroy();
   }
+}
+
+/** Why copy() cannot use bytes [offset, offset + bytes) of `r`, or null when it can. */
+function copyRangeError(r: DeviceBuffer, offset: number, bytes: number): string | null {
+  if (offset % 4 !== 0 || bytes % 4 !== 0) return `webgpu.copy: offset ${offset} and size ${bytes} must be multiples of 4`;
+  if (offset + bytes > r.buffer.size) return `webgpu.copy: range [${offset}, ${offset + bytes}) is outside a buffer of ${r.bytes} bytes`;
+  return null;
 }
 
 /**

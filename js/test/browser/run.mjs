@@ -32,24 +32,39 @@ const testFiles = readdirSync(join(here, ".."))
   .filter((f) => f.endsWith(".test.ts") && !nodeOnly.has(f) && (!only || only.includes(f)))
   .sort();
 if (only && testFiles.length !== only.length) throw new Error(`KILN_TEST_FILES: no such test file among ${only.join(", ")}`);
-const entry = readFileSync(join(here, "entry.ts"), "utf8").replace(
-  /^\/\/ @tests.*$/m,
-  testFiles.map((f) => `import "../${f}";`).join("\n"),
-);
-const bundle = await build({
-  stdin: { contents: entry, resolveDir: here, sourcefile: "entry.ts", loader: "ts" },
-  bundle: true,
-  format: "esm",
-  platform: "browser",
-  target: "es2022",
-  write: false,
-  external: ["node:*"],
-  alias: { vitest: join(here, "vitest-shim.ts") },
-  plugins: [rawText],
-  logLevel: "warning",
-});
-const script = bundle.outputFiles[0].contents;
-const page = `<!doctype html><meta charset="utf-8"><title>kiln tests</title><script type="module" src="/bundle.js"></script>`;
+// The files run in two pages at once (each tab is a renderer process of its own, and CI has
+// two cores; one page ran them one after another), split by source size, largest first.
+const pages = Math.max(1, Math.min(Number(process.env.KILN_BROWSER_PAGES ?? 2), testFiles.length));
+const groups = Array.from({ length: pages }, () => ({ files: [], bytes: 0 }));
+for (const f of [...testFiles].sort((a, b) => sizeOf(b) - sizeOf(a))) {
+  const g = groups.reduce((a, b) => (b.bytes < a.bytes ? b : a));
+  g.files.push(f);
+  g.bytes += sizeOf(f);
+}
+function sizeOf(f) {
+  return readFileSync(join(here, "..", f)).length;
+}
+const scripts = [];
+for (const g of groups) {
+  const entry = readFileSync(join(here, "entry.ts"), "utf8").replace(
+    /^\/\/ @tests.*$/m,
+    g.files.sort().map((f) => `import "../${f}";`).join("\n"),
+  );
+  const bundle = await build({
+    stdin: { contents: entry, resolveDir: here, sourcefile: "entry.ts", loader: "ts" },
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    write: false,
+    external: ["node:*"],
+    alias: { vitest: join(here, "vitest-shim.ts") },
+    plugins: [rawText],
+    logLevel: "warning",
+  });
+  scripts.push(bundle.outputFiles[0].contents);
+}
+const page = (i) => `<!doctype html><meta charset="utf-8"><title>kiln tests</title><script type="module" src="/bundle${i}.js"></script>`;
 
 // Cross-origin isolation (SharedArrayBuffer, so a threaded build can be chosen).
 const headers = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
@@ -72,8 +87,9 @@ const server = createServer((req, res) => {
     // The threaded core's files, next to the bundle (js/src/core.ts finds them there).
     const file = join(dist, path.slice(1));
     res.writeHead(200, { ...headers, "Content-Type": types[file.slice(file.lastIndexOf("."))] }).end(readFileSync(file));
-  } else if (req.url === "/bundle.js") res.writeHead(200, { ...headers, "Content-Type": "text/javascript" }).end(script);
-  else if (req.url === "/" || req.url === "/index.html") res.writeHead(200, { ...headers, "Content-Type": "text/html" }).end(page);
+  } else if (/^\/bundle\d+\.js$/.test(req.url ?? "") && scripts[Number(req.url.slice(7, -3))])
+    res.writeHead(200, { ...headers, "Content-Type": "text/javascript" }).end(scripts[Number(req.url.slice(7, -3))]);
+  else if (/^\/page\d+\.html$/.test(req.url ?? "")) res.writeHead(200, { ...headers, "Content-Type": "text/html" }).end(page(Number(req.url.slice(5, -5))));
   else res.writeHead(404).end();
 });
 await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
@@ -93,14 +109,25 @@ const context = await chromium.launchPersistentContext(profile, {
 });
 let failed = 0;
 try {
-  const tab = context.pages()[0] ?? (await context.newPage());
-  tab.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
-  // KILN_BROWSER_CONSOLE=1 prints the page's console (timings a test logs).
-  if (process.env.KILN_BROWSER_CONSOLE) tab.on("console", (m) => console.log(`[page] ${m.text()}`));
+  const tabs = [];
+  for (let i = 0; i < pages; i++) tabs.push(i === 0 ? context.pages()[0] ?? (await context.newPage()) : await context.newPage());
+  for (const tab of tabs) {
+    tab.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
+    // KILN_BROWSER_CONSOLE=1 prints the page's console (timings a test logs).
+    if (process.env.KILN_BROWSER_CONSOLE) tab.on("console", (m) => console.log(`[page] ${m.text()}`));
+  }
   const version = context.browser()?.version() ?? "chromium";
-  await tab.goto(url);
-  await tab.waitForFunction(() => window.__kiln?.done === true, null, { timeout: 540_000, polling: 500 });
-  const { results, isolated, sab, core } = await tab.evaluate(() => window.__kiln);
+  const states = await Promise.all(tabs.map(async (tab, i) => {
+    await tab.goto(`${url}page${i}.html`);
+    await tab.waitForFunction(() => window.__kiln?.done === true, null, { timeout: 540_000, polling: 500 });
+    return tab.evaluate(() => window.__kiln);
+  }));
+  const tab = tabs[0];
+  const results = states.flatMap((st) => st.results);
+  // Every page must be isolated and run on the threaded core with FMA (checked below on the
+  // worst page: the first that lacks it).
+  const isolated = states.every((st) => st.isolated), sab = states.every((st) => st.sab);
+  const core = states.map((st) => st.core).find((c) => !c?.threaded || !(c.workerChunks > 0) || !c.fma) ?? states[0].core;
   const bad = results.filter((r) => !r.ok);
   failed = bad.length;
   for (const r of bad.slice(0, 30)) console.error(`FAIL ${r.name}\n  ${r.error.split("\n").slice(0, 3).join("\n  ")}`);

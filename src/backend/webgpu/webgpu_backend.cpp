@@ -26,8 +26,9 @@ EM_JS(int, kiln_gpu_pipeline, (const char* wgsl, int len, int ninputs), {
 });
 EM_JS(int, kiln_gpu_dispatch, (int pipeline, const int32_t* inputs, int ninputs, int output, double size,
                                double gx, double gy), {
-  // A view, not a copy: dispatch() reads the handles before it returns and keeps none.
-  return Module['kilnGpu'].dispatch(pipeline, HEAP32.subarray(inputs >> 2, (inputs >> 2) + ninputs), output, size, gx, gy);
+  // The heap and the handles' range, not a view of them: a view per dispatch was an
+  // allocation per kernel (~400 per decode step). dispatch() reads them before it returns.
+  return Module['kilnGpu'].dispatch(pipeline, HEAP32, output, size, gx, gy, inputs >> 2, ninputs);
 });
 // Starts a read; the runtime's promise settles it through kiln_webgpu_read_buffer/_settled.
 EM_JS(int, kiln_gpu_read, (int handle, double offset, double bytes, int id), {
