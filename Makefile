@@ -355,15 +355,15 @@ bench-llm-browser: setup models js-build
 	cd bench/llm/browser && npm ci --no-audit --no-fund --loglevel=error
 	nice node bench/llm/browser.mjs $(BENCH_LLM_BROWSER_ARGS)
 
-# Integer-dot against kiln's float lowering of the q4_1/q8_0 matvecs, one thread, native
-# (x86-64-v3: needs an AVX2 CPU) and wasm SIMD128 in Node (bench/llm/qdot_bench.cpp; issue 19).
+# The quantized_matmul kernels alone, one thread, on SmolLM2's shapes: native (SSE2, AVX2 and
+# the AVX2 prefill rows kernel) and wasm SIMD128 in Node (bench/llm/qmatmul_bench.cpp; issue 19).
 # Node runs it with --no-liftoff: on a loaded machine V8's background tier-up lags and a kernel
 # can be timed in its baseline code, which made the multi-row kernels look 2x slower.
 bench-qdot:
-	mkdir -p build && g++ -std=c++20 -O3 -march=x86-64-v3 -ffp-contract=off -Wall -Wextra -Werror \
-	  bench/llm/qdot_bench.cpp -o build/qdot_bench && nice ./build/qdot_bench
-	em++ -std=c++20 -O3 -msimd128 -ffp-contract=off -Wall -Wextra -Werror -sSINGLE_FILE=1 -sENVIRONMENT=node \
-	  -sINITIAL_MEMORY=512MB bench/llm/qdot_bench.cpp -o build/qdot_bench.js && nice node --no-liftoff build/qdot_bench.js
+	cmake --preset native && cmake --build --preset native --target kiln_qmatmul_bench
+	nice ./build/native/kiln_qmatmul_bench
+	cmake --preset wasm && cmake --build --preset wasm --target kiln_qmatmul_bench
+	nice node --no-liftoff build/wasm/kiln_qmatmul_bench.js
 
 # One core's float32 rate with 128-bit vectors (FMA, and mul + add): the ceiling for Wasm SIMD
 # kernels on this machine, against which bench/results/wasm.md reads the matmul rates.

@@ -385,6 +385,30 @@ TEST(NativeThreadPool, CoversTheRangeOnceAndRethrows) {
   }), Error);
 }
 
+// Jobs back to back, with workers that sleep at once (spin 0: every job wakes them by futex)
+// and with workers that poll between jobs: every item exactly once, no chunk empty, and a
+// worker that comes late to a job (the caller took every chunk) never runs a later job's
+// function with an earlier job's range.
+TEST(NativeThreadPool, JobsBackToBackSleepingOrSpinning) {
+  for (int spin_us : {0, 2000}) {
+    native::ThreadPool pool(3, spin_us);
+    int64_t total = 0, want = 0;
+    std::atomic<int64_t> sum{0};
+    std::atomic<int> empty{0};
+    for (int job = 0; job < 3000; job++) {
+      const int64_t n = 2 + job % 37;
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        if (b >= e || b < 0 || e > n) empty++;
+        for (int64_t i = b; i < e; i++) sum += i + 1;
+      });
+      want += n * (n + 1) / 2;
+      total = sum.load();
+      ASSERT_EQ(total, want) << "spin " << spin_us << " job " << job;
+    }
+    EXPECT_EQ(empty.load(), 0) << "spin " << spin_us;
+  }
+}
+
 TEST(NativeCompiler, CachesInProcessAndOnDisk) {
   const std::string src = "extern \"C\" void kiln_kernel(void* const*, const long*, long, long) {}\n// cache test\n";
   auto before = native::compile_stats();

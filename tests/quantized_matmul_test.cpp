@@ -129,6 +129,11 @@ const Case kCases[] = {
     {QuantLayout::Int8, 3, 576, 29},   {QuantLayout::Int8, 2, 32, 64},
     // Several x rows over more weight groups than one 64 KiB tile holds (the prefill order).
     {QuantLayout::Nibble4, 3, 576, 203}, {QuantLayout::Int8, 2, 1024, 300},
+    // The rows kernel (native AVX2 prefill): odd row counts, more rows than one chunk of
+    // activation codes (96 KiB: 32 rows at k = 1536) with a ragged last chunk, and rows
+    // longer than its widened group holds (k > 4096: the matvec per row).
+    {QuantLayout::Nibble4, 5, 96, 13}, {QuantLayout::Nibble4, 37, 1536, 19}, {QuantLayout::Int8, 33, 1536, 11},
+    {QuantLayout::Nibble4, 3, 4128, 9}, {QuantLayout::Int8, 2, 4128, 8},
 };
 
 std::string name(const Case& c) {
@@ -152,12 +157,16 @@ TEST(QuantizedMatmul, EqualsTheDefinitionBitForBit) {
 TEST(QuantizedMatmul, SimdKernelsEqualTheReference) {
   std::vector<std::pair<std::string, kiln::QuantMatvecFn>> kernels;
   kiln::QuantMatvec2Fn pair = nullptr;
+  kiln::QuantMatmulRowsFn rows = nullptr;
 #ifdef __EMSCRIPTEN__
   kernels.push_back({"simd128", &kiln::wasm::quantized_matvec_simd128});
   pair = &kiln::wasm::quantized_matvec2_simd128;
 #elif defined(__x86_64__)
   kernels.push_back({"sse2", &kiln::native::quantized_matvec_sse2});
-  if (__builtin_cpu_supports("avx2")) kernels.push_back({"avx2", &kiln::native::quantized_matvec_avx2});
+  if (__builtin_cpu_supports("avx2")) {
+    kernels.push_back({"avx2", &kiln::native::quantized_matvec_avx2});
+    rows = &kiln::native::quantized_matmul_rows_avx2;
+  }
 #endif
   uint32_t seed = 99;
   for (const Case& c : kCases) {
@@ -172,6 +181,11 @@ TEST(QuantizedMatmul, SimdKernelsEqualTheReference) {
       std::fill(out.begin(), out.end(), -1.0f);
       kiln::run_quantized_matmul(s, a, fn);
       expect_bits(out, want, kname + " " + name(c));
+      if (rows) {
+        std::fill(out.begin(), out.end(), -1.0f);
+        kiln::run_quantized_matmul(s, a, fn, nullptr, nullptr, nullptr, rows);  // all rows per weight group
+        expect_bits(out, want, kname + " rows kernel " + name(c));
+      }
       if (!pair) continue;
       std::fill(out.begin(), out.end(), -1.0f);
       kiln::run_quantized_matmul(s, a, fn, nullptr, nullptr, pair);  // rows in pairs, an odd one alone

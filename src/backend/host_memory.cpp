@@ -40,7 +40,7 @@ void HostMemoryBackend::quantized_matmul(const QuantMatmulShape& s, const std::v
   const QuantMatmulArgs a = quantized_matmul_args(s, data, bytes, name());
   void* ctx = nullptr;
   GroupSplitter split = quantized_splitter(s, &ctx);
-  run_quantized_matmul(s, a, quantized_matvec(), split, ctx);
+  run_quantized_matmul(s, a, quantized_matvec(), split, ctx, nullptr, quantized_matmul_rows());
 }
 
 void HostMemoryBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {

@@ -35,6 +35,8 @@ class HostMemoryBackend : public Backend {
   // The device's quantized matvec kernel (cpu: the reference) and how it splits the output
   // row groups over threads (cpu: none, nullptr).
   virtual QuantMatvecFn quantized_matvec() const { return &quantized_matvec_reference; }
+  // Its kernel for several activation rows at once (prefill), or nullptr: the matvec per row.
+  virtual QuantMatmulRowsFn quantized_matmul_rows() const { return nullptr; }
   virtual GroupSplitter quantized_splitter(const QuantMatmulShape&, void** ctx) {
     *ctx = nullptr;
     return nullptr;

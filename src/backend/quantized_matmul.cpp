@@ -82,6 +82,7 @@ struct RowJob {
   const QuantMatmulArgs* a;
   QuantMatvecFn kernel;
   QuantMatvec2Fn pair;
+  QuantMatmulRowsFn rows;
   const int16_t* xq;
   const float *dx, *sx;
 };
@@ -89,9 +90,23 @@ struct RowJob {
 // Several activation rows (prefill) run tile by tile of weight groups, each tile about
 // kTileBytes, so every row after the first reads the tile from L2 rather than memory.
 constexpr int64_t kTileBytes = 64 << 10;
+// A rows kernel (QuantMatmulRowsFn) reads every activation row of its chunk once per weight
+// group: chunks of about this many bytes of int16 codes keep them in L2.
+constexpr int64_t kRowChunkBytes = 96 << 10;
+
+void run_row_chunks(const RowJob& j, int64_t g0, int64_t g1) {
+  const int64_t nb = j.s->k / kQuantBlock;
+  const int64_t chunk = std::max<int64_t>(1, kRowChunkBytes / (j.s->k * int64_t(sizeof(int16_t))));
+  for (int64_t i = 0; i < j.s->m; i += chunk) {
+    const QuantMatmulShape part{j.s->layout, std::min(chunk, j.s->m - i), j.s->k, j.s->rows};
+    j.rows(part, j.xq + i * j.s->k, j.dx + i * nb, j.sx + i * nb, j.a->codes, j.a->d, j.a->mins, g0, g1,
+           j.a->out + i * j.s->rows);
+  }
+}
 
 void run_groups(void* ctx, int64_t g0, int64_t g1) {
   const RowJob& j = *static_cast<const RowJob*>(ctx);
+  if (j.rows && j.s->m > 1) return run_row_chunks(j, g0, g1);
   const int64_t nb = j.s->k / kQuantBlock;
   const int64_t group_bytes = nb * kQuantRowGroup * (quant_block_words(j.s->layout) + 2) * 4;
   const int64_t tile = j.s->m == 1 ? g1 - g0 : std::max<int64_t>(1, kTileBytes / std::max<int64_t>(group_bytes, 1));
@@ -107,14 +122,14 @@ void run_groups(void* ctx, int64_t g0, int64_t g1) {
 }  // namespace
 
 void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, QuantMatvecFn kernel,
-                          GroupSplitter split, void* split_ctx, QuantMatvec2Fn pair) {
+                          GroupSplitter split, void* split_ctx, QuantMatvec2Fn pair, QuantMatmulRowsFn rows) {
   if (s.m == 0 || s.rows == 0) return;
   const int64_t nb = s.k / kQuantBlock;
   std::vector<int16_t> xq(size_t(s.m * s.k));
   std::vector<float> dx(size_t(s.m * nb)), sx(size_t(s.m * nb));
   for (int64_t i = 0; i < s.m; ++i)
     quantize_activation_row(a.x + i * s.k, s.k, &xq[size_t(i * s.k)], &dx[size_t(i * nb)], &sx[size_t(i * nb)]);
-  RowJob job{&s, &a, kernel, pair, xq.data(), dx.data(), sx.data()};
+  RowJob job{&s, &a, kernel, pair, rows, xq.data(), dx.data(), sx.data()};
   const int64_t groups = quant_groups(s.rows);
   if (split) split(split_ctx, groups, run_groups, &job);
   else run_groups(&job, 0, groups);

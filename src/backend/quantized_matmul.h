@@ -69,7 +69,13 @@ using GroupSplitter = void (*)(void* ctx, int64_t groups, void (*fn)(void*, int6
 // k / 32 and rows elements further on), each row's outputs those of QuantMatvecFn: a device
 // whose kernel widens each weight code once for both rows gives one (wasm; prefill).
 using QuantMatvec2Fn = QuantMatvecFn;
+// A kernel for all s.m activation rows at once (xq, dx, sx and out row after row: k, k / 32,
+// k / 32 and rows elements apart), each row's outputs those of QuantMatvecFn: a device whose
+// kernel widens each weight group's codes once for every row gives one (native AVX2;
+// prefill). The driver hands it rows in chunks whose int16 codes stay in L2.
+using QuantMatmulRowsFn = QuantMatvecFn;
 void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, QuantMatvecFn kernel,
-                          GroupSplitter split = nullptr, void* split_ctx = nullptr, QuantMatvec2Fn pair = nullptr);
+                          GroupSplitter split = nullptr, void* split_ctx = nullptr, QuantMatvec2Fn pair = nullptr,
+                          QuantMatmulRowsFn rows = nullptr);
 
 }  // namespace kiln

@@ -168,6 +168,7 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
 }
 
 QuantMatvecFn NativeBackend::quantized_matvec() const { return native::best_quantized_matvec(); }
+QuantMatmulRowsFn NativeBackend::quantized_matmul_rows() const { return native::best_quantized_matmul_rows(); }
 
 GroupSplitter NativeBackend::quantized_splitter(const QuantMatmulShape& s, void** ctx) {
   *ctx = pool_.get();

@@ -38,6 +38,8 @@ class NativeBackend : public HostMemoryBackend {
   // quantized_matmul: the AVX2 kernel where the CPU has it, else SSE2 (qmatmul_x86.h), its
   // row groups split over the pool as a kernel's items are.
   QuantMatvecFn quantized_matvec() const override;
+  // Prefill: the AVX2 kernel that widens each weight group once for every prompt row.
+  QuantMatmulRowsFn quantized_matmul_rows() const override;
   GroupSplitter quantized_splitter(const QuantMatmulShape& s, void** ctx) override;
 
  private:

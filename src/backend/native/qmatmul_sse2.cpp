@@ -80,4 +80,10 @@ QuantMatvecFn best_quantized_matvec() {
   return fn;
 }
 
+QuantMatmulRowsFn best_quantized_matmul_rows() {
+  static const QuantMatmulRowsFn fn = best_quantized_matvec() == &quantized_matvec_avx2 ? &quantized_matmul_rows_avx2
+                                                                                          : nullptr;
+  return fn;
+}
+
 }  // namespace kiln::native
