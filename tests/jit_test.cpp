@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frontend/array_impl.h"
+#include "backend/backend.h"
 #include "frontend/jit_program.h"
 #include "kiln/kiln.h"
 
@@ -42,6 +43,10 @@ void expect_tree_close(const Tree& got, const Tree& want, double tol = 2e-5) {
   ASSERT_EQ(g.size(), w.size());
   for (size_t i = 0; i < g.size(); i++) expect_close(g[i], w[i], tol);
 }
+
+// Whether jit copies a padded operand before the windows that read it (jit_fusion.cpp's
+// kMinUnmaskedWindow): on the CPU devices, not where a dispatch costs more (webgpu).
+bool pads_before_windows() { return !kiln::get_backend(kiln::default_device()).prefers_fewer_kernels(); }
 
 // Kernels launched by one call of f (warm: the program is already compiled).
 size_t kernels_of(const Fn& jf, const std::vector<Tree>& args, Tree* out = nullptr) {
@@ -179,6 +184,39 @@ TEST(JitCorpus, ConvBlockWithPooling) {
   Tree out;
   EXPECT_EQ(kernels_of(kiln::jit(f), args, &out), 2u);  // conv + bias + relu, then the pool
   expect_close(out.as_array(), f(args).as_array(), 1e-4);
+}
+
+// A conv's windows over a padded input read a padded copy of it on the CPU devices: the
+// reduction's body then has no padding mask (no `where`), and the values are eager's. A
+// 5x5 depthwise conv (PP-OCR rec's) and a dense 5x5 one; a 3x3 conv keeps its masks.
+TEST(JitCorpus, WindowsOverPaddingReadAPaddedCopy) {
+  auto conv = [](int64_t groups, int64_t pad) {
+    return Fn([groups, pad](const std::vector<Tree>& a) {
+      const std::vector<std::pair<int64_t, int64_t>> pads{{pad, pad}, {pad, pad}};
+      return Tree(kiln::lax::conv_general_dilated(a[0].as_array(), a[1].as_array(), {1, 1}, pads, {}, {}, std::nullopt,
+                                                  groups));
+    });
+  };
+  struct Case {
+    Fn f;
+    std::vector<Tree> args;
+    bool copied;  // on the CPU devices
+  };
+  const std::vector<Case> cases{
+      {conv(6, 2), {Tree(rnd({2, 6, 7, 12}, 21)), Tree(rnd({6, 1, 5, 5}, 22))}, true},
+      {conv(1, 2), {Tree(rnd({1, 6, 7, 12}, 23)), Tree(rnd({4, 6, 5, 5}, 24))}, true},
+      {conv(6, 1), {Tree(rnd({2, 6, 7, 12}, 25)), Tree(rnd({6, 1, 3, 3}, 26))}, false}};
+  for (const Case& c : cases) {
+    Fn jf = kiln::jit(c.f);
+    Tree first = jf(c.args);  // compiles
+    kiln::frontend::KernelRecorder rec;
+    const Tree got = jf(c.args);
+    bool masked_reduction = false;
+    for (const kiln::Kernel& k : rec.kernels())
+      if (k.reduction) k.exp.visit([&](const kiln::AluNode& n) { masked_reduction |= n.op == kiln::AluOp::Where; });
+    EXPECT_EQ(masked_reduction, !(c.copied && pads_before_windows()));
+    expect_close(got.as_array(), c.f(c.args).as_array(), 1e-6);
+  }
 }
 
 TEST(JitCorpus, ScaledDotProductAttention) {

@@ -9,6 +9,7 @@
 #include "models/conv_lowering.h"
 #include "models/conv_transpose.h"
 #include "models/executorch/operator_rules.h"
+#include "models/pick_rows.h"
 
 namespace kiln::executorch::rules {
 
@@ -141,7 +142,7 @@ void upsample_nearest2d(OpCall& c) {
     std::vector<int32_t> rows(size_t(out), 0);
     for (size_t i = 0; i < rows.size(); ++i)
       rows[i] = int32_t(std::min<int64_t>(int64_t(std::floor(double(i) * scale)), in - 1));
-    y = np::take(y, np::array(rows, {int64_t(rows.size())}), d + 2);
+    y = models::pick_rows(y, rows, d + 2);
   }
   c.result(y);
 }

@@ -5,6 +5,7 @@
 
 #include "library/numpy.h"
 #include "models/onnx/onnx_ops.h"
+#include "models/pick_rows.h"
 
 namespace kiln::onnx {
 
@@ -98,7 +99,7 @@ Array resize_axis(const NodeContext& c, const ResizeMode& m, const Array& x, int
       if (nonzero != 1 || one == row + in) break;
       pick.push_back(int32_t(one - row));
     }
-    if (int64_t(pick.size()) == out) return np::take(x, np::array(pick, {out}), axis);
+    if (int64_t(pick.size()) == out) return kiln::models::pick_rows(x, pick, axis);
   }
   const DType dt = is_float(x.dtype()) ? x.dtype() : float32;
   Array mx = cast_to(np::array(mat, {out, in}), dt);
