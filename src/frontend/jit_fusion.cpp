@@ -36,13 +36,6 @@ constexpr size_t kMaxRecomputedInputs = 2;
 // the decode kernel it saved (attention's exp(s - max)) bought 1-3 %. The CPU devices keep
 // every buffer: a dispatch costs microseconds there.
 constexpr int kMaxRecomputedOperandNodes = 32;
-// Whether e evaluates a transcendental function (AluOp Exp .. Erf, Pow): costly per element
-// on the CPU devices, so not worth recomputing in a second reader.
-bool calls_libm(const AluExp& e) {
-  bool found = false;
-  e.visit([&](const AluNode& n) { found = found || (n.op >= AluOp::Exp && n.op <= AluOp::Erf) || n.op == AluOp::Pow; });
-  return found;
-}
 constexpr int kMaxRecomputedOperandLoads = 3;
 bool recomputed_in_reduction(AluOp op) {
   switch (op) {
@@ -538,13 +531,8 @@ class Fuser {
     // read too (a pooling gradient summed for a bias and read by the filter gradient's
     // contraction) is computed once into a buffer rather than inside this reduction and again
     // for the others.
-    // On the CPU devices also one that calls a libm function (exp, log, ...: tens of ns per
-    // element, through the core's f64 builtins on wasm): attention's exp(s - max), summed
-    // here and then materialized anyway for the values' contraction, computed each score's
-    // exp twice (a wasm decode step: 2 x 3456 exp calls per layer of SmolLM2).
     if (!is_cheap(*a) && e.in[0].is_var() && uses_[size_t(e.in[0].var)] > 1 &&
-        (a->exp.node_count() > kMaxRecomputedNodes || a->srcs.size() > kMaxRecomputedInputs ||
-         (!fewer_kernels_ && calls_libm(a->exp))))
+        (a->exp.node_count() > kMaxRecomputedNodes || a->srcs.size() > kMaxRecomputedInputs))
       emit_.materialize({a}, false);
     AluOp op = prim_alu_op(e.prim);
     ReduceIndex ri = reduce_index(a->aval.shape, e.params.axes);
