@@ -129,6 +129,44 @@ TEST(WasmConvTiled, BatchedMatmulIsTiledAndBitExact) {
   expect_same(ks[0], inputs_for(ks[0], rng));
 }
 
+// Grouped-query attention in a decode step: per kv head (the batch) 3 query heads (rows), fewer
+// than MR, against the cache's keys (B transposed: packed) and values (B in place). The tile
+// takes exactly those rows; before, a batch of fewer rows than MR tiled none of them.
+TEST(WasmConvTiled, BatchesOfFewerRowsThanATileAreTiledAndBitExact) {
+  Unfused unfused;
+  std::mt19937 rng(23);
+  set_default_device("cpu");
+  std::vector<Tree> args{Tree(rnd({3, 3, 64}, 5)), Tree(rnd({40, 3, 64}, 6)), Tree(rnd({3, 3, 40}, 7))};
+  auto ks = kernels_of([](const std::vector<Tree>& a) {
+    const Array keys = np::transpose(a[1].as_array(), std::vector<int>{1, 2, 0});    // [h, d, c]
+    const Array values = np::transpose(a[1].as_array(), std::vector<int>{1, 0, 2});  // [h, c, d]
+    return Tree(std::vector<Tree>{Tree(np::matmul(a[0].as_array(), keys)),
+                                  Tree(np::matmul(a[2].as_array(), values))});
+  }, args);
+  set_default_device("wasm");
+  ASSERT_EQ(ks.size(), 2u);
+  int tiled = 0;
+  for (const Kernel& k : ks) {
+    auto c = wasm::find_contraction(k);
+    ASSERT_TRUE(c.has_value()) << k.to_string();
+    EXPECT_EQ(c->batch, 3);
+    EXPECT_EQ(c->m, 3);
+    const wasm::TileShape t = wasm::fit_tile_to_rows(*c, wasm::TileShape{});
+    EXPECT_EQ(t.rows, 3);
+    EXPECT_EQ(t.vecs, 2);
+    tiled += wasm::compile_kernel(k).tiled;
+    expect_same(k, inputs_for(k, rng));
+  }
+  EXPECT_EQ(tiled, 2);
+  // One row (a matvec) and rows enough for a tile keep the tile as it was.
+  ContractionShape one;
+  one.m = 1, one.n = 64;
+  EXPECT_EQ(wasm::fit_tile_to_rows(one, wasm::TileShape{}).rows, 4);
+  ContractionShape two;
+  two.m = 2, two.n = 12;  // 4 accumulators per row, but 12 columns: 3 vectors in whole tiles
+  EXPECT_EQ(wasm::fit_tile_to_rows(two, wasm::TileShape{}).vecs, 3);
+}
+
 // A filter gradient (one batch, B packed) is split into one piece per thread: each piece
 // packs all of B again. A forward convolution (a batch per image) keeps the finer split.
 TEST(WasmConvTiled, OneBatchPackedContractionsSplitPerThread) {

@@ -233,6 +233,7 @@ CompiledKernel compile_kernel(const Kernel& original, const CodegenOptions& o) {
   if (ct && !o.tile_rows && !o.tile_vecs) ts = fit_tile_to_columns(*ct, ts);
   if (ct && (se.info(ct->a.factor.get()).wide || se.info(ct->b.factor.get()).wide || !tiling_pays(*ct, ts)))
     ct.reset();
+  if (ct && !o.tile_rows && !o.tile_vecs) ts = fit_tile_to_rows(*ct, ts);
   if (ct) {
     // Cache blocks only when asked: without packing B, blocking measured slower (1024^3:
     // 3.5 vs 9.2 GFLOP/s, Intel Xeon 2-core dev machine, 2026-12-03; power-of-2 row strides).

@@ -731,6 +731,18 @@ TileShape fit_tile_to_columns(const ContractionShape& c, TileShape t) {
   return t;
 }
 
+TileShape fit_tile_to_rows(const ContractionShape& c, TileShape t) {
+  if (c.m < 2 || c.m >= t.rows) return t;
+  // As many accumulators as before at most, in whole tiles of 4 NR columns where the columns
+  // allow (the remainder would go to the generic loop).
+  const int most = t.rows * t.vecs / int(c.m);
+  int vecs = std::max(1, most);
+  while (vecs > 1 && tileable_columns(c) % (4 * vecs) != 0) vecs--;
+  t.rows = int(c.m);
+  t.vecs = vecs;
+  return t;
+}
+
 bool tiling_pays(const ContractionShape& c, const TileShape& t) {
   if (c.n < 4 * t.vecs) return false;
   return c.batch * c.m >= t.rows || b_in_place(c);

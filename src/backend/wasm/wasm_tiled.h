@@ -42,6 +42,11 @@ bool pack_pays(const ContractionShape& c);
 // narrower tile that covers them exactly, with more rows to keep its accumulator count,
 // runs them all tiled.
 TileShape fit_tile_to_columns(const ContractionShape& c, TileShape t);
+// Tiles never span two batches, so a batch of fewer rows than MR (grouped-query attention in
+// a decode step: 3 query heads per kv head, each a row) tiled none of them and ran all in the
+// generic loop. A tile of exactly those rows (2 or more; a matvec's single row keeps the
+// generic loop) and as many accumulators at most covers them.
+TileShape fit_tile_to_rows(const ContractionShape& c, TileShape t);
 // Whether the tiled loop pays at all: it needs one whole column tile of outputs. With fewer
 // rows than a register tile (a matvec: an LLM's decode step), packing a computed B (weights
 // dequantized) costs as much as the product, so the SIMD loop reads B where it lies instead
