@@ -177,3 +177,13 @@ export const reduceWindow = named("reduceWindow", reduceWindow_);
  * @throws Error when the contracting or batch axis counts differ.
  */
 export const dot = named("dot", dot_);
+/**
+ * One new token's grouped-query attention over a KV cache: q [heads, headDim] against the cache's keys/values [nCtx, kvHeads, headDim] at rows before `start` (int32 scalar; within the last `slidingWindow` positions when > 0) and the token's own k, v [kvHeads, headDim], scores scaled by `scale`. Query head h reads kv head h / (heads / kvHeads). Returns [heads, headDim]. The `webgpu` device runs it as one kernel and `cpu` as the C++ reference; `unfused: true` computes the same formula with ordinary operations (any device). Differentiable in q, keys, values, k and v.
+ *
+ * @throws Error on mismatched shapes or dtypes, or (without `unfused`) on a device that has no decode_attention routine (wasm).
+ */
+export const decodeAttention = named(
+  "decodeAttention",
+  (q: Array, keys: Array, values: Array, k: Array, v: Array, start: ArrayLike, { scale = 1, slidingWindow = 0, unfused = false }: { scale?: number; slidingWindow?: number; unfused?: boolean } = {}): Array =>
+    run("decode_attention", [q, keys, values, k, v, start], { scale, slidingWindow, unfused }),
+);

@@ -67,6 +67,10 @@ void Backend::quantized_matmul(const QuantMatmulShape&, const std::vector<int64_
   fail("quantized_matmul", "the ", name(), " device has no quantized_matmul routine (cpu, native and wasm have one)");
 }
 
+void Backend::decode_attention(const DecodeAttentionShape&, const std::vector<int64_t>&, int64_t) {
+  fail("decode_attention", "the ", name(), " device has no decode_attention routine (cpu, native and webgpu have one)");
+}
+
 void Backend::copy(int64_t src, int64_t src_offset, int64_t dst, int64_t dst_offset, int64_t bytes) {
   if (!can_read_sync()) fail(name(), ".copy: the device has no copy of its own and no synchronous reads");
   std::vector<uint8_t> staged(size_t(std::max<int64_t>(bytes, 0)));

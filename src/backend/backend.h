@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/decode_attention.h"
 #include "backend/quantized_matmul.h"
 #include "ir/kernel.h"
 
@@ -125,6 +126,11 @@ class Backend {
   // whose kernels run on the CPU (cpu: the reference; native and wasm: SIMD kernels).
   virtual bool has_quantized_matmul() const { return false; }
   virtual void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output);
+  // decode_attention (decode_attention.h) reads its 6 operands at the shape's offsets in the
+  // buffers `inputs` and writes out [heads, head_dim]: the C++ reference on cpu and native,
+  // one WGSL kernel on webgpu (where it replaces the 6 kernels of the unfused attention).
+  virtual bool has_decode_attention() const { return false; }
+  virtual void decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& inputs, int64_t output);
 
  protected:
   friend class Buffer;

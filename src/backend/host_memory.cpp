@@ -43,6 +43,20 @@ void HostMemoryBackend::quantized_matmul(const QuantMatmulShape& s, const std::v
   run_quantized_matmul(s, a, quantized_matvec(), split, ctx, nullptr, quantized_matmul_rows());
 }
 
+void HostMemoryBackend::decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& in,
+                                         int64_t output) {
+  uint8_t* data[7];
+  int64_t bytes[7];
+  for (int i = 0; i < 7; ++i) {
+    Storage& b = buffer(i < 6 ? in[size_t(i)] : output);
+    data[i] = b.data(), bytes[i] = b.size();
+  }
+  check_decode_attention_buffers(s, bytes, name());
+  auto f = [&](int i) { return reinterpret_cast<const float*>(data[i]) + s.offset[i]; };
+  const int32_t start = reinterpret_cast<const int32_t*>(data[5])[s.offset[5]];
+  decode_attention_reference(s, f(0), f(1), f(2), f(3), f(4), start, reinterpret_cast<float*>(data[6]));
+}
+
 void HostMemoryBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {
   auto& b = buffer(handle);
   if (offset < 0 || offset + bytes > b.size())

@@ -21,6 +21,10 @@ class HostMemoryBackend : public Backend {
   bool has_quantized_matmul() const override { return true; }
   // Runs quantized_matvec() over the output groups, split by split_groups.
   void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
+  // The reference (decode_attention.h): only tests call it here; the LLM runtime keeps the
+  // unfused attention on the CPU devices.
+  bool has_decode_attention() const override { return true; }
+  void decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
 
  protected:
   int64_t alloc(int64_t bytes) override;

@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "backend/decode_attention.h"
 #include "frontend/call.h"
 #include "frontend/control.h"
 #include "frontend/jit_program.h"
@@ -73,6 +74,10 @@ std::string params_text(Prim p, const Params& pr) {
     field("layout", [&](auto& f) { f << (pr.quant == QuantLayout::Nibble4 ? "nibble4" : "int8"); });
     field("rows", [&](auto& f) { f << pr.rows; });
   }
+  if (p == Prim::DecodeAttention) {
+    field("scale", [&](auto& f) { f << pr.scale; });
+    field("sliding_window", [&](auto& f) { f << pr.sliding_window; });
+  }
   if (p == Prim::Window) {
     field("window", [&](auto& f) { put_list(f, pr.window); });
     field("strides", [&](auto& f) { put_list(f, pr.strides); });
@@ -95,7 +100,7 @@ std::string params_key(const Params& pr) {
   put_list(os, pr.window);
   put_list(os, pr.strides);
   put_list(os, pr.dilation);
-  os << int(pr.quant) << "|" << pr.rows;
+  os << int(pr.quant) << "|" << pr.rows << "|" << float_bits(pr.scale) << "|" << pr.sliding_window;
   return os.str();
 }
 

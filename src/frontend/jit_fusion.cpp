@@ -128,6 +128,18 @@ bool is_view(const Val& v) {
          v.exp.src(0).op() == AluOp::Var && v.exp.src(0).node().arg == int(VarId::Gidx);
 }
 
+// Where v is its buffer's elements [at, at + size) in row-major order: a plain view of one
+// buffer at an offset, unmasked, with row-major strides (axes of length 1 ignored).
+std::optional<int64_t> row_major_at(const Val& v) {
+  if (!is_view(v) || v.st.views().size() != 1) return std::nullopt;
+  const View& w = v.st.views()[0];
+  if (w.mask) return std::nullopt;
+  const View c = View::contiguous(w.shape);
+  for (size_t i = 0; i < w.shape.size(); i++)
+    if (w.shape[i] != 1 && w.strides[i] != c.strides[i]) return std::nullopt;
+  return w.offset;
+}
+
 void set_input_dtypes(Kernel& k) {
   auto visit = [&](const AluNode& n) {
     if (n.op == AluOp::Load) k.inputs[size_t(n.arg)] = n.dtype;
@@ -632,18 +644,30 @@ class Fuser {
   // and its result is a buffer that later kernels read.
   void routine(const Eqn& e) {
     const Aval& out = j_.vars[size_t(e.out[0])];
-    auto call = std::make_shared<RoutineCall>(RoutineCall{e.prim, e.params, {}, out});
-    std::vector<ValPtr> in;
+    auto call = std::make_shared<RoutineCall>(RoutineCall{e.prim, e.params, {}, out, {}});
+    std::vector<ValPtr> in, compute;
+    const bool offsets = routine_reads_offsets(e.prim);
     for (size_t i = 0; i < routine_operands(e.prim, e.params); ++i) {
       ValPtr v = read(e.in[i]);
       materialize_pending(v);
       in.push_back(v);
       call->in.push_back(v->aval);
+      if (!offsets || !row_major_at(*v)) compute.push_back(v);
     }
-    emit_.materialize(in, false);
+    emit_.materialize(compute, false);
     ProgramStep step;
     step.routine = call;
-    for (auto& v : in) step.ins.push_back(v->srcs[0]);
+    for (auto& v : in) {
+      // A part of a materialized whole (from_whole) may still be a strided view: copied.
+      std::optional<int64_t> at = row_major_at(*v);
+      if (!at || (!offsets && *at != 0)) {
+        emit_.materialize({v}, false);
+        at = row_major_at(*v);
+        if (!at || *at != 0) throw Error("internal: jit could not give a routine its operand row-major");
+      }
+      if (offsets) call->in_offsets.push_back(*at);
+      step.ins.push_back(v->srcs[0]);
+    }
     Slot s;
     s.kind = SlotKind::Temp;
     s.bytes = std::max<int64_t>(out.size(), 1) * itemsize(out.dtype);

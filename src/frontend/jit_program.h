@@ -26,6 +26,8 @@ struct RoutineCall {
   Params params;
   std::vector<Aval> in;  // the avals of the step's `ins`
   Aval out;
+  // Each operand's first element in its buffer (routine_reads_offsets; empty: all 0).
+  std::vector<int64_t> in_offsets;
 };
 
 struct ProgramStep {

@@ -247,6 +247,7 @@ std::vector<JvpRule> build_table() {
                  Prim::Stride, Prim::Window, Prim::Gather})
     set(p, linear_rule(p));
   set(Prim::QuantizedMatmul, quantized_matmul_jvp);
+  set(Prim::DecodeAttention, decode_attention_jvp);
   return r;
 }
 

@@ -47,6 +47,11 @@ enum class Prim : uint8_t {
   // integer weight rows of layout params.quant (backend/quantized_matmul.h has the operands'
   // shapes and the definition: x rounded to int16 per 32 values, exact integer block sums).
   QuantizedMatmul,
+  // decode_attention(q [H, D], keys [C, Hkv, D], values [C, Hkv, D], k [Hkv, D], v [Hkv, D],
+  // start int32 []) -> [H, D]: one token's grouped-query attention over a KV cache's rows
+  // before start (within params.sliding_window when > 0) and its own new row, scores scaled by
+  // params.scale (backend/decode_attention.h has the definition).
+  DecodeAttention,
   NumPrims  // not a primitive: the count, so every table is sized by it
 };
 inline constexpr size_t kNumPrims = size_t(Prim::NumPrims);
@@ -64,6 +69,8 @@ struct Params {
   Dims dilation;                 // Window: the distance between window elements per axis
   QuantLayout quant = QuantLayout::Nibble4;  // QuantizedMatmul: how the codes are packed
   int64_t rows = 0;                          // QuantizedMatmul: the weight's rows (outputs)
+  float scale = 0;                           // DecodeAttention: scores are scale * dot(q, k)
+  int64_t sliding_window = 0;                // DecodeAttention: attended cache rows (0: all)
 };
 
 // What the transformations need to know of a primitive. The lowering follows from the kind;
@@ -165,6 +172,7 @@ inline constexpr PrimInfo kPrimTable[] = {
     {Prim::Window, "window", 1, PrimKind::Movement, AluOp::Const, true},
     {Prim::Gather, "gather", 2, PrimKind::Gather, AluOp::Const, true},
     {Prim::QuantizedMatmul, "quantized_matmul", 4, PrimKind::Routine, AluOp::Const, false},
+    {Prim::DecodeAttention, "decode_attention", 6, PrimKind::Routine, AluOp::Const, false},
     // clang-format on
 };
 

@@ -7,12 +7,41 @@ namespace kiln::frontend {
 
 size_t routine_operands(Prim p, const Params& prm) {
   if (p == Prim::QuantizedMatmul) return quant_has_mins(prm.quant) ? 4 : 3;
+  if (p == Prim::DecodeAttention) return kDecodeAttentionOperands;
   fail(prim_name(p), "is not a routine");
 }
+
+bool routine_reads_offsets(Prim p) { return p == Prim::DecodeAttention; }
+
+namespace {
+
+void run_decode_attention(const RoutineCall& call, Backend& be, const std::vector<BufferRef>& ins,
+                          const BufferRef& out) {
+  if (!be.has_decode_attention())
+    fail("decode_attention", "the ", be.name(),
+         " device has no decode_attention routine (cpu, native and webgpu have one; the unfused formula runs anywhere)");
+  DecodeAttentionShape s;
+  s.heads = call.in[0].shape[0];
+  s.head_dim = call.in[0].shape[1];
+  s.n_ctx = call.in[1].shape[0];
+  s.kv_heads = call.in[1].shape[1];
+  s.window = call.params.sliding_window;
+  s.scale = call.params.scale;
+  std::vector<int64_t> handles;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    handles.push_back(ins[i]->handle());
+    s.offset[i] = call.in_offsets.empty() ? 0 : call.in_offsets[i];
+  }
+  if (s.heads * s.head_dim == 0) return;  // nothing to write
+  be.decode_attention(s, handles, out->handle());
+}
+
+}  // namespace
 
 void run_routine(const RoutineCall& call, const std::string& device, const std::vector<BufferRef>& ins,
                  const BufferRef& out) {
   Backend& be = get_backend(device);
+  if (call.prim == Prim::DecodeAttention) return run_decode_attention(call, be, ins, out);
   if (call.prim != Prim::QuantizedMatmul) fail(prim_name(call.prim), "is not a routine");
   if (!be.has_quantized_matmul())
     fail("quantized_matmul", "the ", device, " device has no quantized_matmul routine (cpu, native and wasm have one)");
@@ -36,7 +65,7 @@ void run_routine(const RoutineCall& call, const std::string& device, const std::
 
 ImplRef lower_routine(Prim p, const std::vector<ImplRef>& in, const Params& prm, const Aval& out) {
   const std::string& device = in[0]->device;
-  RoutineCall call{p, prm, {}, out};
+  RoutineCall call{p, prm, {}, out, {}};
   std::vector<BufferRef> ins;
   for (size_t i = 0; i < routine_operands(p, prm); ++i) {
     call.in.push_back(in[i]->aval);

@@ -99,6 +99,7 @@ Aval shape_rule(Prim p, const std::vector<Aval>& in, const Params& prm) {
   if (is_elementwise(p)) return elementwise(p, in);
   if (is_reduction(p)) return reduce(p, in[0], prm);
   if (p == Prim::QuantizedMatmul) return quantized_matmul_shape(in, prm);
+  if (p == Prim::DecodeAttention) return decode_attention_shape(in, prm);
   const Aval& a = in[0];
   const size_t nd = a.shape.size();
   switch (p) {

@@ -138,6 +138,7 @@ std::vector<VmapRule> build_table() {
   set(Prim::Window, window);
   set(Prim::Gather, gather);
   set(Prim::QuantizedMatmul, quantized_matmul_vmap);
+  set(Prim::DecodeAttention, decode_attention_vmap);
   return r;
 }
 

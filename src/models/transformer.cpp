@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "formats/ggml_blocks.h"
+#include "library/decode_attention.h"
 #include "library/nn.h"
 #include "library/numpy.h"
 #include "models/kv_cache.h"
@@ -315,10 +316,26 @@ bool is_sliding(const TransformerConfig& c, int64_t l) {
   return size_t(l) < c.sliding_layer.size() && c.sliding_layer[size_t(l)];
 }
 
-// Which cache positions and which of the step's own rows each query may attend.
+// Which cache positions and which of the step's own rows each query may attend. A decode
+// step on a device that runs decode_attention as one kernel passes the start and the window
+// instead (`fused`): the routine computes the same mask from them.
 struct Masks {
   Array cached, fresh;
+  bool fused = false;
+  Array start;
+  int64_t window = 0;
 };
+
+// One token's attention as the decode_attention routine (lax): q [1, H, D], the layer's cache
+// keys/values [C, Hkv, D], its own k, v [1, Hkv, D]. The same values as attention() up to
+// float reordering (its online softmax sums in another order). Returns [1, H * D].
+Array fused_decode_attention(const TransformerConfig& c, const Array& q, const Array& cache_k,
+                             const Array& cache_v, const Array& k, const Array& v, const Masks& m) {
+  const float scale = c.attention_scale > 0 ? c.attention_scale : 1.0f / std::sqrt(float(c.head_dim));
+  auto rows = [](const Array& a) { return np::reshape(a, {a.shape(1), a.shape(2)}); };
+  const Array out = lax::decode_attention(rows(q), cache_k, cache_v, rows(k), rows(v), m.start, scale, m.window);
+  return np::reshape(out, {1, c.n_head * c.head_dim});
+}
 
 // One layer's attention block: norms, q/k/v, optional per-head q/k norms, RoPE with the
 // layer's base, attention over the cache with its mask, output projection (and post-norm).
@@ -345,7 +362,8 @@ std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers
   const Array qk = rope(c, np::concatenate({q, k}, 1), angles);
   q = np::index(qk, {Slice{}, Slice{0, c.n_head, {}}});
   k = np::index(qk, {Slice{}, Slice{c.n_head, {}, {}}});
-  const Array heads = attention(c, q, cache[l][0], cache[l][1], k, v, allowed.cached, allowed.fresh);
+  const Array heads = allowed.fused ? fused_decode_attention(c, q, cache[l][0], cache[l][1], k, v, allowed)
+                                    : attention(c, q, cache[l][0], cache[l][1], k, v, allowed.cached, allowed.fresh);
   Array out = L.linear(p + "attn_output.weight", heads);
   if (c.post_norms) out = rms_norm(out, L.vector(p + "post_attention_norm.weight"), c.rms_eps);
   return {out, np::stack({k, v}, 0)};
@@ -371,12 +389,23 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   const Layers L{weights, params};
   const int64_t T = tokens.shape(0), n_ctx = cache.shape(2);
   const Array positions = np::arange(T, DType::Int32) + start;
-  Masks causal{cache_mask(start, T, n_ctx, 0), new_rows_mask(T, 0)}, windowed = causal;
-  if (c.sliding_window > 0) {
-    // Both cache masks as one array sliced apart: jit fusion computes them in one kernel.
-    const Array both = np::concatenate({causal.cached, cache_mask(start, T, n_ctx, c.sliding_window)}, 0);
-    causal.cached = np::index(both, {Slice{0, T, {}}});
-    windowed = Masks{np::index(both, {Slice{T, {}, {}}}), new_rows_mask(T, c.sliding_window)};
+  // A decode step where the device runs the attention as one kernel (webgpu: a dispatch costs
+  // more host time than the kernel; docs/ARCHITECTURE.md, "Fused decode attention") passes
+  // the routine the start and the window instead of masks. The CPU devices keep the unfused
+  // attention, whose kernels cost them no more than the routine's reference loop would.
+  const Backend& be = get_backend(default_device());
+  Masks causal, windowed;
+  if (T == 1 && be.has_decode_attention() && be.prefers_fewer_kernels()) {
+    causal = Masks{Array(), Array(), true, start, 0};
+    windowed = Masks{Array(), Array(), true, start, c.sliding_window};
+  } else {
+    causal = windowed = Masks{cache_mask(start, T, n_ctx, 0), new_rows_mask(T, 0), false, Array(), 0};
+    if (c.sliding_window > 0) {
+      // Both cache masks as one array sliced apart: jit fusion computes them in one kernel.
+      const Array both = np::concatenate({causal.cached, cache_mask(start, T, n_ctx, c.sliding_window)}, 0);
+      causal.cached = np::index(both, {Slice{0, T, {}}});
+      windowed = Masks{np::index(both, {Slice{T, {}, {}}}), new_rows_mask(T, c.sliding_window), false, Array(), 0};
+    }
   }
   const RopeTables global_angles = rope_tables(c, positions, c.rope_base);
   const RopeTables sliding_angles =

@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "kiln/linalg.h"
 #include "kiln/lax.h"
+#include "library/decode_attention.h"
 #include "op_table.h"
 
 namespace kiln::js {
@@ -316,6 +317,15 @@ const std::map<std::string, OpFn>& other_ops() {
          if (x.size() == 1) return from_array(random::permutation(x[0], int64_t(get_int(p, "n", 0))));
          need("permutation", x, 2);
          return from_array(random::permutation(x[0], x[1], get_int(p, "axis", 0), get_bool(p, "independent", false)));
+       }},
+      // One token's attention over a KV cache (the routine primitive; "unfused": its formula).
+      {"decode_attention", [](const Args& x, const val& p) {
+         need("decodeAttention", x, 6);
+         const float scale = float(get_num(p, "scale", 1.0));
+         const int64_t window = get_int(p, "slidingWindow", 0);
+         return from_array(get_bool(p, "unfused", false)
+                               ? lax::decode_attention_unfused(x[0], x[1], x[2], x[3], x[4], x[5], scale, window)
+                               : lax::decode_attention(x[0], x[1], x[2], x[3], x[4], x[5], scale, window));
        }},
       {"random_truncated_normal", [](const Args& x, const val& p) {
          need("truncatedNormal", x, 3);

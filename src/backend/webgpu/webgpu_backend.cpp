@@ -7,7 +7,10 @@
 
 #include <emscripten/emscripten.h>
 
+#include <cstring>
+
 #include "backend/wasm/wasm_codegen.h"
+#include "backend/webgpu/wgsl_attention.h"
 #include "ir/debug.h"
 #include "ir/error.h"
 
@@ -219,6 +222,37 @@ void WebGpuBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
   webgpu::Grid g = webgpu::dispatch_grid(exe.wgsl, exe.size, exe.params);
   if (kiln_gpu_dispatch(exe.pipeline, ins.data(), int(ins.size()), int(output), double(exe.size), double(g.x),
                         double(g.y)) < 0)
+    fail_runtime("webgpu.dispatch");
+}
+
+void WebGpuBackend::decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& inputs,
+                                     int64_t output) {
+  if (inputs.size() != size_t(kDecodeAttentionOperands))
+    fail("decode_attention", "got ", inputs.size(), " operands, expected ", kDecodeAttentionOperands);
+  if (s.offset[1] < 0 || s.offset[1] > int64_t(0xffffffff))
+    fail("decode_attention", "the keys' offset ", s.offset[1], " does not fit the uniform's 32 bits");
+  // Pipelines by text: the offsets other than the keys' are constants of it, and they are the
+  // same in every layer of a model, so one pipeline per window kind and shape.
+  // Keyed by what the text depends on (building the text per layer and step was host time).
+  std::string key;
+  for (int64_t v : {s.heads, s.kv_heads, s.head_dim, s.n_ctx, s.window, int64_t(float_bits(s.scale)),
+                    s.offset[0], s.offset[2] - s.offset[1], s.offset[3], s.offset[4], s.offset[5]})
+    key += std::to_string(v) + ",";
+  auto it = attention_pipelines_.try_emplace(key, -1, -1).first;
+  if (it->second.second != generation_) {
+    const std::string wgsl = webgpu::decode_attention_wgsl(s);
+    if (debug_level() >= 1) debug_print("webgpu: compiled a decode_attention kernel" + (debug_level() >= 2 ? ":\n" + wgsl : std::string()));
+    const int id = kiln_gpu_pipeline(wgsl.data(), int(wgsl.size()), kDecodeAttentionOperands);
+    if (id < 0) {
+      attention_pipelines_.erase(it);
+      fail_runtime("webgpu.prepare");
+    }
+    it->second = {id, generation_};
+  }
+  std::vector<int32_t>& ins = dispatch_handles_;
+  ins.assign(inputs.begin(), inputs.end());
+  if (kiln_gpu_dispatch(it->second.first, ins.data(), int(ins.size()), int(output), double(s.offset[1]),
+                        double(s.heads), 1.0) < 0)
     fail_runtime("webgpu.dispatch");
 }
 

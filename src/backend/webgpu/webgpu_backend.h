@@ -57,6 +57,9 @@ class WebGpuBackend : public Backend, public BlockingReader {
   bool prefers_fewer_kernels() const override { return true; }
   bool prefers_contiguous_weight_rows() const override { return true; }
   bool runs_asynchronously() const override { return true; }
+  // One WGSL kernel (wgsl_attention.h) instead of the unfused attention's six.
+  bool has_decode_attention() const override { return true; }
+  void decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
 
   // Called back by the runtime (through exported C functions) when a read settles.
   uint8_t* read_buffer(int id, int64_t bytes);
@@ -75,6 +78,8 @@ class WebGpuBackend : public Backend, public BlockingReader {
   webgpu::WgslParams params_;
   std::unordered_map<std::string, std::shared_ptr<Executable>> cache_;
   std::map<int, PendingRead> reads_;
+  // decode_attention's pipelines by what their WGSL text depends on, with the device generation they were made for.
+  std::unordered_map<std::string, std::pair<int, int>> attention_pipelines_;
   int next_read_ = 1;
   int generation_ = 0;        // devices replaced so far
   int64_t first_handle_ = 0;  // the current device's first buffer handle

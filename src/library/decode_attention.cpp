@@ -1,0 +1,35 @@
+// lax::decode_attention (decode_attention.h): binds the routine primitive, or its formula.
+#include "library/decode_attention.h"
+
+#include "frontend/primitive.h"
+#include "frontend/routine.h"
+
+namespace kiln::lax {
+
+namespace {
+
+frontend::Params params(float scale, int64_t sliding_window) {
+  frontend::Params p;
+  p.scale = scale;
+  p.sliding_window = sliding_window;
+  return p;
+}
+
+}  // namespace
+
+Array decode_attention(const Array& q, const Array& keys, const Array& values, const Array& k, const Array& v,
+                       const Array& start, float scale, int64_t sliding_window) {
+  return frontend::bind(frontend::Prim::DecodeAttention, {q, keys, values, k, v, start}, params(scale, sliding_window));
+}
+
+Array decode_attention_unfused(const Array& q, const Array& keys, const Array& values, const Array& k,
+                               const Array& v, const Array& start, float scale, int64_t sliding_window) {
+  const frontend::Params p = params(scale, sliding_window);
+  // The shape rule's checks and errors, then the formula.
+  std::vector<frontend::Aval> avals;
+  for (const Array* a : {&q, &keys, &values, &k, &v, &start}) avals.push_back({a->shape(), a->dtype(), false});
+  frontend::shape_rule(frontend::Prim::DecodeAttention, avals, p);
+  return frontend::decode_attention_unfused({q, keys, values, k, v, start}, p);
+}
+
+}  // namespace kiln::lax

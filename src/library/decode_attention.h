@@ -1,0 +1,24 @@
+// lax::decode_attention: one token's grouped-query attention over a KV cache as one routine
+// primitive (backend/decode_attention.h has the operands and the definition). The webgpu
+// device runs it as one kernel; cpu and native run the C++ reference; every transformation
+// goes through the unfused formula (decode_attention_unfused), which runs on any device.
+#pragma once
+#include <cstdint>
+
+#include "frontend/array.h"
+
+namespace kiln::lax {
+
+// q float32 [heads, head_dim]; keys, values float32 [n_ctx, kv_heads, head_dim]; k, v float32
+// [kv_heads, head_dim] (the token's own row, at position start); start int32 []. Cache rows c <
+// start are attended (and c > start - sliding_window when sliding_window > 0). Returns float32
+// [heads, head_dim].
+Array decode_attention(const Array& q, const Array& keys, const Array& values, const Array& k, const Array& v,
+                       const Array& start, float scale, int64_t sliding_window = 0);
+
+// The same attention written with ordinary primitives (scores, mask, softmax, weighted sum):
+// what the routine is checked against, and what devices without the routine run.
+Array decode_attention_unfused(const Array& q, const Array& keys, const Array& values, const Array& k,
+                               const Array& v, const Array& start, float scale, int64_t sliding_window = 0);
+
+}  // namespace kiln::lax
