@@ -52,7 +52,8 @@ Array decode_attention_formula(const std::vector<Array>& x, const Params& prm) {
   const std::string dev = q.device();
   // The cache's rows and the new row as one [B, C + 1, Hkv, D] (pads add zeros).
   auto joined = [&](const Array& cache, const Array& row) {
-    return add(pad(cache, {{0, 0}, {0, 1}, {0, 0}, {0, 0}}), pad(reshape(row, {B, 1, Hkv, D}), {{0, 0}, {C, 0}, {0, 0}, {0, 0}}));
+    const Array below = pad(cache, {{0, 0}, {0, 1}, {0, 0}, {0, 0}});
+    return add(below, pad(reshape(row, {B, 1, Hkv, D}), {{0, 0}, {C, 0}, {0, 0}, {0, 0}}));
   };
   const Shape big = {B, Hkv, G, C1, D};
   auto per_head = [&](const Array& rows) {  // [B, C1, Hkv, D] -> broadcast over the group

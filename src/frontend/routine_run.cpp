@@ -19,7 +19,8 @@ void run_decode_attention(const RoutineCall& call, Backend& be, const std::vecto
                           const BufferRef& out) {
   if (!be.has_decode_attention())
     fail("decode_attention", "the ", be.name(),
-         " device has no decode_attention routine (cpu, native and webgpu have one; the unfused formula runs anywhere)");
+         " device has no decode_attention routine (cpu, native and webgpu have one; the unfused",
+         " formula runs anywhere)");
   DecodeAttentionShape s;
   s.heads = call.in[0].shape[0];
   s.head_dim = call.in[0].shape[1];

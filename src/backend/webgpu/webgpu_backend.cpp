@@ -231,9 +231,9 @@ void WebGpuBackend::decode_attention(const DecodeAttentionShape& s, const std::v
     fail("decode_attention", "got ", inputs.size(), " operands, expected ", kDecodeAttentionOperands);
   if (s.offset[1] < 0 || s.offset[1] > int64_t(0xffffffff))
     fail("decode_attention", "the keys' offset ", s.offset[1], " does not fit the uniform's 32 bits");
-  // Pipelines by text: the offsets other than the keys' are constants of it, and they are the
-  // same in every layer of a model, so one pipeline per window kind and shape.
-  // Keyed by what the text depends on (building the text per layer and step was host time).
+  // The offsets other than the keys' are constants of the text, the same in every layer of a
+  // model: one pipeline per window kind and shape. Kept by what the text depends on, so the
+  // text is not built per layer and step (host time).
   std::string key;
   for (int64_t v : {s.heads, s.kv_heads, s.head_dim, s.n_ctx, s.window, int64_t(float_bits(s.scale)),
                     s.offset[0], s.offset[2] - s.offset[1], s.offset[3], s.offset[4], s.offset[5]})
@@ -241,7 +241,8 @@ void WebGpuBackend::decode_attention(const DecodeAttentionShape& s, const std::v
   auto it = attention_pipelines_.try_emplace(key, -1, -1).first;
   if (it->second.second != generation_) {
     const std::string wgsl = webgpu::decode_attention_wgsl(s);
-    if (debug_level() >= 1) debug_print("webgpu: compiled a decode_attention kernel" + (debug_level() >= 2 ? ":\n" + wgsl : std::string()));
+    if (debug_level() >= 1)
+      debug_print("webgpu: compiled a decode_attention kernel" + (debug_level() >= 2 ? ":\n" + wgsl : std::string()));
     const int id = kiln_gpu_pipeline(wgsl.data(), int(wgsl.size()), kDecodeAttentionOperands);
     if (id < 0) {
       attention_pipelines_.erase(it);
