@@ -7,7 +7,6 @@
 #include "backend/backend.h"
 #include "kiln/linalg.h"
 #include "kiln/lax.h"
-#include "library/decode_attention.h"
 #include "op_table.h"
 
 namespace kiln::js {
