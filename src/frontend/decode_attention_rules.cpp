@@ -18,8 +18,7 @@ using namespace ops;
 [[noreturn]] void bad(const std::string& what) { fail("decode_attention", what); }
 
 void expect(const Aval& a, const char* name, DType dtype, const Shape& shape) {
-  if (a.dtype != dtype || a.shape != shape)
-    bad(std::string(name) + " is " + a.str() + ", expected " + Aval{shape, dtype}.str());
+  expect_routine_operand("decode_attention", a, name, dtype, shape);
 }
 
 }  // namespace

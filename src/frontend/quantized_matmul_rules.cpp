@@ -14,8 +14,7 @@ using namespace ops;
 [[noreturn]] void bad(const std::string& what) { fail("quantized_matmul", what); }
 
 void expect(const Aval& a, const char* name, DType dtype, const Shape& shape) {
-  if (a.dtype != dtype || a.shape != shape)
-    bad(std::string(name) + " is " + a.str() + ", expected " + Aval{shape, dtype}.str());
+  expect_routine_operand("quantized_matmul", a, name, dtype, shape);
 }
 
 }  // namespace

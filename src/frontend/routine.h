@@ -51,4 +51,12 @@ std::pair<Array, Array> decode_attention_jvp(const std::vector<Array>& x, const 
 std::pair<Array, BatchDim> decode_attention_vmap(const std::vector<Array>& v, const std::vector<BatchDim>& d,
                                                  const Params& prm, int64_t n);
 
+// A routine's operand check for its shape rule: `prim`'s error names the operand, what it is
+// and what was expected.
+inline void expect_routine_operand(const char* prim, const Aval& a, const char* name, DType dtype,
+                                   const Shape& shape) {
+  if (a.dtype != dtype || a.shape != shape)
+    fail(prim, std::string(name) + " is " + a.str() + ", expected " + Aval{shape, dtype}.str());
+}
+
 }  // namespace kiln::frontend
