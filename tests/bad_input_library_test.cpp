@@ -21,6 +21,42 @@ Array img() { return np::ones({1, 2, 5, 5}); }   // N, C, H, W
 Array kern() { return np::ones({3, 2, 3, 3}); }  // O, I, H, W
 Array key() { return rnd::key(0); }
 
+// One token's attention over a 3-row cache: 4 query heads of 2 over 2 kv heads.
+struct Attn {
+  Array q = np::ones({4, 2}), keys = np::ones({3, 2, 2}), values = np::ones({3, 2, 2});
+  Array k = np::ones({2, 2}), v = np::ones({2, 2}), start = Array(int32_t(1));
+};
+using AttnFn = Array (*)(const Array&, const Array&, const Array&, const Array&, const Array&, const Array&, float,
+                         int64_t);
+
+void decode_attention_rows(std::vector<Row>& r) {
+  // The routine and its unfused formula share the shape rule, so both reject the same calls.
+  for (auto [name, f] : {std::pair<std::string, AttnFn>{"decode_attention", &lax::decode_attention},
+                         {"decode_attention_unfused", &lax::decode_attention_unfused}}) {
+    const std::string fn = "lax::" + name;
+    r.push_back(err(fn, [f = f] { Attn a; f(np::ones({4}), a.keys, a.values, a.k, a.v, a.start, 1, 0); },
+                    {"decode_attention", "q is", "heads, head_dim"}));
+    r.push_back(err(fn, [f = f] { Attn a; f(np::ones({3, 2}), a.keys, a.values, a.k, a.v, a.start, 1, 0); },
+                    {"decode_attention", "3 heads", "multiple of the cache's 2"}));
+    r.push_back(err(fn, [f = f] { Attn a; f(a.q, np::ones({3, 2, 3}), a.values, a.k, a.v, a.start, 1, 0); },
+                    {"decode_attention", "head_dim 2"}));
+    r.push_back(err(fn, [f = f] { Attn a; f(a.q, a.keys, np::ones({4, 2, 2}), a.k, a.v, a.start, 1, 0); },
+                    {"decode_attention", "values is"}));
+    r.push_back(err(fn, [f = f] { Attn a; f(a.q, a.keys, a.values, a.k, a.v, Array(1.0f), 1, 0); },
+                    {"decode_attention", "start is", "int32"}));
+    r.push_back(err(fn, [f = f] { Attn a; f(a.q, a.keys, a.values, a.k, a.v, a.start, 1, -1); },
+                    {"decode_attention", "sliding_window = -1"}));
+    r.push_back(err(fn, [f = f] { Attn a; f(a.q, a.keys, a.values, a.k, a.v, a.start, NAN, 0); },
+                    {"decode_attention", "scale"}));
+    r.push_back(ok_row(fn, [f = f, name = name] {
+      // Equal keys: the softmax is uniform and every head returns the (all-ones) values.
+      Attn a;
+      for (float x : f(a.q, a.keys, a.values, a.k, a.v, a.start, 0.5f, 0).to_vector<float>())
+        expect_true(std::fabs(x - 1.0f) < 1e-6f, name + " of equal rows");
+    }));
+  }
+}
+
 void lax_rows(std::vector<Row>& r) {
   r.push_back(err("lax::conv_general_dilated", [] { lax::conv_general_dilated(img(), np::ones({3, 4, 3, 3}), {1, 1}, std::string("VALID")); }, {"conv_general_dilated"}));
   r.push_back(err("lax::conv_general_dilated", [] { lax::conv_general_dilated(img(), kern(), {1, 1}, std::string("BOGUS")); }, {"conv_general_dilated", "BOGUS"}));
@@ -50,6 +86,7 @@ void lax_rows(std::vector<Row>& r) {
   r.push_back(err("lax::fma_f32", [] { lax::fma_f32(f23(), np::ones({4}), 1.0); }, {"fma_f32"}));
   r.push_back(err("lax::nextafter", [] { lax::nextafter(f23(), np::ones({4})); }, {"nextafter"}));
   r.push_back(ok_row("lax::nextafter", [] { expect_true(std::isnan(lax::nextafter(Array(NAN), Array(1.0)).item()), "nextafter(nan)"); }));
+  decode_attention_rows(r);
 }
 
 void linalg_rows(std::vector<Row>& r) {
