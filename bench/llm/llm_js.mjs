@@ -6,6 +6,7 @@
 //   node bench/llm/llm_js.mjs MODEL.gguf [device=wasm] [tokens=32] [nCtx=256]
 //   KILN_DIST=DIR: another build's js/dist (before/after of two commits in one call)
 //   LLM_GREEDY=1: greedy decoding (end-of-text ignored) instead of seeded top-k sampling
+//   LLM_FUSED_ATTENTION=1: load with fusedAttention (webgpu: the decode_attention kernels)
 //   LLM_BUSY_MS=x: the consumer keeps the main thread busy x ms per piece (what a page does
 //     with a token): on webgpu, whether that time adds to a token's or hides behind the GPU
 //     running the step dispatched ahead says which of host and GPU bounds decode
@@ -18,7 +19,8 @@ const { init, llm, profiler } = await import(`${dist}/index.js`);
 const [file, device = "wasm", tokens = "32", nCtx = "256"] = process.argv.slice(2);
 if (device === "webgpu") await init("webgpu");
 const t0 = performance.now();
-const model = await llm.load(file, { device, nCtx: Number(nCtx) });
+const fused = process.env.LLM_FUSED_ATTENTION === "1" ? { fusedAttention: true } : {};
+const model = await llm.load(file, { device, nCtx: Number(nCtx), ...fused });
 console.log(`load ${(performance.now() - t0).toFixed(0)} ms on ${model.device}`);
 // LLM_PROMPT_REPEAT=n: the prompt n times over (a long prefill; 40 gives ~520 tokens on SmolLM2's vocabulary).
 const base = "The history of the printing press begins in the fifteenth century, when";

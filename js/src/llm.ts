@@ -33,6 +33,12 @@ export interface LoadOptions {
   nCtx?: number;
   /** Prompts are padded to a multiple of this many tokens, one compiled prefill per size (32). */
   prefillBucket?: number;
+  /**
+   * Decode steps run each layer's attention as `lax.decodeAttention` on devices that
+   * have it as its own kernels (`webgpu`): fewer kernels per token. Experimental, default
+   * false until it is timed faster than the unfused attention on GPUs.
+   */
+  fusedAttention?: boolean;
 }
 
 /** Options of generation ({@link Model.generate}, {@link Model.chat}): length, sampling and stopping. */
@@ -92,7 +98,7 @@ export interface GenerationStats {
 }
 
 const GENERATE_KEYS = ["maxTokens", "temperature", "topK", "topP", "repetitionPenalty", "repeatLastN", "seed", "stop", "signal", "ignoreEos"];
-const LOAD_KEYS = ["device", "nCtx", "prefillBucket"];
+const LOAD_KEYS = ["device", "nCtx", "prefillBucket", "fusedAttention"];
 
 /** An options object with only known keys; `op` names the function in the Error. */
 function optionsObject(op: string, options: unknown, known: string[]): Record<string, any> {
@@ -380,7 +386,8 @@ export class Model {
  * Loads a GGUF model (SmolLM2's llama architecture; q4_0, q4_1, q8_0, f16, f32 weights):
  * from bytes (Uint8Array, ArrayBuffer, Blob/File), a file path (Node.js) or a URL (fetched).
  *
- * @param options - `device`, `nCtx` (KV cache length) and `prefillBucket`; unknown keys are an Error.
+ * @param options - `device`, `nCtx` (KV cache length), `prefillBucket` and `fusedAttention`; unknown
+ *   keys are an Error.
  * @throws Error when the file is not a GGUF model kiln can run (its architecture or a weight
  * type is named), or the options are invalid.
  * @example

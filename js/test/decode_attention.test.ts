@@ -47,11 +47,16 @@ function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, tol: numbe
 describe.skipIf(!gpu && !env.KILN_REQUIRE_WEBGPU)("decodeAttention on webgpu", () => {
   test("equals the cpu reference and the unfused formula", async () => {
     let seed = 3;
-    // D = 80 > 64 invocations: two output dims per invocation; C = 70: two tiles of rows.
-    const shapes: Shape[] = [{ H: 4, Hkv: 4, D: 8, C: 6 }, { H: 6, Hkv: 2, D: 16, C: 9 }, { H: 3, Hkv: 1, D: 80, C: 70 }];
+    // D = 80 > 64 invocations: two output dims per invocation; C = 70: two chunks of rows
+    // (64 per workgroup of the partial kernel), C = 150: three, merged, with 3 query heads
+    // per kv head.
+    const shapes: Shape[] = [
+      { H: 4, Hkv: 4, D: 8, C: 6 }, { H: 6, Hkv: 2, D: 16, C: 9 }, { H: 3, Hkv: 1, D: 80, C: 70 },
+      { H: 6, Hkv: 2, D: 64, C: 150 },
+    ];
     for (const s of shapes) {
       const o = operands(s, (seed += 10));
-      for (const window of [0, 1, 3]) {
+      for (const window of [0, 1, 3, 70]) {
         for (const start of [0, 1, Math.floor(s.C / 2), s.C - 1, s.C]) {
           const what = `${JSON.stringify(s)} window ${window} start ${start}`;
           const got = (await call(s, o, "webgpu", start, window).data()) as Float32Array;

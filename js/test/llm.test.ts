@@ -185,6 +185,7 @@ describe("llm: SmolLM2 on wasm", () => {
     await expect(llm.load(MODEL, { nCtx: 0 })).rejects.toThrow(/llm.load: n_ctx is 0/);
     await expect(llm.load(MODEL, { device: "gpu" as any })).rejects.toThrow(/llm.load: device 'gpu' is not available/);
     await expect(llm.load(MODEL, { ctx: 5 } as any)).rejects.toThrow(/llm.load: unknown option 'ctx'/);
+    await expect(llm.load(MODEL, { fusedAttention: 1 } as any)).rejects.toThrow(/llm.load: .*fusedAttention/);
     const before = memory();
     const m = await llm.load(MODEL, { nCtx: 16 });
     expect(memory().numCoreArrays).toBeGreaterThan(before.numCoreArrays);
@@ -236,7 +237,9 @@ describe.runIf(onGpu)("llm: SmolLM2 on webgpu", () => {
 const TINY = new URL("../../tests/fixtures/llm/tiny_llama.gguf", import.meta.url);
 const tinyGpu = (await init("webgpu")).includes("webgpu");
 describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webgpu", () => {
-  test("greedy tokens equal wasm's; decode steps compile, allocate and submit nothing new", async () => {
+  // Both attentions of a decode step: the unfused kernels (the default) and, with
+  // fusedAttention, the decode_attention routine's.
+  test.each([false, true])("greedy tokens equal wasm's; decode steps compile, allocate and submit nothing new (fusedAttention %s)", async (fusedAttention) => {
     const steps = 24;
     const options = { maxTokens: steps };
     // Along this prompt's greedy path the top-1/top-2 logit margin is at least 6e-3 (measured
@@ -249,7 +252,7 @@ describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webg
     } finally {
       wasm.dispose();
     }
-    const m = await llm.load(TINY, { device: "webgpu", nCtx: 64, prefillBucket: 4 });
+    const m = await llm.load(TINY, { device: "webgpu", nCtx: 64, prefillBucket: 4, fusedAttention });
     try {
       const got: string[] = [];
       const counters: WebGpuCounters[] = [];
@@ -287,11 +290,12 @@ describe.skipIf(!tinyGpu && !env.KILN_REQUIRE_WEBGPU)("llm: a tiny model on webg
       // one merged matvec whose SiLU product the down matvec recomputes in its loads (-1 per
       // layer), and small vectors at the step's start are recomputed where they are read: 40;
       // 37 since q and k are rotated by one RoPE kernel per layer and the RoPE tables' cos and
-      // sin are one kernel: jit fusion computes a part of an expression as its whole); 26
-      // since each layer's attention is one decode_attention kernel instead of six (scores
-      // over the cache, the new row's score, max, exp, sum, weighted sum: -5 per layer) and
-      // the routine takes the start instead of the cache mask (-1 per step).
-      expect(delta(2, "dispatches")).toBe(26);
+      // sin are one kernel: jit fusion computes a part of an expression as its whole). With
+      // fusedAttention, 28: each layer's attention is the decode_attention routine's two
+      // kernels (partial softmaxes over chunks of the cache, their merge) instead of six
+      // (scores over the cache, the new row's score, max, exp, sum, weighted sum: -4 per
+      // layer), and the routine takes the start instead of the cache mask (-1 per step).
+      expect(delta(2, "dispatches")).toBe(fusedAttention ? 28 : 37);
     } finally {
       m.dispose();
     }

@@ -92,6 +92,7 @@ Model Model::load_bytes(std::vector<uint8_t> bytes, const LoadOptions& options) 
   auto st = std::make_shared<State>();
   st->device = options.device.empty() ? default_device() : options.device;
   st->config = models::config_from_gguf(gguf);
+  st->config.fused_decode_attention = options.fused_attention;
   st->n_ctx = std::min(options.n_ctx, st->config.n_ctx_train);
   st->bucket = std::max<int64_t>(1, options.prefill_bucket);
   if (st->n_ctx < 1) fail("llm.load", "n_ctx is ", options.n_ctx, ", expected at least 1");

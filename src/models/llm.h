@@ -23,6 +23,12 @@ struct LoadOptions {
   // rather than once per prompt length (padding rows write cache positions that stay masked
   // until decode overwrites them).
   int64_t prefill_bucket = 32;
+  // Decode steps run each layer's attention as the decode_attention routine where the device
+  // has one (webgpu: a partial and a merge kernel instead of six). Off by default: the first
+  // routine kernel (one workgroup per head) decoded 3.4x slower than the six kernels on an
+  // H100, and the split-K kernel that replaced it is not timed on a GPU yet
+  // (bench/results/llm.md, "fused decode attention").
+  bool fused_attention = false;
 };
 
 using models::ChatMessage;

@@ -389,13 +389,14 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   const Layers L{weights, params};
   const int64_t T = tokens.shape(0), n_ctx = cache.shape(2);
   const Array positions = np::arange(T, DType::Int32) + start;
-  // A decode step where the device runs the attention as one kernel (webgpu: a dispatch costs
-  // more host time than the kernel; docs/ARCHITECTURE.md, "Fused decode attention") passes
-  // the routine the start and the window instead of masks. The CPU devices keep the unfused
-  // attention, whose kernels cost them no more than the routine's reference loop would.
+  // A decode step where the caller asks for it and the device runs the attention as its own
+  // kernels (webgpu: a dispatch costs more host time than the kernel; docs/ARCHITECTURE.md,
+  // "Fused decode attention") passes the routine the start and the window instead of masks.
+  // The CPU devices keep the unfused attention, whose kernels cost them no more than the
+  // routine's reference loop would.
   const Backend& be = get_backend(default_device());
   Masks causal, windowed;
-  if (T == 1 && be.has_decode_attention() && be.prefers_fewer_kernels()) {
+  if (T == 1 && c.fused_decode_attention && be.has_decode_attention() && be.prefers_fewer_kernels()) {
     causal = Masks{Array(), Array(), true, start, 0};
     windowed = Masks{Array(), Array(), true, start, c.sliding_window};
   } else {

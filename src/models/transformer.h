@@ -38,6 +38,8 @@ struct TransformerConfig {
   float rope_base_sliding = 0;   // the sliding layers' RoPE base (gemma3: 10000)
   float attention_scale = 0;     // 1/sqrt(head_dim) unless the model says otherwise
   float final_softcap = 0;       // logits = cap * tanh(logits / cap) when > 0
+  // Not the file's: the caller's choice (llm::LoadOptions::fused_attention).
+  bool fused_decode_attention = false;  // decode steps use lax::decode_attention where offered
 };
 
 // The config of `general.architecture`'s keys; kiln::Error for architectures not implemented.

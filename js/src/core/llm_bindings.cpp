@@ -186,7 +186,7 @@ struct LlmModel {
   }
 };
 
-// The model from GGUF bytes, or an Error. options: { device, nCtx, prefillBucket }.
+// The model from GGUF bytes, or an Error. options: { device, nCtx, prefillBucket, fusedAttention }.
 val llm_load(const val& bytes, const val& options) {
   try {
     OpName op("llm.load");
@@ -195,6 +195,7 @@ val llm_load(const val& bytes, const val& options) {
     o.n_ctx = get_int(options, "nCtx", int(o.n_ctx));
     o.prefill_bucket = get_int(options, "prefillBucket", int(o.prefill_bucket));
     if (o.prefill_bucket < 1) fail("llm.load", "prefillBucket is ", o.prefill_bucket, ", expected at least 1");
+    o.fused_attention = get_bool(options, "fusedAttention", o.fused_attention);
     return val(LlmModel{llm::Model::load(bytes_of_js(bytes, "the model"), o)});
   } catch (const std::exception& e) {
     return js_error(e);

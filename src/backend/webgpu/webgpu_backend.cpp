@@ -238,23 +238,34 @@ void WebGpuBackend::decode_attention(const DecodeAttentionShape& s, const std::v
   for (int64_t v : {s.heads, s.kv_heads, s.head_dim, s.n_ctx, s.window, int64_t(float_bits(s.scale)),
                     s.offset[0], s.offset[2] - s.offset[1], s.offset[3], s.offset[4], s.offset[5]})
     key += std::to_string(v) + ",";
-  auto it = attention_pipelines_.try_emplace(key, -1, -1).first;
-  if (it->second.second != generation_) {
-    const std::string wgsl = webgpu::decode_attention_wgsl(s);
+  AttentionPipelines& p = attention_pipelines_[key];
+  if (p.generation != generation_) {
+    const std::string partial = webgpu::decode_attention_partial_wgsl(s), merge = webgpu::decode_attention_merge_wgsl(s);
     if (debug_level() >= 1)
-      debug_print("webgpu: compiled a decode_attention kernel" + (debug_level() >= 2 ? ":\n" + wgsl : std::string()));
-    const int id = kiln_gpu_pipeline(wgsl.data(), int(wgsl.size()), kDecodeAttentionOperands);
-    if (id < 0) {
-      attention_pipelines_.erase(it);
+      debug_print("webgpu: compiled a decode_attention kernel pair" +
+                  (debug_level() >= 2 ? ":\n" + partial + "\n" + merge : std::string()));
+    p.partial = kiln_gpu_pipeline(partial.data(), int(partial.size()), kDecodeAttentionOperands);
+    p.merge = p.partial < 0 ? -1 : kiln_gpu_pipeline(merge.data(), int(merge.size()), 2);
+    if (p.merge < 0) {
+      attention_pipelines_.erase(key);
       fail_runtime("webgpu.prepare");
     }
-    it->second = {id, generation_};
+    p.generation = generation_;
   }
+  // The partials live for this call only: freed while the step is still being recorded, the
+  // runtime hands the same buffer to this layer again next step (its pool), so the steady
+  // state creates no buffer and keeps its bind groups.
+  const int64_t part = alloc(webgpu::decode_attention_partial_floats(s) * 4);
   std::vector<int32_t>& ins = dispatch_handles_;
   ins.assign(inputs.begin(), inputs.end());
-  if (kiln_gpu_dispatch(it->second.first, ins.data(), int(ins.size()), int(output), double(s.offset[1]),
-                        double(s.heads), 1.0) < 0)
-    fail_runtime("webgpu.dispatch");
+  int rc = kiln_gpu_dispatch(p.partial, ins.data(), int(ins.size()), int(part), double(s.offset[1]),
+                             double(webgpu::decode_attention_chunks(s)), double(s.kv_heads));
+  if (rc >= 0) {
+    ins.assign({int32_t(part), int32_t(inputs[5])});
+    rc = kiln_gpu_dispatch(p.merge, ins.data(), int(ins.size()), int(output), 0.0, double(s.heads), 1.0);
+  }
+  free(part);
+  if (rc < 0) fail_runtime("webgpu.dispatch");
 }
 
 }  // namespace kiln

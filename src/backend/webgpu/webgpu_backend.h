@@ -78,8 +78,12 @@ class WebGpuBackend : public Backend, public BlockingReader {
   webgpu::WgslParams params_;
   std::unordered_map<std::string, std::shared_ptr<Executable>> cache_;
   std::map<int, PendingRead> reads_;
-  // decode_attention's pipelines by what their WGSL text depends on, with the device generation they were made for.
-  std::unordered_map<std::string, std::pair<int, int>> attention_pipelines_;
+  // decode_attention's partial and merge pipelines by what their WGSL text depends on, and the
+  // device generation they were made for.
+  struct AttentionPipelines {
+    int partial = -1, merge = -1, generation = -1;
+  };
+  std::unordered_map<std::string, AttentionPipelines> attention_pipelines_;
   int next_read_ = 1;
   int generation_ = 0;        // devices replaced so far
   int64_t first_handle_ = 0;  // the current device's first buffer handle
