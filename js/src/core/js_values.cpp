@@ -59,7 +59,7 @@ int js_length(const val& v, const std::string& what) {
   if (!v.isArray()) fail(current_op(), what, " got ", js_describe(v), ", expected an array");
   // A JS array's length is an integer below 2^32; only its int32 range needs checking. (No
   // message built here: this runs for every argument list of every call.)
-  const double n = v["length"].as<double>();
+  const double n = v[js_key_length()].as<double>();
   if (n > double(INT32_MAX)) fail(current_op(), what, " has ", n, " elements, expected at most ", INT32_MAX);
   return int(n);
 }
@@ -69,6 +69,12 @@ const val& js_class(JsClass c) {
   // Bindings run on the thread that loaded the core (emval handles are per thread).
   static const val classes[] = {val::global("Uint8Array"), val::module_property("Handle")};
   return classes[int(c)];
+}
+
+const val& js_key_length() {
+  // v["length"] would make a JS string from the C string (UTF-8 decoding) on every use.
+  static const val key("length");
+  return key;
 }
 
 static bool is_handle(const val& v) { return v.instanceof(js_class(JsClass::Handle)); }

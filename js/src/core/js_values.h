@@ -51,6 +51,8 @@ std::string js_describe(const val& v);                    // "a string 'abc'", "
 // JS classes the per-call paths test against or construct (instanceof, new), looked up once.
 enum class JsClass { Uint8Array, Handle };
 const val& js_class(JsClass c);
+// The property key "length", made once (a C-string key is decoded into a JS string per use).
+const val& js_key_length();
 
 // Option fields of a params object; absent fields give the default. Wrong JS types are a
 // kiln::Error naming the current operation and the option.
