@@ -133,7 +133,7 @@ Fn from_js(val jsfn) {
 
 Argnums argnums_of(const val& opts) {
   val a = opts["argnums"];
-  if (a.isArray()) {
+  if (js_is_array(a)) {
     std::vector<int> v;
     for (int i = 0; i < js_length(a, "argnums"); i++) v.push_back(js_int(a[i], "argnums"));
     return Argnums(v);
