@@ -16,7 +16,11 @@
 // by position in the call: #i is the i-th kernel; KILN_DEBUG=3's "jit kernels" list is in the
 // same order), which tells apart kernels of one shape that cost very differently.
 //
-//   KILN_NUM_THREADS=1 node --experimental-wasm-relaxed-simd bench/onnx/profile.mjs [--only ocr_det] [--reps 5] [--top 25] [--dispatches 0] [--dist DIR]
+// --warmup N runs N more untimed calls first: V8 runs new kernel modules as baseline (Liftoff)
+// code until its optimizing tier has recompiled them in the background, which for a small
+// model's kernels took 80-200 calls on the loaded 2-vCPU machine (onnx_models.md, 2026-12-07).
+//
+//   KILN_NUM_THREADS=1 node --experimental-wasm-relaxed-simd bench/onnx/profile.mjs [--only ocr_det] [--reps 5] [--top 25] [--dispatches 0] [--warmup 0] [--dist DIR]
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -28,6 +32,7 @@ const ONLY = opt("--only", null)?.split(",");
 const REPS = Number(opt("--reps", 5));
 const TOP = Number(opt("--top", 25));
 const DISPATCHES = Number(opt("--dispatches", 0));
+const WARMUP = Number(opt("--warmup", 0));
 
 const kiln = await import(join(resolve(opt("--dist", join(ROOT, "js/dist"))), "index.js"));  // --dist: another build
 const { numpy: np, onnx, profiler } = kiln;
@@ -62,6 +67,7 @@ for (const m of realModels()) {
   const session = await onnx.load(bytes, { device: "wasm" });
   const feeds = namedFeeds(m, session.inputNames);
   await runOnce(session, feeds);  // traces and compiles
+  for (let i = 0; i < WARMUP; ++i) await runOnce(session, feeds);
   // Each traced call's kernels grouped by shape; a group's time is its least over the calls,
   // which filters out the calls where the thread was descheduled (a loaded machine).
   const runs = [], traces = [], perDispatch = [], within = [];
