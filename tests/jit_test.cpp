@@ -370,6 +370,11 @@ TEST(JitCache, RecompilesOnlyOnSignatureChanges) {
   EXPECT_EQ(traces, 4);
   call(rnd({3}, 6), 2);  // back to a cached signature
   EXPECT_EQ(traces, 4);
+  // The key holds a static scalar exactly: the next double after 2 is another signature.
+  call(rnd({3}, 7), std::nextafter(2.0, 3.0));
+  EXPECT_EQ(traces, 5);
+  call(rnd({3}, 8), 2);
+  EXPECT_EQ(traces, 5);
   // Weak types: a Python-like scalar (weak float32) and a float32 array of shape ().
   Fn g = kiln::jit([&](const std::vector<Tree>& a) {
     traces++;
@@ -377,12 +382,12 @@ TEST(JitCache, RecompilesOnlyOnSignatureChanges) {
   });
   g({Tree(Array(2.0))});
   g({Tree(Array(3.0))});
-  EXPECT_EQ(traces, 5);
-  Tree strong = g({Tree(np::array(std::vector<float>{2}, {}))});
   EXPECT_EQ(traces, 6);
+  Tree strong = g({Tree(np::array(std::vector<float>{2}, {}))});
+  EXPECT_EQ(traces, 7);
   EXPECT_FALSE(strong.as_array().weak_type());
   EXPECT_TRUE(g({Tree(Array(4.0))}).as_array().weak_type());
-  EXPECT_EQ(traces, 6);
+  EXPECT_EQ(traces, 7);
 }
 
 // The signature spells the argument tree's structure (dict keys, nesting, None) and each

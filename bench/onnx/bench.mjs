@@ -5,7 +5,7 @@
 // it once per thread count (kiln's core reads KILN_NUM_THREADS when it loads, so a process
 // holds one thread count; onnxruntime-web gets ort.env.wasm.numThreads to match).
 //
-//   KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd bench/onnx/bench.mjs [--reps 20] [--only ocr_det,...] [--json OUT] [--dist DIR]
+//   KILN_NUM_THREADS=2 node --experimental-wasm-relaxed-simd bench/onnx/bench.mjs [--reps 20] [--warmup 1] [--only ocr_det,...] [--json OUT] [--dist DIR]
 //
 // --dist DIR loads kiln from another build of the JS package (default js/dist), so a before/after
 // comparison can alternate two builds in one sitting: keep a copy of the baseline's js/dist aside.
@@ -24,6 +24,11 @@ import { MODELS_DIR, ROOT, realModels, namedFeeds } from "../../tools/onnx_model
 const args = process.argv.slice(2);
 const opt = (k, d) => (args.includes(k) ? args[args.indexOf(k) + 1] : d);
 const REPS = Number(opt("--reps", 20));
+// Calls of each runtime before the timed ones (kiln traces and compiles in the first). V8 starts
+// every wasm function in its baseline compiler (Liftoff) and recompiles the hot ones with
+// TurboFan on background threads, which the process CPU time of the first few hundred calls
+// includes: --warmup 300 measures the settled calls (bench/results/onnx_models.md, 2026-12-07).
+const WARMUP = Math.max(1, Number(opt("--warmup", 1)));
 const ONLY = opt("--only", null)?.split(",");
 const THREADS = Number(process.env.KILN_NUM_THREADS ?? 1);
 
@@ -72,13 +77,17 @@ for (const m of realModels()) {
   const feeds = namedFeeds(m, os.inputNames);
   const kilnFirst = (await timeKiln(ks, feeds))[0];
   await timeOrt(os, feeds);
+  for (let i = 1; i < WARMUP; ++i) {
+    await timeKiln(ks, feeds);
+    await timeOrt(os, feeds);
+  }
   const tk = [], to = [];
   for (let i = 0; i < REPS; ++i) {
     tk.push(await timeKiln(ks, feeds));
     to.push(await timeOrt(os, feeds));
   }
   const col = (xs, i) => median(xs.map((x) => x[i]));
-  const row = { model: m.name, threads: THREADS, kiln_ms: col(tk, 0), ort_ms: col(to, 0), kiln_cpu_ms: col(tk, 1), ort_cpu_ms: col(to, 1), kiln_first_ms: kilnFirst };
+  const row = { model: m.name, threads: THREADS, warmup: WARMUP, kiln_ms: col(tk, 0), ort_ms: col(to, 0), kiln_cpu_ms: col(tk, 1), ort_cpu_ms: col(to, 1), kiln_first_ms: kilnFirst };
   row.ratio = row.ort_ms / row.kiln_ms;
   row.cpu_ratio = row.ort_cpu_ms / row.kiln_cpu_ms;
   rows.push(row);

@@ -182,7 +182,7 @@ export class Array {
   }
   /** A short description, `Array:float32[2,3]` (no values; does not consume the array). */
   toString(): string {
-    return `Array:${this.dtype}[${this.shape.join(",")}]`;
+    return `Array:${this._h().describe()}`;
   }
 
   /** Returns this array with its reference count increased by one. */

@@ -107,6 +107,8 @@ export interface Handle {
   weak(): boolean;
   device(): string;
   str(): string;
+  /** `dtype[d0,d1,...]`, as Array.toString shows it (one call for dispose's description). */
+  describe(): string;
   bytes(): Uint8Array | Error;
   delete(): void;
   isDeleted(): boolean;

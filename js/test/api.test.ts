@@ -53,6 +53,15 @@ for (const device of ["cpu", "wasm"] as const) {
       expect(x.refCount).toBe(0);
       expect(() => x.js()).toThrow(ReferenceError);
       expect(() => y.dispose()).toThrow(/freed/);
+      // The message names the freed array's dtype and shape (kept by dispose, one core call).
+      expect(() => y.dispose()).toThrow("Referenced tracer Array:float32[3] freed");
+      const m = np.zeros([2, 0, 3], { dtype: np.int32 });
+      expect(m.toString()).toBe("Array:int32[2,0,3]");
+      m.dispose();
+      expect(() => m.shape).toThrow("Referenced tracer Array:int32[2,0,3] freed");
+      const s = np.array(5);
+      expect(s.toString()).toBe("Array:float32[]");
+      s.dispose();
       expect(z.js()).toEqual([2, 6, 12]);
       expect(() => z.js()).toThrow(ReferenceError); // readback consumed the last reference
       const w = np.ones([2]);

@@ -2,8 +2,8 @@
 // each signature's jaxpr becomes a call (call.h), compiled when eager, transformed when traced.
 #include "frontend/jit.h"
 
+#include <cstdio>
 #include <mutex>
-#include <sstream>
 #include <unordered_map>
 
 #include "frontend/call.h"
@@ -23,18 +23,23 @@ bool any_traced(const std::vector<Array>& leaves) {
   return false;
 }
 
-// The hashable text of a static argument (JAX requires static arguments to be hashable).
-void static_key(const char* op, size_t argnum, const Tree& t, std::ostringstream& os) {
-  if (t.is_none()) os << "N";
-  else if (t.is_scalar()) os << "s" << t.scalar();
-  else if (t.is_list()) {
-    os << "[";
-    for (auto& c : t.list()) static_key(op, argnum, c, os), os << ",";
-    os << "]";
+// The hashable text of a static argument (JAX requires static arguments to be hashable),
+// appended to the key. Not through an ostringstream: this runs on every call (an ONNX
+// session's static inputs are one), and each stream constructs a locale.
+void static_key(const char* op, size_t argnum, const Tree& t, std::string& key) {
+  if (t.is_none()) key += 'N';
+  else if (t.is_scalar()) {
+    char digits[32];  // %.17g: the double round-trips, so equal keys mean equal values
+    key += 's';
+    key.append(digits, size_t(std::snprintf(digits, sizeof digits, "%.17g", t.scalar())));
+  } else if (t.is_list()) {
+    key += '[';
+    for (auto& c : t.list()) static_key(op, argnum, c, key), key += ',';
+    key += ']';
   } else if (t.is_dict()) {
-    os << "{";
-    for (auto& [k, c] : t.dict()) os << k << ":", static_key(op, argnum, c, os), os << ",";
-    os << "}";
+    key += '{';
+    for (auto& [k, c] : t.dict()) key += k, key += ':', static_key(op, argnum, c, key), key += ',';
+    key += '}';
   } else {
     fail(op, "static argument ", argnum, " holds ", t.kind(),
          ", expected a hashable value (a scalar, None, or a list/dict of them)");
@@ -148,10 +153,8 @@ Tree call_jitted(JitState& s, const std::vector<Tree>& args) {
   std::vector<Array> leaves;
   for (size_t i = 0; i < args.size(); i++) {
     if (is_static[i]) {
-      std::ostringstream text;
-      text.precision(17);
-      static_key(op, i, args[i], text);
-      key += 'S' + text.str();
+      key += 'S';
+      static_key(op, i, args[i], key);
       continue;
     }
     key += 'D';

@@ -23,6 +23,20 @@ std::string dtype_of(const Handle& h) { return dtype_name(h.a.dtype()); }
 bool weak_of(const Handle& h) { return h.a.weak_type(); }
 std::string device_of(const Handle& h) { return h.a.device(); }
 std::string str_of(const Handle& h) { return h.a.to_string(); }
+// "float32[2,3]": what Array.toString shows, and what dispose() keeps for the message of a
+// later use (UseAfterFreeError). One call instead of dtype() and shape(), which builds a JS
+// array element by element: dispose runs for every feed and output of every call.
+std::string describe_of(const Handle& h) {
+  std::string s = dtype_name(h.a.dtype());
+  s += '[';
+  const Shape& shape = h.a.shape();
+  for (size_t i = 0; i < shape.size(); i++) {
+    if (i) s += ',';
+    s += std::to_string(shape[i]);
+  }
+  s += ']';
+  return s;
+}
 
 // The elements as a fresh Uint8Array (little-endian, C order), or an Error.
 val bytes_of(const Handle& h) {
@@ -40,8 +54,9 @@ val from_bytes(const val& bytes, const val& shape, const std::string& dtype, con
     OpName op("array");
     if (!bytes.instanceof(js_class(JsClass::Uint8Array))) fail("array", "got ", js_describe(bytes), ", expected a Uint8Array");
     Shape s;
-    for (int i = 0; i < js_length(shape, "shape"); i++) s.push_back(js_int64(shape[i], "shape"));
-    const double n = bytes["length"].as<double>();
+    const int nd = js_length(shape, "shape");
+    for (int i = 0; i < nd; i++) s.push_back(js_int64(shape[i], "shape"));
+    const double n = bytes[js_key_length()].as<double>();
     if (n > double(max_array_bytes())) fail("array", "got ", n, " bytes, expected at most ", max_array_bytes());
     std::vector<uint8_t> buf(static_cast<size_t>(n));
     val(typed_memory_view(buf.size(), buf.data())).call<void>("set", bytes);
@@ -118,7 +133,7 @@ Fn from_js(val jsfn) {
 
 Argnums argnums_of(const val& opts) {
   val a = opts["argnums"];
-  if (a.isArray()) {
+  if (js_is_array(a)) {
     std::vector<int> v;
     for (int i = 0; i < js_length(a, "argnums"); i++) v.push_back(js_int(a[i], "argnums"));
     return Argnums(v);
@@ -366,6 +381,7 @@ EMSCRIPTEN_BINDINGS(kiln) {
       .function("weak", &weak_of)
       .function("device", &device_of)
       .function("str", &str_of)
+      .function("describe", &describe_of)
       .function("bytes", &bytes_of);
   class_<Func>("Func").function("call", &Func::call);
   function("op", &call_op);

@@ -38,7 +38,7 @@ val enable_webgpu(const val& limits) {
     if (p.row_outputs < 0 || p.row_outputs > 16 || (p.row_outputs & (p.row_outputs - 1)) != 0)
       fail("webgpu", "rowOutputs ", p.row_outputs, " is invalid, expected 0 (the rule), 1, 2, 4, 8 or 16");
     // tiles: [[bm, bn, bk, tm, tn], ...], largest first (a per-device override of the defaults).
-    if (limits["tiles"].isArray()) {
+    if (js_is_array(limits["tiles"])) {
       p.tiles.clear();
       const int count = limits["tiles"]["length"].as<int>();
       for (int i = 0; i < count; i++) {

@@ -28,7 +28,7 @@ std::string js_describe(const val& v) {
   if (v.isUndefined()) return "undefined";
   if (type == "number" || type == "boolean") return "the " + type + " " + val::global("String")(v).as<std::string>();
   if (type == "string") return "the string '" + v.as<std::string>() + "'";
-  if (v.isArray()) return "an array";
+  if (js_is_array(v)) return "an array";
   return "a JS " + type;
 }
 
@@ -56,10 +56,10 @@ std::string js_string(const val& v, const std::string& what) {
   return v.as<std::string>();
 }
 int js_length(const val& v, const std::string& what) {
-  if (!v.isArray()) fail(current_op(), what, " got ", js_describe(v), ", expected an array");
+  if (!js_is_array(v)) fail(current_op(), what, " got ", js_describe(v), ", expected an array");
   // A JS array's length is an integer below 2^32; only its int32 range needs checking. (No
   // message built here: this runs for every argument list of every call.)
-  const double n = v["length"].as<double>();
+  const double n = v[js_key_length()].as<double>();
   if (n > double(INT32_MAX)) fail(current_op(), what, " has ", n, " elements, expected at most ", INT32_MAX);
   return int(n);
 }
@@ -67,8 +67,16 @@ int js_length(const val& v, const std::string& what) {
 const val& js_class(JsClass c) {
   // Looked up once: a global or module lookup is a round trip into JS on every call.
   // Bindings run on the thread that loaded the core (emval handles are per thread).
-  static const val classes[] = {val::global("Uint8Array"), val::module_property("Handle")};
+  static const val classes[] = {val::global("Uint8Array"), val::module_property("Handle"), val::global("Array")};
   return classes[int(c)];
+}
+
+bool js_is_array(const val& v) { return v.instanceof(js_class(JsClass::Array)); }
+
+const val& js_key_length() {
+  // v["length"] would make a JS string from the C string (UTF-8 decoding) on every use.
+  static const val key("length");
+  return key;
 }
 
 static bool is_handle(const val& v) { return v.instanceof(js_class(JsClass::Handle)); }
@@ -90,7 +98,7 @@ std::vector<Array> to_arrays(const val& list) {
 
 Tree to_tree(const val& v) {
   if (!is_set(v)) return Tree();
-  if (v.isArray()) {
+  if (js_is_array(v)) {
     Tree::List l;
     int n = js_length(v, "a tree's list");
     for (int i = 0; i < n; i++) l.push_back(to_tree(v[i]));

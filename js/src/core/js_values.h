@@ -49,8 +49,13 @@ int js_length(const val& v, const std::string& what);      // of a JS array
 std::string js_describe(const val& v);                    // "a string 'abc'", "an object", ...
 
 // JS classes the per-call paths test against or construct (instanceof, new), looked up once.
-enum class JsClass { Uint8Array, Handle };
+enum class JsClass { Uint8Array, Handle, Array };
 const val& js_class(JsClass c);
+// Whether v is a JS array. embind's val::isArray() looks the global `Array` up by name (a
+// string decoded and a handle made) on every use; js_length runs for every argument list.
+bool js_is_array(const val& v);
+// The property key "length", made once (a C-string key is decoded into a JS string per use).
+const val& js_key_length();
 
 // Option fields of a params object; absent fields give the default. Wrong JS types are a
 // kiln::Error naming the current operation and the option.

@@ -203,7 +203,7 @@ const std::map<std::string, OpFn>& other_ops() {
       {"concatenate", [](const Args& x, const val& p) { return from_array(np::concatenate(x, get_int(p, "axis", 0))); }},
       {"stack", [](const Args& x, const val& p) { return from_array(np::stack(x, get_int(p, "axis", 0))); }},
       {"split", [](const Args& x, const val& p) {
-         if (p["indices"].isArray()) return from_arrays(np::split(x.at(0), get_int64s(p, "indices"), get_int(p, "axis", 0)));
+         if (js_is_array(p["indices"])) return from_arrays(np::split(x.at(0), get_int64s(p, "indices"), get_int(p, "axis", 0)));
          return from_arrays(np::split(x.at(0), int64_t(get_int(p, "sections", 1)), get_int(p, "axis", 0)));
        }},
       {"take", [](const Args& x, const val& p) { need("take", x, 2); return from_array(np::take(x[0], x[1], get_opt_int(p, "axis"))); }},
@@ -212,7 +212,7 @@ const std::map<std::string, OpFn>& other_ops() {
       {"at", [](const Args& x, const val& p) { return from_array(indexed_update(x, p)); }},
       {"tensordot", [](const Args& x, const val& p) {
          need("tensordot", x, 2);
-         if (p["axes"].isArray()) {
+         if (js_is_array(p["axes"])) {
            val a = p["axes"];
            std::vector<int> l, r;
            for (int i = 0; i < js_length(a[0], "option 'axes'[0]"); i++) l.push_back(js_int(a[0][i], "option 'axes'[0]"));
@@ -288,7 +288,7 @@ const std::map<std::string, OpFn>& other_ops() {
        }},
       {"random_key", [](const Args&, const val& p) { return from_array(random::key(int64_t(get_num(p, "seed", 0)))); }},
       {"random_split", [](const Args& x, const val& p) {
-         if (p["num"].isArray()) return from_array(random::split(x.at(0), get_shape(p, "num")));
+         if (js_is_array(p["num"])) return from_array(random::split(x.at(0), get_shape(p, "num")));
          return from_array(random::split(x.at(0), int64_t(get_int(p, "num", 2))));
        }},
       {"random_fold_in", [](const Args& x, const val&) { need("foldIn", x, 2); return from_array(random::fold_in(x[0], x[1])); }},
