@@ -67,11 +67,16 @@ int js_length(const val& v, const std::string& what) {
 const val& js_class(JsClass c) {
   // Looked up once: a global or module lookup is a round trip into JS on every call.
   // Bindings run on the thread that loaded the core (emval handles are per thread).
-  static const val classes[] = {val::global("Uint8Array"), val::module_property("Handle"), val::global("Array")};
+  static const val classes[] = {val::global("Uint8Array"), val::module_property("Handle")};
   return classes[int(c)];
 }
 
-bool js_is_array(const val& v) { return v.instanceof(js_class(JsClass::Array)); }
+bool js_is_array(const val& v) {
+  // Array.isArray itself, not instanceof: an array made in another realm (an iframe, a vm
+  // context) is an array too.
+  static const val is_array = val::global("Array")["isArray"];
+  return is_array(v).as<bool>();
+}
 
 const val& js_key_length() {
   // v["length"] would make a JS string from the C string (UTF-8 decoding) on every use.

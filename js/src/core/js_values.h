@@ -49,10 +49,10 @@ int js_length(const val& v, const std::string& what);      // of a JS array
 std::string js_describe(const val& v);                    // "a string 'abc'", "an object", ...
 
 // JS classes the per-call paths test against or construct (instanceof, new), looked up once.
-enum class JsClass { Uint8Array, Handle, Array };
+enum class JsClass { Uint8Array, Handle };
 const val& js_class(JsClass c);
-// Whether v is a JS array. embind's val::isArray() looks the global `Array` up by name (a
-// string decoded and a handle made) on every use; js_length runs for every argument list.
+// Whether v is a JS array (Array.isArray, looked up once: embind's val::isArray() looks the
+// global `Array` up by name on every use, and js_length runs for every argument list).
 bool js_is_array(const val& v);
 // The property key "length", made once (a C-string key is decoded into a JS string per use).
 const val& js_key_length();
