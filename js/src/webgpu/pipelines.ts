@@ -35,11 +35,11 @@ export class Pipelines {
   /** Pipelines created so far with createComputePipelineAsync (a counter for tests and benches). */
   createdAsync = 0;
 
-  /** `async`: whether batches may be created asynchronously (KILN_WEBGPU_ASYNC_PIPELINES=0: never). */
+  /** `async`: whether batches are created asynchronously (the runtime's choice per adapter). */
   constructor(
     private readonly device: GPUDevice,
     private readonly debug: () => boolean,
-    private readonly async = true,
+    public async = true,
   ) {}
 
   get size(): number {

@@ -80,7 +80,7 @@ export class WebGpuRuntime {
   #storage: BufferPool;
   #staging: BufferPool;
   #pipelines: Pipelines;
-  #uniforms = new Map<number, { buffer: GPUBuffer; bindId: number }>();
+  #uniforms = new Map<number | string, { buffer: GPUBuffer; bindId: number }>();
   #bindGroups = new BindGroupCache();
   #boundScratch: GPUBuffer[] = []; // dispatch()'s bound buffers (uniform, out, inputs)
   #inputScratch: DeviceBuffer[] = []; // and its inputs' records
@@ -112,7 +112,11 @@ export class WebGpuRuntime {
     const destroy = (b: GPUBuffer) => this.#log.run(() => b.destroy());
     this.#storage = new BufferPool(device, STORAGE_USAGE, 512 << 20, destroy);
     this.#staging = new BufferPool(device, STAGING_USAGE, 64 << 20, destroy);
-    this.#pipelines = new Pipelines(device, () => this.debug, asyncPipelinesFromEnv());
+    // SwiftShader compiles pipelines on the CPU, and measured no faster in parallel: a SmolLM2
+    // first call's 33-pipeline batch took 103 s created asynchronously against 47 s one after
+    // another (2-core machine, 2026-12-07; bench/results/llm.md). GPU drivers compile on the
+    // host's cores in parallel (Dawn's worker threads).
+    this.#pipelines = new Pipelines(device, () => this.debug, asyncPipelinesFromEnv() ?? !/swiftshader/i.test(adapter));
     device.lost.then((info) => {
       this.#lost =
         `webgpu: the device was lost (${info.reason}${info.message ? `: ${info.message}` : ""}); ` +
@@ -154,6 +158,18 @@ export class WebGpuRuntime {
       asyncPipelines: this.#pipelines.createdAsync, holds: this.#log.holds,
       createdBuffers: this.#storage.created + this.#staging.created + this.#uniformsCreated,
     };
+  }
+
+  /**
+   * Whether a batch of new pipelines (a jit program's) is created asynchronously while the
+   * commands that need them are held (default: on, except on SwiftShader; the Node.js
+   * environment's KILN_WEBGPU_ASYNC_PIPELINES=0/1 decides first). Tests set it.
+   */
+  get asyncPipelines(): boolean {
+    return this.#pipelines.async;
+  }
+  set asyncPipelines(on: boolean) {
+    this.#pipelines.async = on;
   }
 
   /** The live handles (what the C++ backend reports as its table's buffers). */
@@ -314,9 +330,14 @@ export class WebGpuRuntime {
   /**
    * Records pipeline `pipelineId` over `output` and the input handles `inputs[first,
    * first + count)` (the C++ backend passes its whole heap and a range: no view is made per
-   * dispatch), with the output size in the uniform and a grid of gx x gy workgroups.
+   * dispatch), with the output size in the uniform and a grid of gx x gy workgroups. w1..w3:
+   * the uniform's other words (load offsets the C++ backend lifted out of the WGSL text, so
+   * that kernels reading other parts of a buffer share one pipeline).
    */
-  dispatch(pipelineId: number, inputs: Int32Array, output: number, size: number, gx: number, gy: number, first = 0, count = inputs.length - first): number {
+  dispatch(
+    pipelineId: number, inputs: Int32Array, output: number, size: number, gx: number, gy: number, first = 0, count = inputs.length - first,
+    w1 = 0, w2 = 0, w3 = 0,
+  ): number {
     if (this.#lost) return this.#fail(this.#lost);
     const p = this.#pipelines.byId(pipelineId);
     if (!p) return this.#fail(`webgpu.dispatch: pipeline ${pipelineId} does not exist`);
@@ -332,7 +353,7 @@ export class WebGpuRuntime {
     // cache gets the ids the records keep.
     const n = count;
     const buffers = this.#boundScratch, ins = this.#inputScratch, groups = this.#bindGroups;
-    const u = this.#uniform(size);
+    const u = this.#uniform(size, w1, w2, w3);
     buffers[0] = u.buffer;
     buffers[1] = out.buffer;
     groups.setId(0, u.bindId);
@@ -443,9 +464,13 @@ export class WebGpuRuntime {
     }
   }
 
-  /** One uniform buffer per output size, kept: sizes repeat, and they are 4 bytes each. */
-  #uniform(size: number): { buffer: GPUBuffer; bindId: number } {
-    let u = this.#uniforms.get(size);
+  /**
+   * One uniform buffer per output size (and words, where a kernel has any), kept: they repeat,
+   * and they are 16 bytes each. The usual case, no words, looks up the size as a number.
+   */
+  #uniform(size: number, w1: number, w2: number, w3: number): { buffer: GPUBuffer; bindId: number } {
+    const key = w1 || w2 || w3 ? `${size},${w1},${w2},${w3}` : size;
+    let u = this.#uniforms.get(key);
     if (!u) {
       if (this.#uniforms.size >= 4096) {
         this.flush(); // no unsubmitted command may still bind the ones destroyed
@@ -455,9 +480,9 @@ export class WebGpuRuntime {
       }
       const buffer = this.device.createBuffer({ size: 16, usage: UNIFORM | COPY_DST });
       this.#uniformsCreated++;
-      this.device.queue.writeBuffer(buffer, 0, new Uint32Array([size, 0, 0, 0]));
+      this.device.queue.writeBuffer(buffer, 0, new Uint32Array([size, w1, w2, w3]));
       u = { buffer, bindId: this.#bindGroups.idOf(buffer) };
-      this.#uniforms.set(size, u);
+      this.#uniforms.set(key, u);
     }
     return u;
   }
@@ -692,12 +717,13 @@ function rowOutputsFromEnv(): { rowOutputs?: number } {
 }
 
 /**
- * KILN_WEBGPU_ASYNC_PIPELINES=0 (Node.js): every pipeline created synchronously, one after
- * another (the before of the first-call measurement in bench/llm/first_call.mjs).
+ * KILN_WEBGPU_ASYNC_PIPELINES=0|1 (Node.js): a jit program's new pipelines created one after
+ * another, or together asynchronously (the A/B of bench/llm/first_call.mjs); unset: the
+ * adapter's default.
  */
-function asyncPipelinesFromEnv(): boolean {
+function asyncPipelinesFromEnv(): boolean | undefined {
   const v = (globalThis as any).process?.env?.KILN_WEBGPU_ASYNC_PIPELINES as string | undefined;
-  if (v === undefined || v === "") return true;
+  if (v === undefined || v === "") return undefined;
   if (v !== "0" && v !== "1") throw new Error(`KILN_WEBGPU_ASYNC_PIPELINES: "${v}" is not 0 or 1`);
   return v === "1";
 }

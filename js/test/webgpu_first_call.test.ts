@@ -1,14 +1,18 @@
-// Pipelines created asynchronously (issue 20's first-call latency): the pipelines requested
+// The first call's pipelines (issue 20's first-call latency). Fewer: tiled contractions that
+// differ only in the offset they read a buffer at (a prefill's attention over each layer's
+// rows of the KV cache) share one WGSL text, the offsets being uniform words. Created
+// asynchronously: the pipelines requested
 // before a first dispatch (a jit program's kernels, prepared before it runs) are created
 // together with createComputePipelineAsync, and the commands that need them are held in
 // order (js/src/webgpu/command_log.ts) until they exist. Checked here on the runtime
 // directly (held dispatches, writes and copies keep their order; a WGSL error in a batch still
 // names the kernel and spoils only its outputs) and through jit (a program's pipelines are all
 // created before its first dispatch is encoded, and the results equal the cpu device's).
-import { describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { init, jit, numpy as np } from "../dist/index.js";
 import { webGpuRuntime } from "../dist/webgpu/attach.js";
 
+const env = (globalThis as any).process?.env ?? {};
 const gpu = (await init("webgpu")).includes("webgpu");
 
 // A kernel in the runtime's binding layout: 0 the output size, 1 the output, 2.. inputs.
@@ -19,7 +23,15 @@ const kernel = (body: string, salt: string) =>
 const f32 = (xs: number[]) => new Uint8Array(new Float32Array(xs).buffer);
 const floats = (b: Uint8Array) => Array.from(new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4));
 
-describe.skipIf(!gpu && !process.env.KILN_REQUIRE_WEBGPU)("webgpu: pipelines created asynchronously", () => {
+describe.skipIf(!gpu && !env.KILN_REQUIRE_WEBGPU)("webgpu: the first call's pipelines", () => {
+  // Asynchronous creation is off by default on SwiftShader (slower there: runtime.ts), so
+  // these tests turn it on, whatever the adapter.
+  let was = false;
+  beforeAll(() => {
+    was = webGpuRuntime()!.asyncPipelines;
+    webGpuRuntime()!.asyncPipelines = true;
+  });
+  afterAll(() => void (webGpuRuntime()!.asyncPipelines = was));
   test("a batch is created at its first dispatch; held dispatches, writes and copies keep their order", async () => {
     const rt = webGpuRuntime()!;
     const salt = `batch ${Math.random()}`;
@@ -91,5 +103,24 @@ describe.skipIf(!gpu && !process.env.KILN_REQUIRE_WEBGPU)("webgpu: pipelines cre
     expect(after.holds - before.holds).toBe(1);
     const got = await out.data();
     for (let i = 0; i < want.length; i++) expect(got[i]).toBeCloseTo(want[i], 4);
+  });
+
+  test("matmuls reading a buffer at different offsets share one pipeline (offsets in the uniform)", async () => {
+    const rt = webGpuRuntime()!;
+    const c = 1.0 + Math.random(); // a constant no other test has: new kernels
+    const qs = Array.from({ length: 64 * 64 }, (_, i) => Math.sin(i * 0.37));
+    const ks = Array.from({ length: 3 * 64 * 96 }, (_, i) => Math.cos(i * 0.11));
+    // Layers 1 and 2 of a [3, 64, 96] "cache" in two programs: the same tiled contraction
+    // at offsets 6144 and 12288, one WGSL text with the offset in the uniform.
+    const layer = (i: number) => (q: np.Array, k: np.Array) => np.matmul(q, k.slice(i)).mul(c);
+    const want = [1, 2].map((i) => layer(i)(np.array(qs, { shape: [64, 64], device: "cpu" }), np.array(ks, { shape: [3, 64, 96], device: "cpu" })));
+    const q = np.array(qs, { shape: [64, 64], device: "webgpu" }), k = np.array(ks, { shape: [3, 64, 96], device: "webgpu" });
+    const before = rt.stats().pipelines;
+    const got = [jit(layer(1))(q.ref, k.ref), jit(layer(2))(q, k)];
+    expect(rt.stats().pipelines - before).toBe(1);
+    for (let l = 0; l < 2; l++) {
+      const [g, w] = await Promise.all([got[l].data(), want[l].data()]);
+      for (let i = 0; i < w.length; i++) expect(g[i], `layer ${l + 1}, element ${i}`).toBeCloseTo(w[i], 3);
+    }
   });
 });
