@@ -65,6 +65,23 @@ describe.skipIf(!gpu && !env.KILN_REQUIRE_WEBGPU)("webgpu: the first call's pipe
     for (const h of [x, y, z, w]) rt.free(h);
   });
 
+  // Browsers only (a canvas copy): a blocking read cannot wait, so it creates the batch's
+  // pipelines synchronously and runs the held commands first.
+  test.runIf(!!webGpuRuntime()?.canReadSync())("a blocking read while commands are held creates their pipelines now", () => {
+    const rt = webGpuRuntime()!;
+    const salt = `sync ${Math.random()}`;
+    const times4 = rt.pipeline(kernel("out[i] = a[i] * 4.0;", salt), 1);
+    const minus = rt.pipeline(kernel("out[i] = -a[i];", salt), 1);
+    const holds = rt.stats().holds;
+    const x = rt.alloc(16), y = rt.alloc(16), z = rt.alloc(16);
+    rt.write(x, 0, f32([1, 2, 3, 4]));
+    expect(rt.dispatch(times4, new Int32Array([x]), y, 4, 1, 1)).toBe(0);
+    expect(rt.dispatch(minus, new Int32Array([y]), z, 4, 1, 1)).toBe(0);
+    expect(rt.stats().holds - holds).toBe(1);
+    expect(floats(rt.readSync(z, 0, 16)!)).toEqual([-4, -8, -12, -16]);
+    for (const h of [x, y, z]) rt.free(h);
+  });
+
   test("a WGSL error in a batch names the kernel and spoils only its outputs", async () => {
     const rt = webGpuRuntime()!;
     const salt = `error ${Math.random()}`;

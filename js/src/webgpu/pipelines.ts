@@ -138,7 +138,10 @@ export class Pipelines {
       entry.now = () => {
         if (entry.state !== "pending" || sync) return;
         sync = true;
+        // Its validation error, if any, is the async creation's to report (it rejects too).
+        this.device.pushErrorScope("validation");
         entry.pipeline = this.device.createComputePipeline(descriptor);
+        this.device.popErrorScope().catch(() => null);
       };
       entry.ready = this.device.createComputePipelineAsync(descriptor).then(
         (p) => {
