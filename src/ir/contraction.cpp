@@ -84,6 +84,10 @@ class DigitAnalysis {
     const bool int_exact = nd.dtype == DType::Int32 &&
                            std::all_of(s.begin(), s.end(), [](const Info* i) { return i->exact; });
     if (nd.op == AluOp::Const && nd.dtype == DType::Int32) return exact(int64_t(nd.value));
+    // A Var past VarId's own is a run-time constant of the kernel (webgpu's uniform words: a
+    // load offset, wgsl_uniform_offsets.h): exact, its value unknown here, so counted as 0 in
+    // c0 (only the WGSL tiles meet such Vars, and they read the coefficients, not c0).
+    if (nd.op == AluOp::Var && nd.arg > int(VarId::Lane)) return exact(0);
     if (nd.op == AluOp::Var && (nd.arg == int(VarId::Gidx) || nd.arg == int(VarId::Ridx))) {
       const bool red = nd.arg == int(VarId::Ridx);
       Info r = exact(0);

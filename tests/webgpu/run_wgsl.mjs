@@ -54,7 +54,7 @@ async function run(c) {
     return b;
   };
   const want = hexToBytes(c.expect);
-  const params = mk(new Uint8Array(new Uint32Array([c.size]).buffer), GPUBufferUsage.UNIFORM);
+  const params = mk(new Uint8Array(new Uint32Array([c.size, 0, 0, 0]).buffer), GPUBufferUsage.UNIFORM); // size, w1..w3
   const out = mk(new Uint8Array(pad4(want.byteLength)), GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
   const ins = c.inputs.map((h) => mk(hexToBytes(h), GPUBufferUsage.STORAGE));
   const entries = [params, out, ...ins].map((buffer, binding) => ({ binding, resource: { buffer } }));

@@ -18,11 +18,15 @@ export class BufferPool {
   /** GPUBuffers this pool has created (a steady-state loop stops adding to it). */
   created = 0;
 
-  /** `limit`: bytes kept at most; beyond it the buffers given back longest ago are destroyed. */
+  /**
+   * `limit`: bytes kept at most; beyond it the buffers given back longest ago are destroyed,
+   * through `destroy` (the runtime's, which waits for commands still held that use them).
+   */
   constructor(
     private readonly device: GPUDevice,
     private readonly usage: number,
     private readonly limit: number,
+    private readonly destroy: (b: GPUBuffer) => void = (b) => b.destroy(),
   ) {}
 
   /** A buffer of `sizeClass(bytes)` bytes, reused when one is free. */
@@ -55,7 +59,7 @@ export class BufferPool {
   /** Returns a buffer that no pending GPU work uses any more. */
   give(b: GPUBuffer): void {
     if (b.size > this.limit) {
-      b.destroy();
+      this.destroy(b);
       return;
     }
     // Room is made by evicting the oldest buffers, not by refusing this one: a loop that moves
@@ -78,7 +82,7 @@ export class BufferPool {
     list.splice(list.indexOf(b), 1);
     this.#order.delete(b);
     this.#pooled -= b.size;
-    b.destroy();
+    this.destroy(b);
   }
 
   get pooledBytes(): number {

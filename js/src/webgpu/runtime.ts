@@ -11,6 +11,7 @@
 /// <reference types="@webgpu/types" />
 import { BindGroupCache } from "./bind_groups.js";
 import { BufferPool } from "./buffer_pool.js";
+import { CommandLog } from "./command_log.js";
 import { Pipelines, type AsyncCheck, type PipelineEntry } from "./pipelines.js";
 import { CanvasReader } from "./sync_read.js";
 
@@ -52,6 +53,8 @@ export interface RuntimeStats {
   stagingBytes: number;
   uniformBuffers: number; // one small uniform per output size
   pipelines: number;
+  asyncPipelines: number; // of those, created with createComputePipelineAsync (jit programs)
+  holds: number; // times commands were held for pipelines still being created
   dispatches: number; // recorded since the runtime started
   submits: number; // command buffers submitted since then
   createdBuffers: number; // GPUBuffers created since then (storage, staging, uniform)
@@ -77,14 +80,18 @@ export class WebGpuRuntime {
   #storage: BufferPool;
   #staging: BufferPool;
   #pipelines: Pipelines;
-  #uniforms = new Map<number, { buffer: GPUBuffer; bindId: number }>();
+  #uniforms = new Map<number | string, { buffer: GPUBuffer; bindId: number }>();
   #bindGroups = new BindGroupCache();
   #boundScratch: GPUBuffer[] = []; // dispatch()'s bound buffers (uniform, out, inputs)
   #inputScratch: DeviceBuffer[] = []; // and its inputs' records
   // Buffers freed while the open encoder may still use them: pooled only after it is submitted,
   // or a writeBuffer into a reused buffer would land before the dispatches that read it.
   #freedInEpoch: DeviceBuffer[] = [];
+  // The Dawn encoder and pass: touched only by commands that #log runs (at once, or replayed
+  // after a hold), so they lag the bookkeeping below while commands are held.
   #encoder: GPUCommandEncoder | null = null;
+  #log = new CommandLog((e: any) => this.#deviceErrors.push(`webgpu: a held command failed: ${e?.message ?? e}`));
+  #open = false; // commands were recorded since the last submit (held ones included)
   #pass: GPUComputePassEncoder | null = null; // begun at the first dispatch after the encoder or a copy
   // What the open pass last set: a dispatch of the same pipeline or group skips the call.
   #passPipeline: GPUComputePipeline | null = null;
@@ -101,9 +108,15 @@ export class WebGpuRuntime {
   /** `adapter`: the adapter's description, for messages and tests ("SwiftShader ..."). */
   constructor(device: GPUDevice, readonly adapter = "") {
     this.device = device;
-    this.#storage = new BufferPool(device, STORAGE_USAGE, 512 << 20);
-    this.#staging = new BufferPool(device, STAGING_USAGE, 64 << 20);
-    this.#pipelines = new Pipelines(device, () => this.debug);
+    // A buffer is destroyed after the held commands that may still use it.
+    const destroy = (b: GPUBuffer) => this.#log.run(() => b.destroy());
+    this.#storage = new BufferPool(device, STORAGE_USAGE, 512 << 20, destroy);
+    this.#staging = new BufferPool(device, STAGING_USAGE, 64 << 20, destroy);
+    // SwiftShader compiles pipelines on the CPU, and measured no faster in parallel: a SmolLM2
+    // first call's 33-pipeline batch took 103 s created asynchronously against 47 s one after
+    // another (2-core machine, 2026-12-07; bench/results/llm.md). GPU drivers compile on the
+    // host's cores in parallel (Dawn's worker threads).
+    this.#pipelines = new Pipelines(device, () => this.debug, asyncPipelinesFromEnv() ?? !/swiftshader/i.test(adapter));
     device.lost.then((info) => {
       this.#lost =
         `webgpu: the device was lost (${info.reason}${info.message ? `: ${info.message}` : ""}); ` +
@@ -142,8 +155,21 @@ export class WebGpuRuntime {
       pendingBuffers: this.#freedInEpoch.length,
       stagingBuffers: this.#staging.pooledBuffers, stagingBytes: this.#staging.pooledBytes,
       uniformBuffers: this.#uniforms.size, pipelines: this.#pipelines.size, ...this.#stats,
+      asyncPipelines: this.#pipelines.createdAsync, holds: this.#log.holds,
       createdBuffers: this.#storage.created + this.#staging.created + this.#uniformsCreated,
     };
+  }
+
+  /**
+   * Whether a batch of new pipelines (a jit program's) is created asynchronously while the
+   * commands that need them are held (default: on, except on SwiftShader; the Node.js
+   * environment's KILN_WEBGPU_ASYNC_PIPELINES=0/1 decides first). Tests set it.
+   */
+  get asyncPipelines(): boolean {
+    return this.#pipelines.async;
+  }
+  set asyncPipelines(on: boolean) {
+    this.#pipelines.async = on;
   }
 
   /** The live handles (what the C++ backend reports as its table's buffers). */
@@ -217,14 +243,14 @@ export class WebGpuRuntime {
     this.#buffers.delete(handle);
     this.#liveBytes -= rec.buffer.size;
     if (this.#lost) return;
-    if (rec.epoch === this.#epoch && this.#encoder) this.#freedInEpoch.push(rec);
+    if (rec.epoch === this.#epoch && this.#open) this.#freedInEpoch.push(rec);
     else this.#release(rec);
   }
 
   /** Pools a buffer that no unsubmitted work uses; one whose allocation failed is dropped. */
   #release(rec: DeviceBuffer): void {
     if (rec.created.state === "pending") rec.created.ready.then(() => this.#release(rec));
-    else if (rec.created.state === "failed") rec.buffer.destroy();
+    else if (rec.created.state === "failed") this.#log.run(() => rec.buffer.destroy());
     else if (!this.#lost) this.#storage.give(rec.buffer);
   }
 
@@ -238,20 +264,21 @@ export class WebGpuRuntime {
       return this.#fail(`webgpu.write: range [${offset}, ${offset + data.byteLength}) is outside a buffer of ${rec.bytes} bytes`);
     // The open encoder's commands run after any writeBuffer issued now; submit them first
     // when they use this buffer.
-    if (rec.epoch === this.#epoch && this.#encoder) this.flush();
+    if (rec.epoch === this.#epoch && this.#open) this.flush();
     // writeBuffer copies `data` now, so a view of the core's memory is safe; sizes must be
     // multiples of 4. The threaded core's memory is a SharedArrayBuffer, which writeBuffer
     // does not take: such data is copied to an unshared buffer first.
     const n = data.byteLength;
     const shared = typeof SharedArrayBuffer !== "undefined" && data.buffer instanceof SharedArrayBuffer;
-    const src = n % 4 === 0 && !shared ? data : (() => {
+    // Held writes run later, when the core's memory holds other bytes: those copy too.
+    const src = n % 4 === 0 && !shared && !this.#log.holding ? data : (() => {
       const p = new Uint8Array(Math.ceil(n / 4) * 4);
       p.set(data);
       return p;
     })();
     const write = () => this.device.queue.writeBuffer(rec.buffer, offset, src.buffer, src.byteOffset, src.byteLength);
-    if (rec.created.state === "ok") write();
-    else this.#scoped([rec.created], "a write", write);
+    if (rec.created.state === "ok") this.#log.run(write);
+    else this.#log.run(() => this.#scoped([rec.created], "a write", write));
     return 0;
   }
 
@@ -270,11 +297,16 @@ export class WebGpuRuntime {
     const failed = unsettled.find((c) => c.state === "failed");
     if (failed) return this.#fail(failed.error!);
     if (unsettled.length) this.flush();
-    if (!this.#encoder) this.#encoder = this.device.createCommandEncoder();
-    this.#endPass();
     // The next dispatch begins a new pass, so consecutive copies (a decode step's KV cache
     // rows, 2 per layer) share the gap between two passes instead of a pass each.
-    this.#encoder.copyBufferToBuffer(s.buffer, srcOffset, d.buffer, dstOffset, bytes);
+    const encodeCopy = () => {
+      if (!this.#encoder) this.#encoder = this.device.createCommandEncoder();
+      this.#endPass();
+      this.#encoder.copyBufferToBuffer(s.buffer, srcOffset, d.buffer, dstOffset, bytes);
+    };
+    if (this.#log.holding) this.#log.run(encodeCopy);
+    else encodeCopy(); // the usual case: no closure is made
+    this.#open = true;
     for (const c of unsettled) this.#encoderChecks.add(c);
     s.epoch = d.epoch = d.written = this.#epoch;
     // Part of d now comes from s: a failure that spoils s spoils d.
@@ -298,22 +330,30 @@ export class WebGpuRuntime {
   /**
    * Records pipeline `pipelineId` over `output` and the input handles `inputs[first,
    * first + count)` (the C++ backend passes its whole heap and a range: no view is made per
-   * dispatch), with the output size in the uniform and a grid of gx x gy workgroups.
+   * dispatch), with the output size in the uniform and a grid of gx x gy workgroups. w1..w3:
+   * the uniform's other words (load offsets the C++ backend lifted out of the WGSL text, so
+   * that kernels reading other parts of a buffer share one pipeline).
    */
-  dispatch(pipelineId: number, inputs: Int32Array, output: number, size: number, gx: number, gy: number, first = 0, count = inputs.length - first): number {
+  dispatch(
+    pipelineId: number, inputs: Int32Array, output: number, size: number, gx: number, gy: number, first = 0, count = inputs.length - first,
+    w1 = 0, w2 = 0, w3 = 0,
+  ): number {
     if (this.#lost) return this.#fail(this.#lost);
     const p = this.#pipelines.byId(pipelineId);
     if (!p) return this.#fail(`webgpu.dispatch: pipeline ${pipelineId} does not exist`);
     if (p.error) return this.#fail(p.error);
     const out = this.#get(output);
     if (!out) return -1;
+    // The first dispatch of a pipeline creates it, with the others requested since (a jit
+    // program's: pipelines.ts); asynchronously created ones hold the commands (#record).
+    if (!p.created) this.#pipelines.create(p, this.#log.holding);
     // A decode step records ~400 of these per token, so the usual case (every buffer known to
     // exist, no unsettled pipeline upstream) allocates nothing: the bound buffers and input
     // records go into arrays kept for this, which no later call reads, and the bind-group
     // cache gets the ids the records keep.
     const n = count;
     const buffers = this.#boundScratch, ins = this.#inputScratch, groups = this.#bindGroups;
-    const u = this.#uniform(size);
+    const u = this.#uniform(size, w1, w2, w3);
     buffers[0] = u.buffer;
     buffers[1] = out.buffer;
     groups.setId(0, u.bindId);
@@ -378,17 +418,28 @@ export class WebGpuRuntime {
    * Dawn costs host time, and decode steps run a pipeline or bind the same buffers twice in a
    * row at times.
    */
-  #record(p: { pipeline: GPUComputePipeline }, group: GPUBindGroup, gx: number, gy: number): void {
+  #record(p: PipelineEntry, group: GPUBindGroup, gx: number, gy: number): void {
+    this.#stats.dispatches++;
+    this.#open = true;
+    const pipeline = p.pipeline;
+    if (pipeline && !this.#log.holding) return this.#encode(pipeline, group, gx, gy);
+    // A pipeline still being created (or commands held for one): this dispatch waits for it.
+    // One whose creation failed is never encoded: its outputs carry it as a taint.
+    const encode = () => void (p.pipeline && this.#encode(p.pipeline, group, gx, gy));
+    if (pipeline) this.#log.run(encode);
+    else this.#log.after(p, encode);
+  }
+
+  #encode(pipeline: GPUComputePipeline, group: GPUBindGroup, gx: number, gy: number): void {
     if (!this.#encoder) this.#encoder = this.device.createCommandEncoder();
     let pass = this.#pass;
     if (!pass) {
       pass = this.#pass = this.#encoder.beginComputePass();
       this.#passPipeline = this.#passGroup = null;
     }
-    if (this.#passPipeline !== p.pipeline) pass.setPipeline((this.#passPipeline = p.pipeline));
+    if (this.#passPipeline !== pipeline) pass.setPipeline((this.#passPipeline = pipeline));
     if (this.#passGroup !== group) pass.setBindGroup(0, (this.#passGroup = group));
     pass.dispatchWorkgroups(gx, gy);
-    this.#stats.dispatches++;
   }
 
   /** Ends the open pass, if any (before a copy or a submit). */
@@ -413,27 +464,32 @@ export class WebGpuRuntime {
     }
   }
 
-  /** One uniform buffer per output size, kept: sizes repeat, and they are 4 bytes each. */
-  #uniform(size: number): { buffer: GPUBuffer; bindId: number } {
-    let u = this.#uniforms.get(size);
+  /**
+   * One uniform buffer per output size (and words, where a kernel has any), kept: they repeat,
+   * and they are 16 bytes each. The usual case, no words, looks up the size as a number.
+   */
+  #uniform(size: number, w1: number, w2: number, w3: number): { buffer: GPUBuffer; bindId: number } {
+    const key = w1 || w2 || w3 ? `${size},${w1},${w2},${w3}` : size;
+    let u = this.#uniforms.get(key);
     if (!u) {
       if (this.#uniforms.size >= 4096) {
         this.flush(); // no unsubmitted command may still bind the ones destroyed
-        for (const b of this.#uniforms.values()) b.buffer.destroy();
+        const old = [...this.#uniforms.values()];
+        this.#log.run(() => old.forEach((b) => b.buffer.destroy()));
         this.#uniforms.clear();
       }
       const buffer = this.device.createBuffer({ size: 16, usage: UNIFORM | COPY_DST });
       this.#uniformsCreated++;
-      this.device.queue.writeBuffer(buffer, 0, new Uint32Array([size, 0, 0, 0]));
+      this.device.queue.writeBuffer(buffer, 0, new Uint32Array([size, w1, w2, w3]));
       u = { buffer, bindId: this.#bindGroups.idOf(buffer) };
-      this.#uniforms.set(size, u);
+      this.#uniforms.set(key, u);
     }
     return u;
   }
 
   /** Submits the open encoder (the flush point before readbacks and conflicting writes). */
   flush(): void {
-    if (!this.#encoder) return;
+    if (!this.#open) return;
     this.#submitOpen([], "a submit");
   }
 
@@ -442,14 +498,18 @@ export class WebGpuRuntime {
    * command buffer. `checks`: what else the submit's validation error may belong to.
    */
   #submitOpen(checks: AsyncCheck[], what: string, extra?: (e: GPUCommandEncoder) => void): void {
-    const encoder = this.#encoder ?? this.device.createCommandEncoder();
-    this.#endPass();
-    extra?.(encoder);
     // A submit that binds a pipeline whose WGSL did not compile, or a buffer that could not be
     // allocated, fails too; that error belongs to them (reads of their outputs report it).
-    this.#scoped([...new Set([...this.#encoderChecks, ...checks])], what, () => this.device.queue.submit([encoder.finish()]));
+    const all = [...new Set([...this.#encoderChecks, ...checks])];
+    this.#log.run(() => {
+      const encoder = this.#encoder ?? this.device.createCommandEncoder();
+      this.#endPass();
+      extra?.(encoder);
+      this.#encoder = null;
+      this.#scoped(all, what, () => this.device.queue.submit([encoder.finish()]));
+    });
     this.#encoderChecks = new Set();
-    this.#encoder = null;
+    this.#open = false;
     this.#inEncoder = 0;
     this.#epoch++;
     this.#stats.submits++;
@@ -459,9 +519,11 @@ export class WebGpuRuntime {
 
   /** Submits `record`'s commands alone, leaving the open encoder (and its epoch) as they are. */
   #submitCopy(checks: AsyncCheck[], record: (e: GPUCommandEncoder) => void): void {
-    const encoder = this.device.createCommandEncoder();
-    record(encoder);
-    this.#scoped(checks, "a read's copy", () => this.device.queue.submit([encoder.finish()]));
+    this.#log.run(() => {
+      const encoder = this.device.createCommandEncoder();
+      record(encoder);
+      this.#scoped(checks, "a read's copy", () => this.device.queue.submit([encoder.finish()]));
+    });
     this.#stats.submits++;
   }
 
@@ -517,13 +579,16 @@ export class WebGpuRuntime {
     // one's token is read (llm::Generation::speculate).
     const checks = [rec.created, ...rec.taint];
     const copy = (e: GPUCommandEncoder) => e.copyBufferToBuffer(rec.buffer, offset, staging, 0, padded);
-    if (this.#encoder && rec.written === this.#epoch) this.#submitOpen(checks, "a submit", copy);
+    if (this.#open && rec.written === this.#epoch) this.#submitOpen(checks, "a submit", copy);
     else this.#submitCopy(checks, copy);
     this.#stats.reads++;
     this.#stats.readBytes += bytes;
-    const scopes = this.#scopes.slice();
+    const held = this.#log.drained(); // the copy may be held (for pipelines being created)
+    let scopes = this.#log.holding ? null : this.#scopes.slice();
     return this.#untilLost((async () => {
       const oom = await stagingError;
+      await held;
+      scopes ??= this.#scopes.slice();
       if (oom) {
         staging.destroy();
         throw new Error(`webgpu: out of memory: the device could not allocate a staging buffer of ${padded} bytes to read an array (${oom.message.split("\n")[0]})`);
@@ -571,6 +636,12 @@ export class WebGpuRuntime {
     if (failed) return (this.#fail(failed.error!), null);
     if (bytes === 0) return new Uint8Array(0);
     this.flush();
+    // A blocking read cannot wait for pipelines being created asynchronously: those are
+    // created now (synchronously), and the commands held for them run.
+    if (this.#log.holding) {
+      this.#pipelines.createPendingNow();
+      this.#log.replay();
+    }
     let out: Uint8Array;
     try {
       out = this.#reader!.read(this.device, rec.buffer, offset, bytes);
@@ -587,6 +658,7 @@ export class WebGpuRuntime {
   async idle(): Promise<void> {
     if (this.#lost) throw new Error(this.#lost);
     this.flush();
+    await this.#untilLost(this.#log.drained());
     await this.#untilLost(this.device.queue.onSubmittedWorkDone());
   }
 
@@ -642,6 +714,18 @@ function rowLanesFromEnv(): { rowLanes?: number } {
 function rowOutputsFromEnv(): { rowOutputs?: number } {
   const n = powerOfTwoFromEnv("KILN_WEBGPU_ROW_OUTPUTS", 16);
   return n === undefined ? {} : { rowOutputs: n };
+}
+
+/**
+ * KILN_WEBGPU_ASYNC_PIPELINES=0|1 (Node.js): a jit program's new pipelines created one after
+ * another, or together asynchronously (the A/B of bench/llm/first_call.mjs); unset: the
+ * adapter's default.
+ */
+function asyncPipelinesFromEnv(): boolean | undefined {
+  const v = (globalThis as any).process?.env?.KILN_WEBGPU_ASYNC_PIPELINES as string | undefined;
+  if (v === undefined || v === "") return undefined;
+  if (v !== "0" && v !== "1") throw new Error(`KILN_WEBGPU_ASYNC_PIPELINES: "${v}" is not 0 or 1`);
+  return v === "1";
 }
 
 /** KILN_WEBGPU_VEC4_LOADS=0 (Node.js): no 128-bit loads in reduction chunks (the A/B of a sweep). */

@@ -7,10 +7,12 @@
 
 #include <emscripten/emscripten.h>
 
+#include <array>
 #include <cstring>
 
 #include "backend/wasm/wasm_codegen.h"
 #include "backend/webgpu/wgsl_attention.h"
+#include "backend/webgpu/wgsl_uniform_offsets.h"
 #include "ir/debug.h"
 #include "ir/error.h"
 
@@ -28,10 +30,10 @@ EM_JS(int, kiln_gpu_pipeline, (const char* wgsl, int len, int ninputs), {
   return Module['kilnGpu'].pipeline(UTF8ToString(wgsl, len), ninputs);
 });
 EM_JS(int, kiln_gpu_dispatch, (int pipeline, const int32_t* inputs, int ninputs, int output, double size,
-                               double gx, double gy), {
+                               double gx, double gy, double w1, double w2, double w3), {
   // The heap and the handles' range, not a view of them: a view per dispatch was an
   // allocation per kernel (~400 per decode step). dispatch() reads them before it returns.
-  return Module['kilnGpu'].dispatch(pipeline, HEAP32, output, size, gx, gy, inputs >> 2, ninputs);
+  return Module['kilnGpu'].dispatch(pipeline, HEAP32, output, size, gx, gy, inputs >> 2, ninputs, w1, w2, w3);
 });
 // Starts a read; the runtime's promise settles it through kiln_webgpu_read_buffer/_settled.
 EM_JS(int, kiln_gpu_read, (int handle, double offset, double bytes, int id), {
@@ -74,6 +76,8 @@ struct WebGpuExecutable : Executable {
   webgpu::WgslParams params;  // those the WGSL was generated for (the grid depends on them)
   int64_t size = 0;
   size_t ninputs = 0;
+  // The uniform's words after the size: the load offsets lifted out of the WGSL text.
+  std::array<int64_t, webgpu::kUniformWords> words{};
   // The runtime's pipeline, for the device of `generation`: jit programs keep executables
   // across a device loss, and dispatch creates the pipeline again on the new device.
   mutable int pipeline = -1;
@@ -192,6 +196,22 @@ std::shared_ptr<Executable> WebGpuBackend::prepare(const Kernel& kernel) {
   if (it != cache_.end()) return it->second;
   auto exe = std::make_shared<WebGpuExecutable>();
   exe->wgsl = webgpu::generate_wgsl(kernel, params_);
+  // Tiled contractions that differ only in where they read a buffer (a prefill's attention
+  // reads each layer's rows of the one KV cache) share a text once the offsets are uniform
+  // words, so the runtime creates one pipeline for all layers instead of one each: SmolLM2's
+  // first call compiled 109 pipelines, 59 of them per-layer copies of two attention kernels.
+  // Only tiles: their loads are staged once per tile, so a word costs nothing, while the
+  // reductions' 128-bit loads need offsets known to be multiples of 4 (wgsl_vec_loads.h).
+  if (exe->wgsl.strategy == webgpu::WgslStrategy::Tiled) {
+    webgpu::LiftedOffsets lifted = webgpu::lift_load_offsets(kernel);
+    if (lifted.count > 0) {
+      webgpu::WgslKernel w = webgpu::generate_wgsl(lifted.kernel, params_);
+      if (w.strategy == webgpu::WgslStrategy::Tiled) {
+        exe->wgsl = std::move(w);
+        exe->words = lifted.words;
+      }
+    }
+  }
   if (debug_level() >= 1) {
     static const char* names[] = {"elementwise", "serial reduction", "tree reduction", "tiled contraction"};
     debug_print("webgpu: compiled a kernel of " + std::to_string(kernel.size) + " outputs (" +
@@ -221,7 +241,7 @@ void WebGpuBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
   for (int a : exe.wgsl.vec4_inputs) ins.push_back(int32_t(inputs[size_t(a)]));  // their vec4 views
   webgpu::Grid g = webgpu::dispatch_grid(exe.wgsl, exe.size, exe.params);
   if (kiln_gpu_dispatch(exe.pipeline, ins.data(), int(ins.size()), int(output), double(exe.size), double(g.x),
-                        double(g.y)) < 0)
+                        double(g.y), double(exe.words[0]), double(exe.words[1]), double(exe.words[2])) < 0)
     fail_runtime("webgpu.dispatch");
 }
 
@@ -259,10 +279,11 @@ void WebGpuBackend::decode_attention(const DecodeAttentionShape& s, const std::v
   std::vector<int32_t>& ins = dispatch_handles_;
   ins.assign(inputs.begin(), inputs.end());
   int rc = kiln_gpu_dispatch(p.partial, ins.data(), int(ins.size()), int(part), double(s.offset[1]),
-                             double(webgpu::decode_attention_chunks(s)), double(s.kv_heads));
+                             double(webgpu::decode_attention_chunks(s)), double(s.kv_heads), 0.0, 0.0, 0.0);
   if (rc >= 0) {
     ins.assign({int32_t(part), int32_t(inputs[5])});
-    rc = kiln_gpu_dispatch(p.merge, ins.data(), int(ins.size()), int(output), 0.0, double(s.heads), 1.0);
+    rc = kiln_gpu_dispatch(p.merge, ins.data(), int(ins.size()), int(output), 0.0, double(s.heads), 1.0, 0.0,
+                           0.0, 0.0);
   }
   free(part);
   if (rc < 0) fail_runtime("webgpu.dispatch");

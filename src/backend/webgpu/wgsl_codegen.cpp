@@ -37,7 +37,9 @@ std::string functions(const Kernel& k) {
 }
 
 std::string bindings(const Kernel& k) {
-  std::string s = "struct Params { size: u32 }\n@group(0) @binding(0) var<uniform> params: Params;\n"
+  // w1..w3: run-time constants of the kernel (load offsets: wgsl_uniform_offsets.h).
+  std::string s = "struct Params { size: u32, w1: u32, w2: u32, w3: u32 }\n"
+                  "@group(0) @binding(0) var<uniform> params: Params;\n"
                   "@group(0) @binding(1) var<storage, read_write> out: array<u32>;\n";
   for (size_t i = 0; i < k.inputs.size(); i++)
     s += "@group(0) @binding(" + std::to_string(2 + i) + ") var<storage, read> in" + std::to_string(i) +

@@ -6,6 +6,8 @@
 #include <map>
 
 #include "backend/webgpu/wgsl_expr.h"
+
+#include "backend/webgpu/wgsl_uniform_offsets.h"
 #include "ir/error.h"
 
 namespace kiln::webgpu {
@@ -203,7 +205,10 @@ std::string wgsl_store_bits(DType d, const std::string& v) {
 }
 
 ExprEmitter::ExprEmitter(std::string* body, std::string gidx, std::string ridx, std::string acc)
-    : body_(body), scope_(kWgsl, os_, "  ", "t", {{VarId::Gidx, gidx}, {VarId::Ridx, ridx}, {VarId::Acc, acc}}) {}
+    : body_(body),
+      scope_(kWgsl, os_, "  ", "t",
+             {{VarId::Gidx, gidx}, {VarId::Ridx, ridx}, {VarId::Acc, acc}, {uniform_word(0), "i32(params.w1)"},
+              {uniform_word(1), "i32(params.w2)"}, {uniform_word(2), "i32(params.w3)"}}) {}
 
 std::string ExprEmitter::emit(const AluExp& e) {
   std::string v = scope_.emit(e);
