@@ -218,6 +218,28 @@ if (!gpu && requireGpu) {
       await sameAsCpu(qmatvec, [W, S, Mn, X], cols * 6e-8, cols * 4 * 6e-8, `quantized matvec ${_n}`);
     });
 
+    // jit fusion on webgpu recomputes a small full reduction inside the reduction that reads
+    // it (a kernel's prelude, jit_fusion.cpp: recomputes_as_prelude): RMSNorm's sum of squares
+    // feeding the matvec of the normed vector costs no kernel of its own. 576 columns take the
+    // tree reduction (the workgroup folds the prelude together), 64 the serial one (each
+    // invocation folds it), 40 and 300 rows one and several workgroups.
+    test.each([[576, 40], [576, 300], [64, 40]])("RMSNorm then matvec, %i columns x %i rows: one kernel, equals cpu", async (cols, rows) => {
+      const rmsMatvec = jit((x: np.Array, g: np.Array, m: np.Array) => {
+        const r = np.reciprocal(np.sqrt(np.mean(np.square(x.ref), -1, { keepdims: true }).add(1e-5)));
+        return np.matmul(m, x.mul(r).mul(g));
+      });
+      const X: [number[], string, number[]] = [values(cols, 41, "float"), "float32", [cols]];
+      const G: [number[], string, number[]] = [values(cols, 42, "positive"), "float32", [cols]];
+      const M: [number[], string, number[]] = [values(rows * cols, 43, "float"), "float32", [rows, cols]];
+      await sameAsCpu(rmsMatvec, [X, G, M], cols * 4 * 6e-8, cols * 32 * 6e-8, "rms matvec");
+      const rt = webGpuRuntime()!;
+      const args = [X, G, M].map(([v, d, s]) => make(v, d, s, "webgpu"));
+      const before = rt.stats().dispatches;
+      const y = rmsMatvec(args[0], args[1], args[2]);
+      expect(rt.stats().dispatches - before).toBe(1);
+      y.dispose();
+    });
+
     test("matmul 64x96 @ 96x48 and a batched einsum equal cpu", async () => {
       const a: [number[], string, number[]] = [values(64 * 96, 15, "float"), "float32", [64, 96]];
       const b: [number[], string, number[]] = [values(96 * 48, 16, "float"), "float32", [96, 48]];

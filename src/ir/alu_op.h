@@ -35,7 +35,8 @@ enum class AluOp : uint8_t {
 
 // Lane: a code generator's position inside an output block (the native SIMD columns), so
 // index arithmetic over "block * width + lane" simplifies to adjacent elements.
-enum class VarId : uint8_t { Gidx, Ridx, Acc, Lane };
+// Pre: the value of a Kernel's prelude (a small full reduction the kernel recomputes).
+enum class VarId : uint8_t { Gidx, Ridx, Acc, Lane, Pre };
 
 struct AluOpInfo {
   const char* name;

@@ -203,7 +203,7 @@ std::string wgsl_store_bits(DType d, const std::string& v) {
 }
 
 ExprEmitter::ExprEmitter(std::string* body, std::string gidx, std::string ridx, std::string acc)
-    : body_(body), scope_(kWgsl, os_, "  ", "t", {{VarId::Gidx, gidx}, {VarId::Ridx, ridx}, {VarId::Acc, acc}}) {}
+    : body_(body), scope_(kWgsl, os_, "  ", "t", {{VarId::Gidx, gidx}, {VarId::Ridx, ridx}, {VarId::Acc, acc}, {VarId::Pre, "pre"}}) {}
 
 std::string ExprEmitter::emit(const AluExp& e) {
   std::string v = scope_.emit(e);
