@@ -537,7 +537,11 @@ class Fuser {
   // Does a value flowing out of var reach a reduction (or window) through elementwise and
   // movement ops? Then recomputing a broadcast expression would multiply its cost. A path
   // into another reduction's epilogue stops there (a decode step's exp of the new row's
-  // score, broadcast over the head dimension into the weighted sum's epilogue).
+  // score, broadcast over the head dimension into the weighted sum's epilogue). Where a
+  // dispatch costs more than recomputing (webgpu), so does a path into a routine: its
+  // operands are buffers, computed once whatever reads its result (a decode step's RoPE
+  // tables, broadcast over the heads into the rotation that decode_attention reads, are
+  // recomputed in each layer's rotation kernel instead of costing one of their own).
   bool reaches_reduction(int var) {
     auto it = reach_.find(var);
     if (it != reach_.end()) return it->second;
@@ -545,7 +549,7 @@ class Fuser {
     for (int ei : consumers_[size_t(var)]) {
       const Eqn& e = j_.eqns[size_t(ei)];
       if ((is_reduction(e.prim) && !keeps_size(e)) || e.prim == Prim::Window) r = true;
-      else if (joins_epilogue(e, var)) r = false;
+      else if (joins_epilogue(e, var) || (fewer_kernels_ && !e.call && !e.control && is_routine(e.prim))) r = false;
       else if (!e.custom && e.out.size() == 1) r = reaches_reduction(e.out[0]);
       if (r) break;
     }
