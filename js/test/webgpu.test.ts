@@ -218,6 +218,50 @@ if (!gpu && requireGpu) {
       await sameAsCpu(qmatvec, [W, S, Mn, X], cols * 6e-8, cols * 4 * 6e-8, `quantized matvec ${_n}`);
     });
 
+    // jit fusion on webgpu recomputes a small full reduction inside the reduction that reads
+    // it (a kernel's prelude, jit_fusion.cpp: recomputes_as_prelude): RMSNorm's sum of squares
+    // feeding the matvec of the normed vector costs no kernel of its own. 576 columns take the
+    // tree reduction (the workgroup folds the prelude together), 64 the serial one (each
+    // invocation folds it), 40 and 300 rows one and several workgroups.
+    test.each([[576, 40], [576, 300], [64, 40]])("RMSNorm then matvec, %i columns x %i rows: one kernel, equals cpu", async (cols, rows) => {
+      const rmsMatvec = jit((x: np.Array, g: np.Array, m: np.Array) => {
+        const r = np.reciprocal(np.sqrt(np.mean(np.square(x.ref), -1, { keepdims: true }).add(1e-5)));
+        return np.matmul(m, x.mul(r).mul(g));
+      });
+      const X: [number[], string, number[]] = [values(cols, 41, "float"), "float32", [cols]];
+      const G: [number[], string, number[]] = [values(cols, 42, "positive"), "float32", [cols]];
+      const M: [number[], string, number[]] = [values(rows * cols, 43, "float"), "float32", [rows, cols]];
+      await sameAsCpu(rmsMatvec, [X, G, M], cols * 4 * 6e-8, cols * 32 * 6e-8, "rms matvec");
+      const rt = webGpuRuntime()!;
+      const args = [X, G, M].map(([v, d, s]) => make(v, d, s, "webgpu"));
+      const before = rt.stats().dispatches;
+      const y = rmsMatvec(args[0], args[1], args[2]);
+      expect(rt.stats().dispatches - before).toBe(1);
+      y.dispose();
+    });
+
+    // Preludes elsewhere: a vector's softmax (its maximum a prelude of the exponentials' sum,
+    // both read by the normalization), and x * max(x): over 1000 terms the maximum is the
+    // elementwise kernel's prelude (1 kernel); over 10000 (> 8192, read by 10000 outputs) it
+    // is computed by a kernel of its own after all (each workgroup of the reader would fold
+    // it: separate_long_prelude), so 2.
+    test("jitted softmax of a vector, and a long maximum read by every element, equal cpu", async () => {
+      const X: [number[], string, number[]] = [values(1000, 44, "float"), "float32", [1000]];
+      await sameAsCpu(jit((x: np.Array) => nn.softmax(x)), [X], 1000 * 6e-8 + DIV_RTOL, 1e-9, "softmax");
+      const scaled = jit((x: np.Array) => x.ref.mul(np.max(x)));
+      const L: [number[], string, number[]] = [values(10000, 45, "float"), "float32", [10000]];
+      await sameAsCpu(scaled, [L], 0, 0, "x * max(x)");
+      await sameAsCpu(scaled, [X], 0, 0, "x * max(x), 1000");
+      const rt = webGpuRuntime()!;
+      for (const [v, n, kernels] of [[L[0], 10000, 2], [X[0], 1000, 1]] as [number[], number, number][]) {
+        const x = make(v, "float32", [n], "webgpu");
+        const before = rt.stats().dispatches;
+        const y = scaled(x);
+        expect(rt.stats().dispatches - before, `kernels of x * max(x) over ${n}`).toBe(kernels);
+        y.dispose();
+      }
+    });
+
     test("matmul 64x96 @ 96x48 and a batched einsum equal cpu", async () => {
       const a: [number[], string, number[]] = [values(64 * 96, 15, "float"), "float32", [64, 96]];
       const b: [number[], string, number[]] = [values(96 * 48, 16, "float"), "float32", [96, 48]];

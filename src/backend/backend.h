@@ -105,6 +105,9 @@ class Backend {
   // CPU devices keep the buffer, whose loads their SIMD matvec loops stream (wasm decode was
   // ~25 % slower with the expression in the loop).
   virtual bool prefers_fewer_kernels() const { return false; }
+  // Whether prepare() takes kernels with a prelude (Kernel::prelude: a small full reduction
+  // the kernel recomputes per workgroup instead of reading another kernel's buffer).
+  virtual bool recomputes_preludes() const { return false; }
   // Whether packed quantized weights should keep each row's words contiguous (webgpu: a lane
   // of a matvec reads its own row's neighbouring words as one 128-bit load) rather than
   // interleave 16 rows (the CPU devices: their SIMD lanes are neighbouring rows).

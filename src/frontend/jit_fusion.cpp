@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "frontend/control.h"
 #include "frontend/routine.h"
@@ -57,8 +58,15 @@ int64_t window_elements(const Params& p) {
   return n;
 }
 constexpr int kMaxRecomputedOperandLoads = 3;
+// The longest full reduction that a kernel of more than one output recomputes as its prelude
+// (each of its workgroups folds it: RMSNorm over a 1B model's 2048 embedding values, 4096 for
+// 7B shapes); a longer one is computed by a kernel of its own (KernelEmitter::emit_group). A
+// kernel of one output folds it once, whatever its length: an argmax's maximum over the
+// vocabulary, read by the index minimum.
+constexpr int64_t kMaxPreludeLength = 8192;
 bool recomputed_in_reduction(AluOp op) {
   switch (op) {
+    case AluOp::Var:  // a float Var outside an epilogue is a prelude's value, computed once
     case AluOp::Load: case AluOp::Const: case AluOp::Neg: case AluOp::Add: case AluOp::Sub:
     case AluOp::Mul: case AluOp::Div: case AluOp::Recip: case AluOp::Exp: case AluOp::Exp2:
     case AluOp::Tanh: case AluOp::Erf: case AluOp::Max: case AluOp::Min: case AluOp::Cast:
@@ -74,18 +82,28 @@ struct Pending {
   int64_t size;
   AluExp body;
   std::vector<int> srcs;
+  std::shared_ptr<Pending> pre;  // the prelude the body reads (Var(Pre)), if any
+  AluExp value;  // of a prelude: its value in terms of acc (loading srcs too); Var(Pre) reads it
 };
 
 // A value during fusion: the element at flat index i of st's bottom view is `exp` with
 // gidx = i, loading slots `srcs` by position. With `red`, exp is the pending reduction's
-// epilogue (in terms of acc) and st is row-major.
+// epilogue (in terms of acc) and st is row-major. With `pre`, exp reads a small full
+// reduction as Var(Pre) that the kernel computing it recomputes (Kernel::prelude).
 struct Val {
   Aval aval;
   AluExp exp;
   std::vector<int> srcs;
   ShapeTracker st;
   std::shared_ptr<Pending> red;
+  std::shared_ptr<Pending> pre;
 };
+
+// The prelude a value's kernel would need: its own, or its pending reduction's.
+const std::shared_ptr<Pending>& prelude_of(const Val& v) {
+  static const std::shared_ptr<Pending> none;
+  return v.pre ? v.pre : v.red ? v.red->pre : none;
+}
 using ValPtr = std::shared_ptr<Val>;
 
 struct Srcs {
@@ -106,7 +124,7 @@ AluExp val_at(const Val& v, const std::vector<AluExp>& idxs, Srcs& ins) {
   return AluExp::where(valid, e, AluExp::constant(e.dtype(), 0));
 }
 
-bool is_cheap(const Val& v) { return !v.red && lowering::is_cheap(v.exp); }
+bool is_cheap(const Val& v) { return !v.red && !v.pre && lowering::is_cheap(v.exp); }
 
 bool is_recomputed_operand(const Val& v) {
   if (v.red || !is_float(v.aval.dtype)) return false;
@@ -146,6 +164,7 @@ void set_input_dtypes(Kernel& k) {
   };
   k.exp.visit(visit);
   if (k.reduction) k.reduction->epilogue.visit(visit);
+  if (k.prelude) k.prelude->exp.visit(visit);
 }
 
 // A packed kernel selects its output per element from a chain of `where`s whose branches
@@ -181,6 +200,7 @@ class KernelEmitter {
       if (dup) continue;
       std::set<int> reads(v->srcs.begin(), v->srcs.end());  // the epilogue's, then the body's
       if (v->red) reads.insert(v->red->srcs.begin(), v->red->srcs.end());
+      if (const auto& pre = prelude_of(*v)) reads.insert(pre->srcs.begin(), pre->srcs.end());
       std::string key = group_key(*v);
       auto it = by_key.find(key);
       bool fits = pack && it != by_key.end() && groups[it->second].size() < kMaxPackedValues;
@@ -209,6 +229,8 @@ class KernelEmitter {
 
   static std::string group_key(const Val& v) {
     std::string key = std::to_string(v.aval.size()) + ":" + std::to_string(int(v.aval.dtype));
+    // One prelude per kernel: values that read different ones are not packed together.
+    if (prelude_of(v)) key += ":pre" + std::to_string(reinterpret_cast<uintptr_t>(prelude_of(v).get()));
     if (v.red)
       key += ":" + std::to_string(int(v.red->op)) + ":" + std::to_string(v.red->size) + ":" +
              std::to_string(int(v.red->body.dtype()));
@@ -217,6 +239,7 @@ class KernelEmitter {
 
  private:
   void emit_group(const std::vector<ValPtr>& g) {
+    if (g[0]->aval.size() * int64_t(g.size()) > 1) separate_long_prelude(g);
     const int64_t n = g[0]->aval.size(), k = int64_t(g.size());
     const DType dt = g[0]->aval.dtype;
     AluExp gid = gidx_var(n * k);
@@ -247,6 +270,14 @@ class KernelEmitter {
     } else {
       kern.exp = select(elems);
     }
+    if (const auto& pre = prelude_of(*g[0])) {  // the same for the group (group_key)
+      std::vector<int> map;
+      for (int s : pre->srcs) map.push_back(ins.add(s));
+      AluExp body = pre->body.remap_loads([&](int i) { return map[size_t(i)]; });
+      AluExp value = pre->value.remap_loads([&](int i) { return map[size_t(i)]; });
+      kern.prelude = Prelude{pre->op, pre->size, body.substitute(VarId::Gidx, AluExp::idx(0)),
+                             value.substitute(VarId::Gidx, AluExp::idx(0))};
+    }
     kern.inputs.assign(ins.slots.size(), DType::Float32);
     set_input_dtypes(kern);
     Slot s;
@@ -262,7 +293,7 @@ class KernelEmitter {
       Val& v = *g[size_t(m)];
       View view = View::contiguous(v.aval.shape);
       view.offset = m * n;
-      v = Val{v.aval, AluExp::load(dt, 0, gidx_var(view.size())), {out}, ShapeTracker(view), nullptr};
+      v = Val{v.aval, AluExp::load(dt, 0, gidx_var(view.size())), {out}, ShapeTracker(view), nullptr, nullptr};
     }
   }
 
@@ -280,25 +311,47 @@ class KernelEmitter {
     auto d = domains_.find(v.exp.get());
     if (d == domains_.end()) return false;
     const int64_t whole = d->second.second;
-    const auto key = std::make_pair(v.exp.get(), v.srcs);
+    const auto key = std::make_tuple(v.exp.get(), v.srcs, v.pre.get());  // a prelude is part of the value
     auto done = wholes_.find(key);
     if (done == wholes_.end()) {
       if (only_reuse) return false;
       if (whole == v.aval.size() && v.st.is_contiguous()) return false;  // v is the whole
       if (whole > kMaxWholeFactor * v.aval.size()) return false;
-      auto w = std::make_shared<Val>(Val{Aval{{whole}, v.aval.dtype}, v.exp, v.srcs, ShapeTracker::contiguous({whole}), nullptr});
+      auto w = std::make_shared<Val>(Val{Aval{{whole}, v.aval.dtype}, v.exp, v.srcs, ShapeTracker::contiguous({whole}), nullptr, v.pre});
       emit_group({w});
       done = wholes_.emplace(key, w->srcs[0]).first;
     }
-    v = Val{v.aval, AluExp::load(v.aval.dtype, 0, gidx_var(whole)), {done->second}, v.st, nullptr};
+    v = Val{v.aval, AluExp::load(v.aval.dtype, 0, gidx_var(whole)), {done->second}, v.st, nullptr, nullptr};
     return true;
   }
 
  private:
+  // A prelude longer than kMaxPreludeLength, read by a kernel of several outputs, is computed
+  // by a kernel of its own first (one value), and the group reads it from that buffer.
+  void separate_long_prelude(const std::vector<ValPtr>& g) {
+    const std::shared_ptr<Pending> pre = prelude_of(*g[0]);
+    if (!pre || pre->size <= kMaxPreludeLength) return;
+    auto bare = std::make_shared<Pending>(*pre);
+    bare->value = AluExp();
+    auto pv = std::make_shared<Val>(Val{Aval{{1}, pre->value.dtype()}, pre->value, pre->srcs, ShapeTracker::contiguous({1}), bare, nullptr});
+    emit_group({pv});
+    const int slot = pv->srcs[0];
+    auto read_it = [&](const AluExp& e, std::vector<int>& srcs) {
+      Srcs ins{srcs};
+      const int arg = ins.add(slot);
+      srcs = ins.slots;
+      return e.substitute(VarId::Pre, AluExp::load(pre->value.dtype(), arg, AluExp::idx(0)));
+    };
+    for (const ValPtr& v : g) {
+      if (v->pre == pre) v->exp = read_it(v->exp, v->srcs), v->pre = nullptr;
+      if (v->red && v->red->pre == pre) v->red->body = read_it(v->red->body, v->red->srcs), v->red->pre = nullptr;
+    }
+  }
+
   static constexpr int64_t kMaxWholeFactor = 2;
   Program& p_;
   std::map<const AluNode*, std::pair<AluExp, int64_t>> domains_;  // holds each node alive
-  std::map<std::pair<const AluNode*, std::vector<int>>, int> wholes_;
+  std::map<std::tuple<const AluNode*, std::vector<int>, const Pending*>, int> wholes_;
 };
 
 // Temporaries go back to the pool after the last step that reads them.
@@ -318,7 +371,12 @@ void plan_frees(Program& p) {
 class Fuser {
  public:
   Fuser(const Jaxpr& j, Program& p, const std::vector<int64_t>& offsets)
-      : j_(j), p_(p), offsets_(offsets), emit_(p), fewer_kernels_(get_backend(p.device).prefers_fewer_kernels()) {}
+      : j_(j),
+        p_(p),
+        offsets_(offsets),
+        emit_(p),
+        fewer_kernels_(get_backend(p.device).prefers_fewer_kernels()),
+        prelude_ok_(fewer_kernels_ && get_backend(p.device).recomputes_preludes()) {}
 
   // The phases: count uses, bind inputs to slots, lower each equation (fusing as it goes),
   // materialize the outputs, then plan when temporaries are freed.
@@ -358,7 +416,7 @@ class Fuser {
       View view = View::contiguous(av.shape);
       view.offset = offsets_.empty() ? 0 : offsets_[i];
       env_[size_t(j_.invars[i])] = std::make_shared<Val>(
-          Val{av, AluExp::load(av.dtype, 0, gidx_var(view.size())), {emit_.add_slot(s)}, ShapeTracker(view), nullptr});
+          Val{av, AluExp::load(av.dtype, 0, gidx_var(view.size())), {emit_.add_slot(s)}, ShapeTracker(view), nullptr, nullptr});
     }
   }
 
@@ -368,7 +426,7 @@ class Fuser {
     if (it != consts_.end()) return it->second;
     const ArrayImpl& c = *j_.consts[size_t(a.cst)].impl();
     if (c.tracer) throw Error("internal: jit compiled a jaxpr whose constant is a traced array");
-    auto v = std::make_shared<Val>(Val{c.aval, c.exp, {}, c.st, nullptr});
+    auto v = std::make_shared<Val>(Val{c.aval, c.exp, {}, c.st, nullptr, nullptr});
     for (auto& b : c.inputs) {
       // A buffer of another backend would be read through the wrong handle space.
       if (&b->backend() != &get_backend(p_.device))
@@ -398,7 +456,7 @@ class Fuser {
     std::sort(y.begin(), y.end());
     x.erase(std::unique(x.begin(), x.end()), x.end());
     y.erase(std::unique(y.begin(), y.end()), y.end());
-    return x == y;
+    return x == y && a.pre == b.pre;
   }
 
   // Makes v no longer pending, emitting it together with every other live reduction that
@@ -479,7 +537,11 @@ class Fuser {
   // Does a value flowing out of var reach a reduction (or window) through elementwise and
   // movement ops? Then recomputing a broadcast expression would multiply its cost. A path
   // into another reduction's epilogue stops there (a decode step's exp of the new row's
-  // score, broadcast over the head dimension into the weighted sum's epilogue).
+  // score, broadcast over the head dimension into the weighted sum's epilogue). Where a
+  // dispatch costs more than recomputing (webgpu), so does a path into a routine: its
+  // operands are buffers, computed once whatever reads its result (a decode step's RoPE
+  // tables, broadcast over the heads into the rotation that decode_attention reads, are
+  // recomputed in each layer's rotation kernel instead of costing one of their own).
   bool reaches_reduction(int var) {
     auto it = reach_.find(var);
     if (it != reach_.end()) return it->second;
@@ -487,7 +549,7 @@ class Fuser {
     for (int ei : consumers_[size_t(var)]) {
       const Eqn& e = j_.eqns[size_t(ei)];
       if ((is_reduction(e.prim) && !keeps_size(e)) || e.prim == Prim::Window) r = true;
-      else if (joins_epilogue(e, var)) r = false;
+      else if (joins_epilogue(e, var) || (fewer_kernels_ && !e.call && !e.control && is_routine(e.prim))) r = false;
       else if (!e.custom && e.out.size() == 1) r = reaches_reduction(e.out[0]);
       if (r) break;
     }
@@ -511,6 +573,22 @@ class Fuser {
     }
   }
 
+  // A kernel recomputes one prelude: inputs that read another one are computed into buffers
+  // first. Returns the prelude left (or none).
+  std::shared_ptr<Pending> one_prelude(std::vector<ValPtr>& in) {
+    std::shared_ptr<Pending> first;
+    for (auto& v : in) {
+      const std::shared_ptr<Pending> p = prelude_of(*v);
+      if (!p || !first || p == first) {
+        if (p) first = p;
+        continue;
+      }
+      if (v->red) materialize_pending(v);
+      if (prelude_of(*v)) emit_.materialize({v}, false);
+    }
+    return first;
+  }
+
   ValPtr elementwise(const Eqn& e, std::vector<ValPtr>& in, const Aval& out) {
     // A pending reduction absorbs this op into its epilogue (values that share it but
     // diverge are split at materialization); two different reductions cannot share one.
@@ -521,6 +599,7 @@ class Fuser {
     if (reds.size() > 1) materialize_pending(reds[0]);
     materialize_shared_operands(e, in);
     for (auto& v : in) emit_.from_whole(*v, true);
+    const std::shared_ptr<Pending> pre = one_prelude(in);
     auto build = [&](Srcs& ins) {
       std::vector<AluExp> idxs = unravel(gidx_var(out.size()), out.shape);
       std::vector<AluExp> x;
@@ -532,8 +611,8 @@ class Fuser {
     std::shared_ptr<Pending> red;
     for (auto& v : in)
       if (v->red) red = v->red;
-    int nodes = ex.node_count() + (red ? red->body.node_count() : 0);
-    size_t nin = ins.slots.size() + (red ? red->srcs.size() : 0);
+    int nodes = ex.node_count() + (red ? red->body.node_count() : 0) + (pre ? pre->body.node_count() : 0);
+    size_t nin = ins.slots.size() + (red ? red->srcs.size() : 0) + (pre ? pre->srcs.size() : 0);
     if (nodes > kMaxFusedNodes || nin > max_fused_inputs(p_.device)) {
       for (auto& v : in)
         if (v->red) materialize_pending(v);
@@ -542,8 +621,11 @@ class Fuser {
       ex = build(ins);
       red = nullptr;
     }
+    std::shared_ptr<Pending> keep;  // the prelude still read (none once the inputs are buffers)
+    for (auto& v : in)
+      if (v->pre) keep = v->pre;
     if (!red) emit_.note_domain(ex, out.size());
-    return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), red});
+    return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), red, keep});
   }
 
   ValPtr reduce(const Eqn& e, const ValPtr& a, const Aval& out) {
@@ -553,10 +635,10 @@ class Fuser {
     // was materialized for it).
     if (a->aval.size() == out.size() && a->aval.dtype == out.dtype && out.size() > 0) {
       if (a->red)
-        return std::make_shared<Val>(Val{out, a->exp, a->srcs, ShapeTracker::contiguous(out.shape), a->red});
+        return std::make_shared<Val>(Val{out, a->exp, a->srcs, ShapeTracker::contiguous(out.shape), a->red, a->pre});
       Srcs ins;
       AluExp ex = val_at(*a, unravel(gidx_var(out.size()), a->aval.shape), ins);
-      return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), nullptr});
+      return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), nullptr, a->pre});
     }
     if (a->red) materialize_pending(a);
     // A large expression, or one that gathers from several buffers, that other equations
@@ -570,24 +652,61 @@ class Fuser {
     ReduceIndex ri = reduce_index(a->aval.shape, e.params.axes);
     if (ri.reduced_size == 0)
       return std::make_shared<Val>(Val{out, AluExp::constant(out.dtype, Reduction::identity(op, a->aval.dtype)), {},
-                                       ShapeTracker::contiguous(out.shape), nullptr});
+                                       ShapeTracker::contiguous(out.shape), nullptr, nullptr});
     Srcs ins;
-    auto pend = std::make_shared<Pending>(Pending{op, ri.reduced_size, val_at(*a, ri.idxs, ins), {}});
+    auto pend = std::make_shared<Pending>(Pending{op, ri.reduced_size, val_at(*a, ri.idxs, ins), {}, a->pre, AluExp()});
     pend->srcs = ins.slots;
     return std::make_shared<Val>(Val{out, AluExp::accumulator(a->aval.dtype), {},
-                                     ShapeTracker::contiguous(out.shape), pend});
+                                     ShapeTracker::contiguous(out.shape), pend, nullptr});
   }
 
   ValPtr view(const ValPtr& a, const Aval& out, ShapeTracker st) {
-    return std::make_shared<Val>(Val{out, a->exp, a->srcs, std::move(st), nullptr});
+    return std::make_shared<Val>(Val{out, a->exp, a->srcs, std::move(st), nullptr, a->pre});
   }
 
-  ValPtr movement(const Eqn& e, const ValPtr& a, const Aval& out) {
+  // A small full reduction (one value) broadcast is recomputed by the kernel that reads it,
+  // as its prelude, instead of being a kernel of its own, where the device takes preludes
+  // (webgpu): RMSNorm's sum of squares, read by the matvec of the normed vector; an argmax's
+  // maximum, read by its index minimum. Its body must be small (the recomputed-operand
+  // bounds, counting the buffers it reads rather than its loads: the first layer's norm
+  // gathers the embedding row's words and scales at the token's index) and read no prelude
+  // itself; kMaxPreludeLength bounds its length where the reading kernel has several outputs
+  // (separate_long_prelude). Each workgroup of the reading kernel
+  // folds the vector once more (576 floats for SmolLM2, 2048 for a 1B model), which is nothing
+  // beside the matrix rows it reads; a kernel dispatch costs the host ~5 us.
+  bool recomputes_as_prelude(const Val& a) const {
+    if (!prelude_ok_ || !a.red || a.pre || a.red->pre || a.aval.size() != 1 || !is_float(a.red->body.dtype()))
+      return false;
+    int nodes = 0;
+    bool plain = true;
+    a.red->body.visit([&](const AluNode& n) {
+      if (!is_float(n.dtype)) return;  // index arithmetic (a gather's index loads included)
+      nodes++;
+      plain = plain && recomputed_in_reduction(n.op);
+    });
+    return plain && nodes <= kMaxRecomputedOperandNodes && a.red->srcs.size() <= size_t(kMaxRecomputedOperandLoads);
+  }
+
+  // a's value as a prelude: its reduction with its epilogue as the prelude's value, read as
+  // Var(Pre) (computed once per workgroup, not per element).
+  static ValPtr as_prelude(const Val& a) {
+    auto pre = std::make_shared<Pending>(*a.red);
+    Srcs ins{pre->srcs};
+    std::vector<int> map;
+    for (int s : a.srcs) map.push_back(ins.add(s));
+    pre->value = a.exp.remap_loads([&](int i) { return map[size_t(i)]; });
+    pre->srcs = ins.slots;
+    return std::make_shared<Val>(Val{a.aval, AluExp::prelude_value(a.aval.dtype), {}, a.st, nullptr, pre});
+  }
+
+  ValPtr movement(const Eqn& e, const ValPtr& in, const Aval& out) {
+    ValPtr a = in;
     if (a->red) {
       // A reshape keeps the row-major order, so the epilogue can still grow after it.
       if (e.prim == Prim::Reshape)
-        return std::make_shared<Val>(Val{out, a->exp, a->srcs, ShapeTracker::contiguous(out.shape), a->red});
-      materialize_pending(a);
+        return std::make_shared<Val>(Val{out, a->exp, a->srcs, ShapeTracker::contiguous(out.shape), a->red, a->pre});
+      if (e.prim == Prim::Expand && recomputes_as_prelude(*a)) a = as_prelude(*a);
+      else materialize_pending(a);
     }
     // A growing broadcast of a non-trivial value is recomputed per element unless it is
     // materialized: worth it when large or when a reduction reads it. Overlapping windows
@@ -602,14 +721,16 @@ class Fuser {
   }
 
   ValPtr gather(const Eqn& e, std::vector<ValPtr>& in, const Aval& out) {
-    for (auto& v : in)
+    for (auto& v : in) {
       if (v->red) materialize_pending(v);
+      if (v->pre) emit_.materialize({v}, false);
+    }
     const Val &x = *in[0], &idx = *in[1];
     Srcs ins;
     auto index_at = [&](const std::vector<AluExp>& at) { return val_at(idx, at, ins); };
     std::vector<AluExp> xi = gather_source_index(x.aval.shape, e.params, idx.aval.shape, out, index_at);
     AluExp ex = val_at(x, xi, ins);
-    return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), nullptr});
+    return std::make_shared<Val>(Val{out, ex, ins.slots, ShapeTracker::contiguous(out.shape), nullptr, nullptr});
   }
 
   // A loop or branch: its operands are computed into buffers, and its results are
@@ -633,7 +754,7 @@ class Fuser {
       int slot = emit_.add_slot(std::move(s));
       step.outs.push_back(slot);
       env_[size_t(o)] = std::make_shared<Val>(
-          Val{av, AluExp::load(av.dtype, 0, gidx_var(av.size())), {slot}, ShapeTracker::contiguous(av.shape), nullptr});
+          Val{av, AluExp::load(av.dtype, 0, gidx_var(av.size())), {slot}, ShapeTracker::contiguous(av.shape), nullptr, nullptr});
     }
     p_.steps.push_back(std::move(step));
     for (auto& a : e.in)
@@ -673,7 +794,7 @@ class Fuser {
     s.bytes = std::max<int64_t>(out.size(), 1) * itemsize(out.dtype);
     step.out = emit_.add_slot(std::move(s));
     env_[size_t(e.out[0])] = std::make_shared<Val>(
-        Val{out, AluExp::load(out.dtype, 0, gidx_var(out.size())), {step.out}, ShapeTracker::contiguous(out.shape), nullptr});
+        Val{out, AluExp::load(out.dtype, 0, gidx_var(out.size())), {step.out}, ShapeTracker::contiguous(out.shape), nullptr, nullptr});
     p_.steps.push_back(std::move(step));
     for (auto& a : e.in)
       if (a.is_var()) remaining_[size_t(a.var)]--;
@@ -719,7 +840,7 @@ class Fuser {
     for (auto& a : j_.outs) {
       ValPtr v = read(a);
       // Pure constants and views of buffers stay lazy, as eager results do.
-      if (v->red || (!is_view(*v) && !v->srcs.empty())) need.push_back(v);
+      if (v->red || v->pre || (!is_view(*v) && !v->srcs.empty())) need.push_back(v);
     }
     // Outputs that share one pending reduction (an optimizer's new parameter and moments all
     // read one gradient) would each repeat it in the packed kernel: emit it once, bare, and
@@ -760,6 +881,7 @@ class Fuser {
   std::map<int, bool> reach_;
   KernelEmitter emit_;
   const bool fewer_kernels_;  // Backend::prefers_fewer_kernels: small expressions into reductions
+  const bool prelude_ok_;     // and Backend::recomputes_preludes: small full reductions too
 };
 
 }  // namespace

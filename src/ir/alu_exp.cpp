@@ -274,6 +274,13 @@ AluExp AluExp::accumulator(DType dtype) {
   return e;
 }
 
+AluExp AluExp::prelude_value(DType dtype) {
+  AluExp e = make(AluOp::Var, dtype, {}, 0, int(VarId::Pre));
+  auto* n = const_cast<AluNode*>(e.get());
+  dtype_range(dtype, &n->vmin, &n->vmax);
+  return e;
+}
+
 AluExp AluExp::load(DType dtype, int arg, const AluExp& index) {
   return make(AluOp::Load, dtype, {index}, 0, arg);
 }
@@ -467,7 +474,9 @@ std::string AluExp::to_string() const {
       else if (is_float(n.dtype)) os << n.value << "f";
       else os << int64_t(n.value);
       break;
-    case AluOp::Var: os << (n.arg == 0 ? "gidx" : n.arg == 1 ? "ridx" : "acc"); break;
+    case AluOp::Var:
+      os << (n.arg == int(VarId::Gidx) ? "gidx" : n.arg == int(VarId::Ridx) ? "ridx" : n.arg == int(VarId::Pre) ? "pre" : "acc");
+      break;
     case AluOp::Load: os << "in" << n.arg << "[" << src(0).to_string() << "]"; break;
     case AluOp::Add: infix("+"); break;
     case AluOp::Sub: infix("-"); break;

@@ -30,6 +30,8 @@ class AluExp {
   // A reduction's accumulator in its epilogue: any value of its dtype (an index range of
   // [0, 0] there let the simplifier fold max(acc, -5) to acc for int32 sums).
   static AluExp accumulator(DType dtype);
+  // The value of a kernel's prelude (Kernel::prelude): likewise any value of its dtype.
+  static AluExp prelude_value(DType dtype);
   static AluExp load(DType dtype, int arg, const AluExp& index);
 
   // Generic builders (simplifying).

@@ -35,7 +35,11 @@ enum class AluOp : uint8_t {
 
 // Lane: a code generator's position inside an output block (the native SIMD columns), so
 // index arithmetic over "block * width + lane" simplifies to adjacent elements.
-enum class VarId : uint8_t { Gidx, Ridx, Acc, Lane };
+// Pre: the value of a Kernel's prelude (a small full reduction the kernel recomputes).
+enum class VarId : uint8_t {
+  Gidx, Ridx, Acc, Lane, Pre,
+  Last = Pre  // a backend numbers Vars of its own after this one (webgpu's uniform words)
+};
 
 struct AluOpInfo {
   const char* name;

@@ -33,6 +33,9 @@ std::string Kernel::to_string() const {
   os << "Kernel(size=" << size << ", inputs=[";
   for (size_t i = 0; i < inputs.size(); i++) os << (i ? ", " : "") << "in" << i << ": " << dtype_name(inputs[i]);
   os << "], out: " << dtype_name(out_dtype()) << ")\n";
+  if (prelude)
+    os << "  pre = " << prelude->value.to_string() << " with acc = " << alu_info(prelude->op).name
+       << " over ridx < " << prelude->size << " of " << prelude->exp.to_string() << "\n";
   if (reduction) {
     os << "  reduce " << alu_info(reduction->op).name << " over ridx < " << reduction->size << ":\n";
     os << "    " << exp.to_string() << "\n";

@@ -90,6 +90,11 @@ Kernel legalize(const Kernel& k, const LegalizeOptions& opts) {
     out.reduction->op = legal_reduce_op(k.reduction->op, k.exp.dtype());
     out.reduction->epilogue = l.run(k.reduction->epilogue);
   }
+  if (out.prelude) {
+    out.prelude->op = legal_reduce_op(k.prelude->op, k.prelude->exp.dtype());
+    out.prelude->exp = l.run(k.prelude->exp);
+    out.prelude->value = l.run(k.prelude->value);
+  }
   return out;
 }
 

@@ -16,32 +16,44 @@ Array kv_cache_zeros(const TransformerConfig& c, int64_t n_ctx) {
   return cache;
 }
 
-void kv_cache_write(Array& cache, const std::vector<Array>& layer_rows, int64_t start, int64_t count) {
-  const int64_t layers = cache.shape(0), n_ctx = cache.shape(2);
+void kv_cache_write(Array& cache, const std::vector<LayerRows>& layers, int64_t start, int64_t count) {
+  const int64_t n_layer = cache.shape(0), n_ctx = cache.shape(2);
   const int64_t row = cache.shape(3) * cache.shape(4);  // floats per position
-  if (int64_t(layer_rows.size()) != layers)
-    fail("kv_cache_write", "rows of ", layer_rows.size(), " layers for a cache of ", layers);
+  if (int64_t(layers.size()) != n_layer)
+    fail("kv_cache_write", "rows of ", layers.size(), " layers for a cache of ", n_layer);
   const BufferRef& buf = cache.impl()->buffer();
-  for (int64_t l = 0; l < layers; ++l) {
-    const Array& kv = layer_rows[size_t(l)];
-    const int64_t T = kv.ndim() == 4 ? kv.shape(1) : 0;
-    if (kv.ndim() != 4 || kv.shape(0) != 2 || kv.shape(2) * kv.shape(3) != row || count < 0 || count > T ||
-        start < 0 || start + count > n_ctx)
-      fail("kv_cache_write", "layer ", l, "'s rows ", shape_str(kv.shape()), " (", count, " at ", start,
-           ") do not fit the cache ", shape_str(cache.shape()));
-    if (kv.dtype() != DType::Float32 || kv.device() != cache.device())
-      fail("kv_cache_write", "layer ", l, "'s rows are ", dtype_name(kv.dtype()), " on ", kv.device(),
-           ", expected float32 on the cache's device ", cache.device());
-    // Copied on the device (no round trip through the host, which webgpu cannot read
-    // synchronously): two copies from where the step left the rows. jit packs several
-    // layers' rows into one output buffer; each is read at its offset there (realizing a
-    // row-major view at an offset into a buffer of its own was a copy kernel per layer).
-    const auto [rows, offset] = frontend::buffer_and_offset(kv);
+  for (int64_t l = 0; l < n_layer; ++l) {
+    const Array* parts[2] = {&layers[size_t(l)].keys, &layers[size_t(l)].values};
     for (int64_t half = 0; half < 2; ++half) {  // keys, then values
+      const Array& a = *parts[half];
+      const int64_t T = a.ndim() == 3 ? a.shape(0) : 0;
+      if (a.ndim() != 3 || a.shape(1) * a.shape(2) != row || count < 0 || count > T || start < 0 ||
+          start + count > n_ctx)
+        fail("kv_cache_write", "layer ", l, "'s ", half ? "values " : "keys ", shape_str(a.shape()), " (", count,
+             " at ", start, ") do not fit the cache ", shape_str(cache.shape()));
+      if (a.dtype() != DType::Float32 || a.device() != cache.device())
+        fail("kv_cache_write", "layer ", l, "'s rows are ", dtype_name(a.dtype()), " on ", a.device(),
+             ", expected float32 on the cache's device ", cache.device());
+      // Copied on the device (no round trip through the host, which webgpu cannot read
+      // synchronously) from where the step left the rows: a row-major view is read at its
+      // offset in its buffer (realizing it was a copy kernel per layer).
+      const auto [rows, offset] = frontend::buffer_and_offset(a);
       const int64_t dst = ((l * 2 + half) * n_ctx + start) * row;
-      buf->backend().copy(rows->handle(), (offset + half * T * row) * 4, buf->handle(), dst * 4, count * row * 4);
+      buf->backend().copy(rows->handle(), offset * 4, buf->handle(), dst * 4, count * row * 4);
     }
   }
+}
+
+void kv_cache_write(Array& cache, const std::vector<Array>& layer_rows, int64_t start, int64_t count) {
+  std::vector<LayerRows> layers;
+  for (size_t l = 0; l < layer_rows.size(); ++l) {
+    const Array& kv = layer_rows[l];
+    if (kv.ndim() != 4 || kv.shape(0) != 2)
+      fail("kv_cache_write", "layer ", l, "'s rows ", shape_str(kv.shape()), " do not fit the cache ",
+           shape_str(cache.shape()), ", expected [2, T, n_head_kv, head_dim]");
+    layers.push_back({np::index(kv, {int64_t(0)}), np::index(kv, {int64_t(1)})});
+  }
+  kv_cache_write(cache, layers, start, count);
 }
 
 Array cache_mask(const Array& start, int64_t T, int64_t n_ctx, int64_t window) {

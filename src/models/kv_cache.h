@@ -13,12 +13,19 @@ namespace kiln::models {
 // default device (its buffer is written in place by kv_cache_write).
 Array kv_cache_zeros(const TransformerConfig& config, int64_t n_ctx);
 
-// Writes rows [0, count) of a step's new keys/values (one float32 [2, T, n_head_kv, head_dim]
-// per layer, T >= count) at positions [start, start + count) of `cache`, in place: a step
-// returns only its new rows, so a decode step moves O(layers * heads * dim) bytes instead of
-// rewriting the whole cache. The rows stay one array per layer: stacked inside the jitted
-// step, the 30-way concatenation of SmolLM2 became 28 kernels each writing every layer's
-// rows (4 ms of a 64 ms wasm decode step). The cache must be a buffer only the caller holds.
+// Writes rows [0, count) of a step's new keys and values (each float32 [T, n_head_kv,
+// head_dim], T >= count; one pair per layer) at positions [start, start + count) of `cache`,
+// in place: a step returns only its new rows, so a decode step moves O(layers * heads * dim)
+// bytes instead of rewriting the whole cache. Each array is copied on the device from where
+// the step left it (a row-major view at an offset of a buffer: a decode step's keys are a
+// view of the RoPE kernel's output and its values of the q/k/v matvec's, so no kernel packs
+// them into an output of their own; anything else is realized first). The cache must be a
+// buffer only the caller holds.
+struct LayerRows {
+  Array keys, values;
+};
+void kv_cache_write(Array& cache, const std::vector<LayerRows>& layers, int64_t start, int64_t count);
+// The same with each layer's keys and values stacked as one float32 [2, T, n_head_kv, head_dim].
 void kv_cache_write(Array& cache, const std::vector<Array>& layer_rows, int64_t start, int64_t count);
 
 // Which cache positions c the queries at positions start + t (t < T) may attend: c < start

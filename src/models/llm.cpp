@@ -21,10 +21,18 @@ namespace np = kiln::numpy;
 
 namespace {
 
-// The step's new keys and values, one array per layer (transformer_step's second output).
-std::vector<Array> layer_rows(const Tree& rows) {
-  std::vector<Array> out;
-  for (const Tree& t : rows.list()) out.push_back(t.array());
+// The step's new keys and values, one pair per layer (transformer_step's second output: a
+// decode step's pair, or a prefill's stacked [2, T, ...], whose halves are views at offsets).
+std::vector<models::LayerRows> layer_rows(const Tree& rows) {
+  std::vector<models::LayerRows> out;
+  for (const Tree& t : rows.list()) {
+    if (t.is_list()) {
+      out.push_back({t[size_t(0)].array(), t[size_t(1)].array()});
+      continue;
+    }
+    const Array& kv = t.array();
+    out.push_back({np::index(kv, {int64_t(0)}), np::index(kv, {int64_t(1)})});
+  }
   return out;
 }
 

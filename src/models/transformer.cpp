@@ -337,11 +337,22 @@ Array fused_decode_attention(const TransformerConfig& c, const Array& q, const A
   return np::reshape(out, {1, c.n_head * c.head_dim});
 }
 
+// A layer's new keys and values as the step returns them. One token's are List{keys,
+// values}: views of the buffers the step computes anyway (the rotated heads, the q/k/v
+// matvec), so no kernel packs them into an output of their own (SmolLM2: 8 kernels per
+// decode step, 4 layers' rows to a kernel); the runtime copies each from its offset there
+// (kv_cache_write). Several tokens' rows would be strided views of those buffers: they stay
+// one stacked [2, T, Hkv, D], which jit packs with other layers' (a prefill's few kernels).
+Tree new_rows(const Array& k, const Array& v) {
+  if (k.shape(0) == 1) return Tree(Tree::List{Tree(k), Tree(v)});
+  return Tree(np::stack({k, v}, 0));
+}
+
 // One layer's attention block: norms, q/k/v, optional per-head q/k norms, RoPE with the
 // layer's base, attention over the cache with its mask, output projection (and post-norm).
-// Returns the block's output and the layer's new keys/values [2, T, Hkv, D].
+// Returns the block's output and the layer's new keys and values, each [T, Hkv, D].
 
-std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers& L, int64_t l,
+std::pair<Array, Tree> attention_block(const TransformerConfig& c, const Layers& L, int64_t l,
                                         const Array& x, const Array& cache,
                                         const RopeTables& angles, const Masks& allowed) {
   const std::string p = "blk." + std::to_string(l) + ".";
@@ -366,7 +377,7 @@ std::pair<Array, Array> attention_block(const TransformerConfig& c, const Layers
                                     : attention(c, q, cache[l][0], cache[l][1], k, v, allowed.cached, allowed.fresh);
   Array out = L.linear(p + "attn_output.weight", heads);
   if (c.post_norms) out = rms_norm(out, L.vector(p + "post_attention_norm.weight"), c.rms_eps);
-  return {out, np::stack({k, v}, 0)};
+  return {out, new_rows(k, v)};
 }
 
 // One layer's gated MLP (SwiGLU or GeGLU), with the post-norm when the model has one.

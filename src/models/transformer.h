@@ -72,9 +72,9 @@ TransformerWeights load_weights(const formats::Gguf& gguf, std::span<const uint8
 // attending to the KV cache's positions before start (float32 [n_layer, 2, n_ctx, n_head_kv,
 // head_dim]; later positions are masked, so whatever they hold is ignored) and to its own
 // tokens. Returns List{logits, new rows}: logits float32 [T, n_vocab], or [1, n_vocab] for
-// the row `last` (int32 [1]) when it is given; new rows: a list of one float32 [2, T,
-// n_head_kv, head_dim] per layer, the keys and values the caller writes into the cache at
-// start (kv_cache_write). Traced under jit: `params` are the traced weights.
+// the row `last` (int32 [1]) when it is given; new rows: one entry per layer, the keys and
+// values the caller writes into the cache at start (kv_cache_write): List{keys, values}, each
+// float32 [1, n_head_kv, head_dim], for one token, else one float32 [2, T, n_head_kv, head_dim]. Traced under jit: `params` are the traced weights.
 Tree transformer_step(const TransformerConfig& config, const TransformerWeights& weights,
                       const Tree& params, const Array& tokens, const Array& start,
                       const Array& cache, const Array* last);

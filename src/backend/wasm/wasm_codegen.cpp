@@ -305,6 +305,13 @@ std::string kernel_key(const Kernel& k, const CodegenOptions& o) {
     out.append(reinterpret_cast<const char*>(&k.reduction->size), 8);
     key_dag(out, k.reduction->epilogue);
   }
+  if (k.prelude) {
+    out.push_back('P');
+    out.push_back(char(k.prelude->op));
+    out.append(reinterpret_cast<const char*>(&k.prelude->size), 8);
+    key_dag(out, k.prelude->exp);
+    key_dag(out, k.prelude->value);
+  }
   return out;
 }
 

@@ -55,6 +55,7 @@ class WebGpuBackend : public Backend, public BlockingReader {
   int64_t backend_buffers() const override;  // the runtime's handle table (JS)
   bool reuses_buffers_by_age() const override { return true; }  // bind groups (runtime.ts)
   bool prefers_fewer_kernels() const override { return true; }
+  bool recomputes_preludes() const override { return true; }
   bool prefers_contiguous_weight_rows() const override { return true; }
   bool runs_asynchronously() const override { return true; }
   // One WGSL kernel (wgsl_attention.h) instead of the unfused attention's six.

@@ -19,13 +19,23 @@ namespace kiln::webgpu {
 namespace {
 
 // f_exp(gidx, ridx) -> element (or reduced term); f_epi(gidx, acc) -> output.
-std::string functions(const Kernel& k) {
+std::string functions(const Kernel& k, int workgroup) {
   std::string out;
   std::string body;
   ExprEmitter ex(&body, "gidx", "ridx", "acc");
   std::string v = ex.emit(k.exp);
   out += "fn f_exp(gidx: i32, ridx: i32) -> " + std::string(wgsl_type(k.exp.dtype())) + " {\n" + body +
          "  return " + v + ";\n}\n";
+  if (k.prelude) {
+    // The prelude's value, set by main before the kernel's own work (prelude_main).
+    const std::string T = wgsl_type(k.prelude->exp.dtype()), V = wgsl_type(k.prelude->value.dtype());
+    std::string pb, vb;
+    ExprEmitter pe(&pb, "gidx", "ridx", "acc"), ve(&vb, "gidx", "ridx", "acc");
+    std::string e = pe.emit(k.prelude->exp), v = ve.emit(k.prelude->value);
+    out += "var<private> pre: " + V + ";\nvar<workgroup> psh: array<" + T + ", " + std::to_string(workgroup) + ">;\n";
+    out += "fn f_pre(ridx: i32) -> " + T + " {\n" + pb + "  return " + e + ";\n}\n";
+    out += "fn f_pre_value(acc: " + T + ") -> " + V + " {\n" + vb + "  return " + v + ";\n}\n";
+  }
   if (k.reduction) {
     std::string eb;
     ExprEmitter ee(&eb, "gidx", "ridx", "acc");
@@ -60,6 +70,25 @@ std::string serial_reducer(const Kernel& k) {
          wgsl_type(d) + " = " + wgsl_const(d, Reduction::identity(r.op, d)) + ";\n  for (var r = 0; r < " +
          std::to_string(r.size) + "; r = r + 1) {\n    acc = " + wgsl_combine(r.op, d, "acc", "f_exp(g, r)") +
          ";\n  }\n  return f_epi(g, acc);\n}\n";
+}
+
+// The prelude (Kernel::prelude) folded by the whole workgroup into `psh` (functions()
+// declares it): invocation lid folds terms lid, lid + wg, ..., then the partials meet in a
+// tree in workgroup memory, and every invocation reads the value. Every workgroup folds in
+// the same order, so all read the same value. Placed before any early return: every
+// invocation reaches its barriers (uniform control flow). A serial reduction's invocations
+// (one per output: 262144 for Gemma 3's output projection) would each fold it alone.
+std::string prelude_main(const Kernel& k, int workgroup) {
+  if (!k.prelude) return "";
+  const Prelude& p = *k.prelude;
+  const DType d = p.exp.dtype();
+  const std::string wg = std::to_string(workgroup);
+  return "  var pacc: " + std::string(wgsl_type(d)) + " = " + wgsl_const(d, Reduction::identity(p.op, d)) +
+         ";\n  for (var r = i32(lid); r < " + std::to_string(p.size) + "; r = r + " + wg + ") {\n    pacc = " +
+         wgsl_combine(p.op, d, "pacc", "f_pre(r)") + ";\n  }\n  psh[lid] = pacc;\n  workgroupBarrier();\n" +
+         "  for (var s = " + std::to_string(workgroup / 2) + "u; s > 0u; s = s >> 1u) {\n    if (lid < s) { psh[lid] = " +
+         wgsl_combine(p.op, d, "psh[lid]", "psh[lid + s]") + "; }\n    workgroupBarrier();\n  }\n" +
+         "  pre = f_pre_value(psh[0]);\n";
 }
 
 // The reduction unrolled by the period of its index arithmetic (ir/reduction_unroll.h), as
@@ -160,7 +189,8 @@ constexpr int64_t kTwoRowsTerms = int64_t(1) << 22;
 
 int tree_outputs(const Kernel& k, const WgslParams& p) {
   int r = p.row_outputs > 0 ? p.row_outputs : k.size * k.reduction->size >= kTwoRowsTerms ? 2 : 1;
-  while (r > 1 && (k.size % r != 0 || int64_t(p.workgroup) * r * 4 > p.workgroup_storage)) r /= 2;
+  const int prelude = k.prelude ? 1 : 0;  // psh: one slot per invocation
+  while (r > 1 && (k.size % r != 0 || int64_t(p.workgroup) * (r + prelude) * 4 > p.workgroup_storage)) r /= 2;
   return r;
 }
 
@@ -202,6 +232,7 @@ std::string tree_main(const Kernel& k, const WgslParams& p, WgslKernel& w) {
        "        @builtin(num_workgroups) nwg: vec3<u32>) {\n"
        "  let lane = lid % " + L + "u;\n"
        "  let grp = i32((wid.x + wid.y * nwg.x) * " + std::to_string(p.workgroup / lanes) + "u + lid / " + L + "u);\n" +
+       prelude_main(k, p.workgroup) +
        each([&](const std::string& i) { return "  var acc" + i + ": " + T + " = " + id + ";\n"; }) +
        "  if (u32(grp * " + Rs + ") < params.size) {\n"
        "    for (var r = i32(lane); r < " + std::to_string(r.size / tt->period) + "; r = r + " + L + ") {\n"
@@ -240,17 +271,22 @@ WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
                     k.reduction->size >= p.tree_min_reduce && k.size <= p.tree_max_outputs;
   w.strategy = !k.reduction ? WgslStrategy::Elementwise : tree ? WgslStrategy::TreeReduce : WgslStrategy::SerialReduce;
   std::string s = wgsl_prelude();
-  s += bindings(k) + functions(k);
-  if (auto tiled = generate_tiled(k, p, s)) return *tiled;
+  s += bindings(k) + functions(k, p.workgroup);
+  // A prelude is computed before the kernel's own loop: the tiled contraction has no place
+  // for it, and the tree folds it in its workgroup array of the terms' dtype.
+  if (!k.prelude)
+    if (auto tiled = generate_tiled(k, p, s)) return *tiled;
   const std::string wg = std::to_string(p.workgroup);
   if (w.strategy == WgslStrategy::TreeReduce) return w.wgsl = s + tree_main(k, p, w), w;
   if (k.reduction) s += serial_reducer(k);
   // One invocation per output word: sub-word outputs (bool, float16) are packed by the one
   // invocation that owns the word, so no two invocations write the same word.
   s += "@compute @workgroup_size(" + wg + ")\n"
-       "fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+       "fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
+       "        @builtin(local_invocation_index) lid: u32) {\n"
        "  let word = gid.x + gid.y * nwg.x * " + wg + "u;\n"
-       "  let first = word * " + std::to_string(w.per_word) + "u;\n"
+       "  let first = word * " + std::to_string(w.per_word) + "u;\n" +
+       prelude_main(k, p.workgroup) +
        "  if (first >= params.size) { return; }\n"
        "  var bits = 0u;\n";
   for (int e = 0; e < w.per_word; e++) {

@@ -207,8 +207,9 @@ std::string wgsl_store_bits(DType d, const std::string& v) {
 ExprEmitter::ExprEmitter(std::string* body, std::string gidx, std::string ridx, std::string acc)
     : body_(body),
       scope_(kWgsl, os_, "  ", "t",
-             {{VarId::Gidx, gidx}, {VarId::Ridx, ridx}, {VarId::Acc, acc}, {uniform_word(0), "i32(params.w1)"},
-              {uniform_word(1), "i32(params.w2)"}, {uniform_word(2), "i32(params.w3)"}}) {}
+             {{VarId::Gidx, gidx}, {VarId::Ridx, ridx}, {VarId::Acc, acc}, {VarId::Pre, "pre"},
+              {uniform_word(0), "i32(params.w1)"}, {uniform_word(1), "i32(params.w2)"},
+              {uniform_word(2), "i32(params.w3)"}}) {}
 
 std::string ExprEmitter::emit(const AluExp& e) {
   std::string v = scope_.emit(e);

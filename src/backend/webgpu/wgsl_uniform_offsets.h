@@ -14,8 +14,8 @@ constexpr int kUniformWords = 3;
 
 // The Var that stands for word w (0..2) of the uniform after the size: numbered after VarId's
 // own, rendered as `i32(params.w1)` .. `i32(params.w3)` by ExprEmitter.
-inline VarId uniform_word(int w) { return VarId(uint8_t(int(VarId::Lane) + 1 + w)); }
-inline bool is_uniform_word(int var_arg) { return var_arg > int(VarId::Lane); }
+inline VarId uniform_word(int w) { return VarId(uint8_t(int(VarId::Last) + 1 + w)); }
+inline bool is_uniform_word(int var_arg) { return var_arg > int(VarId::Last); }
 
 struct LiftedOffsets {
   Kernel kernel;                             // the kernel with the offsets as word Vars
