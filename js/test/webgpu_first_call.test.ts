@@ -27,7 +27,10 @@ describe.skipIf(!gpu && !env.KILN_REQUIRE_WEBGPU)("webgpu: the first call's pipe
   // Asynchronous creation is off by default on SwiftShader (slower there: runtime.ts), so
   // these tests turn it on, whatever the adapter.
   let was = false;
-  beforeAll(() => {
+  beforeAll(async () => {
+    // In the browser suite's page an earlier file may have lost the device (webgpu_faults):
+    // a new one, as that file's runtime() makes.
+    if (webGpuRuntime()?.lost) expect(await init("webgpu")).toEqual(["webgpu"]);
     was = webGpuRuntime()!.asyncPipelines;
     webGpuRuntime()!.asyncPipelines = true;
   });
