@@ -178,9 +178,9 @@ export const reduceWindow = named("reduceWindow", reduceWindow_);
  */
 export const dot = named("dot", dot_);
 /**
- * One new token's grouped-query attention over a KV cache: q [heads, headDim] against the cache's keys/values [nCtx, kvHeads, headDim] at rows before `start` (int32 scalar; within the last `slidingWindow` positions when > 0) and the token's own k, v [kvHeads, headDim], scores scaled by `scale`. Query head h reads kv head h / (heads / kvHeads). Returns [heads, headDim]. The `webgpu` device runs it as one kernel and `cpu` as the C++ reference; `unfused: true` computes the same formula with ordinary operations (any device). Differentiable in q, keys, values, k and v.
+ * One new token's grouped-query attention over a KV cache: q [heads, headDim] against the cache's keys/values [nCtx, kvHeads, headDim] at rows before `start` (int32 scalar; within the last `slidingWindow` positions when > 0) and the token's own k, v [kvHeads, headDim], scores scaled by `scale`. Query head h reads kv head h / (heads / kvHeads). Returns [heads, headDim]. The `webgpu` device runs it as a split-K kernel pair and `cpu` as the C++ reference; `wasm`, which has no routine, and `unfused: true` compute the same formula with ordinary operations. Differentiable in q, keys, values, k and v.
  *
- * @throws Error on mismatched shapes or dtypes, or (without `unfused`) on a device that has no decode_attention routine (wasm).
+ * @throws Error on mismatched shapes or dtypes.
  */
 export const decodeAttention = named(
   "decodeAttention",

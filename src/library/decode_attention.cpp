@@ -1,6 +1,8 @@
-// lax::decode_attention (decode_attention.h): binds the routine primitive, or its formula.
+// lax::decode_attention (decode_attention.h): binds the routine primitive, or its formula where the
+// device has no routine.
 #include "library/decode_attention.h"
 
+#include "backend/backend.h"
 #include "frontend/primitive.h"
 #include "frontend/routine.h"
 
@@ -19,6 +21,10 @@ frontend::Params params(float scale, int64_t sliding_window) {
 
 Array decode_attention(const Array& q, const Array& keys, const Array& values, const Array& k, const Array& v,
                        const Array& start, float scale, int64_t sliding_window) {
+  // A device without the routine (wasm) computes the same attention as ordinary kernels, so a
+  // program written with lax::decode_attention runs on every device.
+  if (!get_backend(q.device()).has_decode_attention())
+    return decode_attention_unfused(q, keys, values, k, v, start, scale, sliding_window);
   return frontend::bind(frontend::Prim::DecodeAttention, {q, keys, values, k, v, start}, params(scale, sliding_window));
 }
 

@@ -1,7 +1,8 @@
 // lax::decode_attention: one token's grouped-query attention over a KV cache as one routine
 // primitive (backend/decode_attention.h has the operands and the definition). The webgpu
-// device runs it as one kernel; cpu and native run the C++ reference; every transformation
-// goes through the unfused formula (decode_attention_unfused), which runs on any device.
+// device runs it as a split-K kernel pair; cpu and native run the C++ reference; wasm, which
+// has no routine, runs the unfused formula (decode_attention_unfused), as does every
+// transformation.
 #pragma once
 #include <cstdint>
 
