@@ -126,6 +126,18 @@ AluExp val_at(const Val& v, const std::vector<AluExp>& idxs, Srcs& ins) {
 
 bool is_cheap(const Val& v) { return !v.red && !v.pre && lowering::is_cheap(v.exp); }
 
+// exp, log and the activations' tanh and erf: a libm call per element on the CPU devices
+// (tens of cycles), so a softmax's or an activation's value is worth a buffer rather than
+// being computed again by a second reader. (Not sin/cos: RoPE's angle tables are small, and
+// the rotation that reads them is computed whole for q and k together.)
+bool has_transcendental(const AluExp& e) {
+  bool found = false;
+  e.visit([&](const AluNode& n) {
+    found |= (n.op >= AluOp::Exp && n.op <= AluOp::Log1p) || n.op == AluOp::Tanh || n.op == AluOp::Erf;
+  });
+  return found;
+}
+
 bool is_recomputed_operand(const Val& v) {
   if (v.red || !is_float(v.aval.dtype)) return false;
   if (std::count_if(v.aval.shape.begin(), v.aval.shape.end(), [](int64_t d) { return d > 1; }) > 1) return false;
@@ -557,6 +569,22 @@ class Fuser {
     return r;
   }
 
+  // Does an equation other than `self` broadcast var (through movement ops only) to a larger
+  // shape that reaches a reduction? On the CPU devices movement() then computes that view of
+  // var into a buffer anyway (attention's exponentials, read by their sum and broadcast into
+  // the weighted sum of the values): see reduce().
+  bool broadcast_into_reduction(const Eqn* self, int var) {
+    for (int ei : consumers_[size_t(var)]) {
+      const Eqn& c = j_.eqns[size_t(ei)];
+      if (&c == self || c.custom || c.control || c.call || c.out.size() != 1 || !is_view_op(c.prim)) continue;
+      const int out = c.out[0];
+      if (c.prim == Prim::Expand && j_.vars[size_t(out)].size() > j_.vars[size_t(var)].size() && reaches_reduction(out))
+        return true;
+      if (c.prim != Prim::Expand && c.prim != Prim::Window && broadcast_into_reduction(nullptr, out)) return true;
+    }
+    return false;
+  }
+
   // On the CPU devices, a large elementwise value that other equations read too is computed
   // once into a buffer rather than again inside each reader's kernel. A recurrence otherwise
   // recomputes all its earlier steps in every step: an LSTM's cell state c_t = f c_{t-1} + i g
@@ -646,7 +674,8 @@ class Fuser {
     // contraction) is computed once into a buffer rather than inside this reduction and again
     // for the others.
     if (!is_cheap(*a) && e.in[0].is_var() && uses_[size_t(e.in[0].var)] > 1 &&
-        (a->exp.node_count() > kMaxRecomputedNodes || a->srcs.size() > kMaxRecomputedInputs))
+        (a->exp.node_count() > kMaxRecomputedNodes || a->srcs.size() > kMaxRecomputedInputs ||
+         (!fewer_kernels_ && has_transcendental(a->exp) && broadcast_into_reduction(&e, e.in[0].var))))
       emit_.materialize({a}, false);
     AluOp op = prim_alu_op(e.prim);
     ReduceIndex ri = reduce_index(a->aval.shape, e.params.axes);

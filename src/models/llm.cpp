@@ -57,8 +57,10 @@ struct Model::State {
   models::TransformerWeights weights;
   std::unique_ptr<models::Tokenizer> tokenizer;
   // jit(transformer_step) without and with the `last` row, and with the `last` row and its
-  // argmax (greedy generation reads back the int32 token id, not the n_vocab logits).
-  Fn step_all, step_last, step_greedy;
+  // argmax (greedy generation reads back the int32 token id, not the n_vocab logits); [1]:
+  // the same at start 0, where no cache position is visible, so the step does not read the
+  // cache (transformer_step's empty_cache: a prefill skips n_ctx masked scores per query).
+  Fn step_all[2], step_last[2], step_greedy[2];
 
   // One step from a fresh or given cache: tokens padded to `padded` entries. Greedy:
   // List{logits, new rows, token id int32 [1]}.
@@ -68,7 +70,7 @@ struct Model::State {
     std::vector<int32_t> tokens(ids);
     tokens.resize(size_t(padded), 0);
     const Array t = np::array(tokens, {padded});
-    if (!last) return step_all({weights.params, Tree(t), Tree(position(start)), Tree(cache)});
+    if (!last) return step_all[start == 0]({weights.params, Tree(t), Tree(position(start)), Tree(cache)});
     return run_on(t, start, cache, *last, greedy);
   }
 
@@ -77,7 +79,7 @@ struct Model::State {
   Tree run_on(const Array& tokens, int64_t start, const Array& cache, int32_t last, bool greedy) {
     OnDevice on(device);
     const Array l = np::array(std::vector<int32_t>{last}, {1});
-    const Fn& step = greedy ? step_greedy : step_last;
+    const Fn& step = (greedy ? step_greedy : step_last)[start == 0];
     return step({weights.params, Tree(tokens), Tree(position(start)), Tree(cache), Tree(l)});
   }
 
@@ -110,19 +112,21 @@ Model Model::load_bytes(std::vector<uint8_t> bytes, const LoadOptions& options) 
     st->weights = models::load_weights(gguf, bytes, st->config);
   }
   State* s = st.get();  // the steps live inside the state they read
-  auto step = [s](const std::vector<Tree>& a) {
-    const Array* last = a.size() > 4 ? &a[4].array() : nullptr;
-    return models::transformer_step(s->config, s->weights, a[0], a[1].array(), a[2].array(),
-                                    a[3].array(), last);
-  };
-  st->step_all = jit(step);
-  st->step_last = jit(step);
-  // The argmax's ties go to the lowest id (numpy::argmax, as JAX's), as the host sampler's
-  // greedy choice (std::max_element): the device picks the token the host would.
-  st->step_greedy = jit([step](const std::vector<Tree>& a) {
-    const Tree out = step(a);
-    return Tree(Tree::List{out[0], out[1], Tree(np::argmax(out[0].array(), -1))});
-  });
+  for (bool empty : {false, true}) {
+    auto step = [s, empty](const std::vector<Tree>& a) {
+      const Array* last = a.size() > 4 ? &a[4].array() : nullptr;
+      return models::transformer_step(s->config, s->weights, a[0], a[1].array(), a[2].array(),
+                                      a[3].array(), last, empty);
+    };
+    st->step_all[empty] = jit(step);
+    st->step_last[empty] = jit(step);
+    // The argmax's ties go to the lowest id (numpy::argmax, as JAX's), as the host sampler's
+    // greedy choice (std::max_element): the device picks the token the host would.
+    st->step_greedy[empty] = jit([step](const std::vector<Tree>& a) {
+      const Tree out = step(a);
+      return Tree(Tree::List{out[0], out[1], Tree(np::argmax(out[0].array(), -1))});
+    });
+  }
   Model m;
   m.state_ = std::move(st);
   return m;

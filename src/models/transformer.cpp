@@ -87,7 +87,10 @@ Array rope(const TransformerConfig& c, const Array& x, const RopeTables& t) {
 // the new rows placed. The softmax is not taken over a concatenation of the two score parts:
 // their maximum and exponential sums are combined (as flash attention merges blocks) and the
 // sum divides the weighted values at the end, so no probability array is joined, normalized
-// and sliced apart again (9 -> 7 kernels per layer in a decode step). Returns [T, H * D].
+// and sliced apart again (9 -> 7 kernels per layer in a decode step). Without a `cached`
+// mask (a prefill into an empty cache) the cache part is left out: it would score every
+// query against all n_ctx masked positions (at a 256-token prompt and n_ctx 384 more
+// multiply-adds than the step's own scores) and add exact zeros. Returns [T, H * D].
 Array attention(const TransformerConfig& c, const Array& q, const Array& cache_k,
                 const Array& cache_v, const Array& k, const Array& v, const Array& cached,
                 const Array& fresh) {
@@ -99,7 +102,29 @@ Array attention(const TransformerConfig& c, const Array& q, const Array& cache_k
     const Array s = np::einsum("hgtd,hcd->hgtc", {qg, heads_first(keys)}) * Array(scale);
     return np::where(allowed, s, Array(-INFINITY));
   };
-  const Array s_cache = scores(cache_k, cached), s_new = scores(k, fresh);
+  // A prompt's own scores with the keys as [Hkv, D, T] times the scale: jit computes that
+  // product into a buffer (a reduction reads its broadcast), so the score kernel's SIMD lanes,
+  // which run along the keys, load adjacent floats; from the [T, Hkv, D] rows they gathered
+  // one float per row (SmolLM2 prefill: this kernel was a fifth of the time). With a power of
+  // two scale (1/8 for head_dim 64, 1/16 for 256) q . (k * s) is (q . k) * s bit for bit.
+  int scale_exp = 0;
+  const bool exact_scale = std::frexp(scale, &scale_exp) == 0.5f;
+  auto prompt_scores = [&](const Array& keys, const Array& allowed) {
+    if (!exact_scale || keys.shape(0) == 1) return scores(keys, allowed);
+    const Array kt = np::transpose(keys, std::vector<int>{1, 2, 0}) * Array(scale);
+    return np::where(allowed, np::einsum("hgtd,hdc->hgtc", {qg, kt}), Array(-INFINITY));
+  };
+  if (!cached.valid()) {
+    // The cache part's maximum is -inf and its exponentials 0, so these are its values.
+    const Array s_new = prompt_scores(k, fresh);
+    const Array e = np::exp(s_new - np::max(s_new, -1, true));
+    const Array total = np::sum(e, -1, true);
+    const Array out = np::einsum("hgtc,hcd->hgtd", {e, heads_first(v)}) / total;
+    return np::reshape(np::transpose(out, std::vector<int>{2, 0, 1, 3}), {T, c.n_head * D});
+  }
+  // The cache's scores first: traced in this order, jit computes a decode step's rotated q
+  // and k heads as one buffer that both score kernels read.
+  const Array s_cache = scores(cache_k, cached), s_new = prompt_scores(k, fresh);
   // Every query sees its own row (s <= t), so the maximum is finite. (The new rows' part
   // first: in a decode step it is one score, which the cache maximum's kernel then reads.)
   const Array top = np::maximum(np::max(s_new, -1, true), np::max(s_cache, -1, true));
@@ -318,7 +343,8 @@ bool is_sliding(const TransformerConfig& c, int64_t l) {
 
 // Which cache positions and which of the step's own rows each query may attend. A decode
 // step on a device that runs decode_attention as one kernel passes the start and the window
-// instead (`fused`): the routine computes the same mask from them.
+// instead (`fused`): the routine computes the same mask from them. A step into an empty cache
+// has no `cached` mask: attention() leaves the cache out.
 struct Masks {
   Array cached, fresh;
   bool fused = false;
@@ -396,7 +422,7 @@ Array mlp_block(const TransformerConfig& c, const Layers& L, int64_t l, const Ar
 
 Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weights,
                       const Tree& params, const Array& tokens, const Array& start,
-                      const Array& cache, const Array* last) {
+                      const Array& cache, const Array* last, bool empty_cache) {
   const Layers L{weights, params};
   const int64_t T = tokens.shape(0), n_ctx = cache.shape(2);
   const Array positions = np::arange(T, DType::Int32) + start;
@@ -407,7 +433,10 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   // routine's reference loop would.
   const Backend& be = get_backend(default_device());
   Masks causal, windowed;
-  if (T == 1 && c.fused_decode_attention && be.has_decode_attention() && be.prefers_fewer_kernels()) {
+  if (empty_cache) {
+    causal = Masks{Array(), new_rows_mask(T, 0), false, Array(), 0};
+    windowed = c.sliding_window > 0 ? Masks{Array(), new_rows_mask(T, c.sliding_window), false, Array(), 0} : causal;
+  } else if (T == 1 && c.fused_decode_attention && be.has_decode_attention() && be.prefers_fewer_kernels()) {
     causal = Masks{Array(), Array(), true, start, 0};
     windowed = Masks{Array(), Array(), true, start, c.sliding_window};
   } else {

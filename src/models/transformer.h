@@ -75,8 +75,10 @@ TransformerWeights load_weights(const formats::Gguf& gguf, std::span<const uint8
 // the row `last` (int32 [1]) when it is given; new rows: one entry per layer, the keys and
 // values the caller writes into the cache at start (kv_cache_write): List{keys, values}, each
 // float32 [1, n_head_kv, head_dim], for one token, else one float32 [2, T, n_head_kv, head_dim]. Traced under jit: `params` are the traced weights.
+// `empty_cache`: the caller promises start is 0 (a prefill into a fresh cache); the cache is
+// then not read at all (the same values as masking all of it, without its n_ctx scores).
 Tree transformer_step(const TransformerConfig& config, const TransformerWeights& weights,
                       const Tree& params, const Array& tokens, const Array& start,
-                      const Array& cache, const Array* last);
+                      const Array& cache, const Array* last, bool empty_cache = false);
 
 }  // namespace kiln::models
