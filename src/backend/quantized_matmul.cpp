@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <vector>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ir/error.h"
 
@@ -24,23 +27,61 @@ QuantMatmulArgs quantized_matmul_args(const QuantMatmulShape& s, uint8_t* const 
           reinterpret_cast<float*>(data[4])};
 }
 
-void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx) {
-  for (int64_t b = 0; b < k / kQuantBlock; ++b) {
-    const float* p = x + b * kQuantBlock;
-    float amax = 0;
-    for (int i = 0; i < kQuantBlock; ++i) amax = std::max(amax, std::fabs(p[i]));
-    const float d = amax / 32767, id = d != 0 ? 1 / d : 0;
-    int32_t sum = 0;
-    for (int i = 0; i < kQuantBlock; ++i) {
-      // NaN and infinite inputs give NaN codes: read as 0 (the outputs are NaN through d).
-      float v = std::nearbyint(p[i] * id);
-      v = v == v ? std::clamp(v, -32767.0f, 32767.0f) : 0.0f;
-      q[b * kQuantBlock + i] = int16_t(v);
-      sum += int32_t(v);
+namespace {
+
+#ifdef __SSE2__
+// One block with SSE2 (every x86-64 build): the scalar form's values lane-wise. maxps(a, amax)
+// keeps amax where a is NaN, as std::max(amax, a) does; cvtps2dq rounds to nearest even under
+// the default rounding mode, as std::nearbyint does; the codes are in int16 range once clamped.
+void quantize_block(const float* p, int16_t* q, float* dx, float* sx) {
+  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  __m128 amax = _mm_setzero_ps();
+  for (int i = 0; i < kQuantBlock; i += 4) amax = _mm_max_ps(_mm_and_ps(_mm_loadu_ps(p + i), abs_mask), amax);
+  amax = _mm_max_ps(amax, _mm_movehl_ps(amax, amax));
+  amax = _mm_max_ss(amax, _mm_shuffle_ps(amax, amax, 1));
+  const float d = _mm_cvtss_f32(amax) / 32767, id = d != 0 ? 1 / d : 0;
+  const __m128 vid = _mm_set1_ps(id), lo = _mm_set1_ps(-32767.0f), hi = _mm_set1_ps(32767.0f);
+  __m128i sum = _mm_setzero_si128();
+  for (int i = 0; i < kQuantBlock; i += 8) {
+    __m128i c[2];
+    for (int h = 0; h < 2; ++h) {
+      __m128 v = _mm_mul_ps(_mm_loadu_ps(p + i + 4 * h), vid);
+      v = _mm_and_ps(v, _mm_cmpord_ps(v, v));  // NaN -> 0
+      c[h] = _mm_cvtps_epi32(_mm_min_ps(_mm_max_ps(v, lo), hi));
+      sum = _mm_add_epi32(sum, c[h]);
     }
-    dx[b] = d;
-    sx[b] = d * float(sum);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm_packs_epi32(c[0], c[1]));
   }
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+  *dx = d;
+  *sx = d * float(_mm_cvtsi128_si32(sum));
+}
+#else
+void quantize_block(const float* p, int16_t* q, float* dx, float* sx) {
+  float amax = 0;
+  for (int i = 0; i < kQuantBlock; ++i) amax = std::max(amax, std::fabs(p[i]));
+  const float d = amax / 32767, id = d != 0 ? 1 / d : 0;
+  int32_t sum = 0;
+  for (int i = 0; i < kQuantBlock; ++i) {
+    // NaN and infinite inputs give NaN codes: read as 0 (the outputs are NaN through d).
+    float v = std::nearbyint(p[i] * id);
+    v = v == v ? std::clamp(v, -32767.0f, 32767.0f) : 0.0f;
+    q[i] = int16_t(v);
+    sum += int32_t(v);
+  }
+  *dx = d;
+  *sx = d * float(sum);
+}
+#endif
+
+}  // namespace
+
+// NaN and infinite inputs give NaN codes, read as 0 (the outputs are NaN through d). The SSE2
+// form replaced a libm nearbyint call per value (5 % of a native prefill's samples).
+void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx) {
+  for (int64_t b = 0; b < k / kQuantBlock; ++b)
+    quantize_block(x + b * kQuantBlock, q + b * kQuantBlock, dx + b, sx + b);
 }
 
 namespace {
