@@ -8,10 +8,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/decode_attention.h"
+#ifndef __EMSCRIPTEN__
+#include "backend/native/decode_attention_x86.h"
+#endif
 #include "frontend/array_impl.h"
 #include "ir/error.h"
 #include "kiln/jit.h"
@@ -93,6 +98,48 @@ TEST(DecodeAttention, EqualsTheUnfusedFormula) {
     }
   }
 }
+
+#ifndef __EMSCRIPTEN__
+// The native device's AVX2 kernel gives the reference's floats bit for bit: every start from
+// 0 to n_ctx (partial 8-row tiles included), windows, 1 to 4 query heads per kv head, head
+// sizes of SmolLM2 (64) and Gemma 3 (256), a NaN score (the maximum keeps skipping it), and a
+// head size that is not a multiple of 8 (the reference itself runs).
+TEST(DecodeAttention, NativeKernelEqualsTheReferenceBitForBit) {
+  if (!kiln::native::best_decode_attention()) GTEST_SKIP() << "no AVX2 on this CPU";
+  struct Case {
+    int64_t H, Hkv, D, C;
+  };
+  uint32_t seed = 11;
+  for (const Case c : {Case{9, 3, 64, 37}, Case{4, 1, 256, 19}, Case{2, 2, 8, 3}, Case{6, 2, 5, 9}}) {
+    auto fill = [&](int64_t n, float scale) {
+      std::vector<float> v(static_cast<size_t>(n));
+      for (float& x : v) x = scale * (float(int(next(seed) >> 16) - 32768) / 32768.0f);
+      return v;
+    };
+    const auto q = fill(c.H * c.D, 2), keys = fill(c.C * c.Hkv * c.D, 2), values = fill(c.C * c.Hkv * c.D, 1);
+    auto k = fill(c.Hkv * c.D, 2);
+    const auto v = fill(c.Hkv * c.D, 1);
+    for (bool nan_key : {false, true}) {
+      std::vector<float> keys_nan = keys;
+      if (nan_key) keys_nan[size_t(c.Hkv * c.D)] = NAN;  // row 1's first value: a NaN score
+      for (int64_t window : {int64_t(0), int64_t(4)})
+        for (int64_t start = 0; start <= c.C; ++start) {
+          kiln::DecodeAttentionShape s;
+          s.heads = c.H, s.kv_heads = c.Hkv, s.head_dim = c.D, s.n_ctx = c.C, s.window = window;
+          s.scale = 1.0f / std::sqrt(float(c.D));
+          std::vector<float> want(size_t(c.H * c.D)), got(want.size());
+          kiln::decode_attention_reference(s, q.data(), keys_nan.data(), values.data(), k.data(), v.data(),
+                                           int32_t(start), want.data());
+          kiln::native::decode_attention_avx2(s, q.data(), keys_nan.data(), values.data(), k.data(), v.data(),
+                                              int32_t(start), got.data());
+          ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
+              << "H=" << c.H << " Hkv=" << c.Hkv << " D=" << c.D << " start=" << start << " window=" << window
+              << " nan=" << nan_key;
+        }
+    }
+  }
+}
+#endif
 
 // The formula is what it says: at start 0 every head's output is its kv head's new value, and
 // with one cache row of a key equal to the new key the output is the mean of the two values.

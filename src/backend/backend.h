@@ -134,6 +134,10 @@ class Backend {
   // one WGSL kernel on webgpu (where it replaces the 6 kernels of the unfused attention).
   virtual bool has_decode_attention() const { return false; }
   virtual void decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& inputs, int64_t output);
+  // Whether a decode step should run its attention as decode_attention by default (native
+  // with AVX2: one pass over the cache rows in place of kernels that score every cache row
+  // with a gather per SIMD lane). webgpu's use of it is the caller's option instead.
+  virtual bool prefers_decode_attention() const { return false; }
 
  protected:
   friend class Buffer;

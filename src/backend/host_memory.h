@@ -19,10 +19,12 @@ class HostMemoryBackend : public Backend {
                   std::function<void(std::vector<uint8_t>)> done) override;
   int64_t backend_buffers() const override { return int64_t(buffers_.size()); }
   bool has_quantized_matmul() const override { return true; }
+  using DecodeAttentionFn = void (*)(const DecodeAttentionShape&, const float*, const float*, const float*,
+                                     const float*, const float*, int32_t, float*);
   // Runs quantized_matvec() over the output groups, split by split_groups.
   void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
-  // The reference (decode_attention.h): only tests call it here; the LLM runtime keeps the
-  // unfused attention on the CPU devices.
+  // decode_attention_kernel() (the reference here; native: its AVX2 kernel where the CPU has
+  // it, which the LLM runtime's decode steps then use: prefers_decode_attention).
   bool has_decode_attention() const override { return true; }
   void decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
 
@@ -39,6 +41,8 @@ class HostMemoryBackend : public Backend {
   // The device's quantized matvec kernel (cpu: the reference) and how it splits the output
   // row groups over threads (cpu: none, nullptr).
   virtual QuantMatvecFn quantized_matvec() const { return &quantized_matvec_reference; }
+  // The device's decode_attention kernel (cpu: the reference).
+  virtual DecodeAttentionFn decode_attention_kernel() const { return &decode_attention_reference; }
   // Its kernel for several activation rows at once (prefill), or nullptr: the matvec per row.
   virtual QuantMatmulRowsFn quantized_matmul_rows() const { return nullptr; }
   virtual GroupSplitter quantized_splitter(const QuantMatmulShape&, void** ctx) {

@@ -428,15 +428,17 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   const Array positions = np::arange(T, DType::Int32) + start;
   // A decode step where the caller asks for it and the device runs the attention as its own
   // kernels (webgpu: a dispatch costs more host time than the kernel; docs/ARCHITECTURE.md,
-  // "Fused decode attention") passes the routine the start and the window instead of masks.
-  // The CPU devices keep the unfused attention, whose kernels cost them no more than the
-  // routine's reference loop would.
+  // "Fused decode attention") passes the routine the start and the window instead of masks;
+  // so does one on a CPU device whose routine beats the unfused kernels (native with AVX2:
+  // those score all n_ctx rows, gathering each key across its SIMD lanes). cpu and wasm keep
+  // the unfused attention (the reference loop would be no faster).
   const Backend& be = get_backend(default_device());
   Masks causal, windowed;
   if (empty_cache) {
     causal = Masks{Array(), new_rows_mask(T, 0), false, Array(), 0};
     windowed = c.sliding_window > 0 ? Masks{Array(), new_rows_mask(T, c.sliding_window), false, Array(), 0} : causal;
-  } else if (T == 1 && c.fused_decode_attention && be.has_decode_attention() && be.prefers_fewer_kernels()) {
+  } else if (T == 1 && be.has_decode_attention() &&
+             (be.prefers_fewer_kernels() ? c.fused_decode_attention : be.prefers_decode_attention())) {
     causal = Masks{Array(), Array(), true, start, 0};
     windowed = Masks{Array(), Array(), true, start, c.sliding_window};
   } else {

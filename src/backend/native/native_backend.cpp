@@ -1,6 +1,7 @@
 // The native backend's buffers, its per-kernel compiled variants (one per pattern of
 // bounds-checked loads), and dispatch over the thread pool.
 #include "backend/native/native_backend.h"
+#include "backend/native/decode_attention_x86.h"
 #include "backend/native/qmatmul_x86.h"
 
 #include <algorithm>
@@ -169,6 +170,19 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
 
 QuantMatvecFn NativeBackend::quantized_matvec() const { return native::best_quantized_matvec(); }
 QuantMatmulRowsFn NativeBackend::quantized_matmul_rows() const { return native::best_quantized_matmul_rows(); }
+
+HostMemoryBackend::DecodeAttentionFn NativeBackend::decode_attention_kernel() const {
+  const native::DecodeAttentionFn fn = native::best_decode_attention();
+  return fn ? fn : &decode_attention_reference;
+}
+
+bool NativeBackend::prefers_decode_attention() const {
+  static const bool on = [] {
+    const char* env = std::getenv("KILN_NATIVE_DECODE_ATTENTION");
+    return native::best_decode_attention() != nullptr && !(env && std::string(env) == "0");
+  }();
+  return on;
+}
 
 GroupSplitter NativeBackend::quantized_splitter(const QuantMatmulShape& s, void** ctx) {
   *ctx = pool_.get();

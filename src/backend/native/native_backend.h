@@ -41,6 +41,13 @@ class NativeBackend : public HostMemoryBackend {
   // Prefill: the AVX2 kernel that widens each weight group once for every prompt row.
   QuantMatmulRowsFn quantized_matmul_rows() const override;
   GroupSplitter quantized_splitter(const QuantMatmulShape& s, void** ctx) override;
+  // decode_attention: the AVX2 kernel where the CPU has it (decode_attention_x86.h).
+  DecodeAttentionFn decode_attention_kernel() const override;
+
+ public:
+  // With the AVX2 kernel decode steps use decode_attention ($KILN_NATIVE_DECODE_ATTENTION=0:
+  // the unfused kernels, for a before/after in one binary).
+  bool prefers_decode_attention() const override;
 
  private:
   int64_t interpreted_ = 0;
