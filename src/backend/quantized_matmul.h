@@ -35,7 +35,8 @@ struct QuantMatmulShape {
 
 // An activation row rounded per 32 values: d = amax / 32767, q = round-to-nearest-even of
 // x / d (x * (1 / d), 0 where d is 0), sx = d * float(sum of the block's q). Shared by every
-// device's kernel (a small part of a matvec's time), so the rounding is one code path.
+// device's kernel, so the rounding is one function (SSE2 on x86-64, scalar elsewhere: the
+// same values).
 void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx);
 
 // The definition for groups [g0, g1) of one quantized activation row: per output row, blocks
