@@ -107,10 +107,13 @@ Array attention(const TransformerConfig& c, const Array& q, const Array& cache_k
   // which run along the keys, load adjacent floats; from the [T, Hkv, D] rows they gathered
   // one float per row (SmolLM2 prefill: this kernel was a fifth of the time). With a power of
   // two scale (1/8 for head_dim 64, 1/16 for 256) q . (k * s) is (q . k) * s bit for bit.
+  // The CPU devices only: webgpu's tiled matmul stages its operands through workgroup memory
+  // and was not measured with this form.
   int scale_exp = 0;
   const bool exact_scale = std::frexp(scale, &scale_exp) == 0.5f;
+  const bool cpu_lanes = !get_backend(default_device()).prefers_fewer_kernels();
   auto prompt_scores = [&](const Array& keys, const Array& allowed) {
-    if (!exact_scale || keys.shape(0) == 1) return scores(keys, allowed);
+    if (!exact_scale || !cpu_lanes || keys.shape(0) == 1) return scores(keys, allowed);
     const Array kt = np::transpose(keys, std::vector<int>{1, 2, 0}) * Array(scale);
     return np::where(allowed, np::einsum("hgtd,hdc->hgtc", {qg, kt}), Array(-INFINITY));
   };
