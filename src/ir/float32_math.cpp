@@ -25,8 +25,7 @@ AluExp pow2(const AluExp& k) {
 }  // namespace
 
 AluExp expand_exp_f32(const AluExp& x) {
-  const AluExp xc = AluExp::where(less(x, f32(kExpLo)), f32(kExpLo),
-                                  AluExp::where(less(f32(kExpHi), x), f32(kExpHi), x));
+  const AluExp xc = AluExp::where(less(x, f32(kExpLo)), f32(0.0f), AluExp::where(less(f32(kExpHi), x), f32(0.0f), x));
   const AluExp n = AluExp::unary(AluOp::Round, mul(xc, f32(kLog2e)));
   const AluExp r = sub(sub(xc, mul(n, f32(kLn2Hi))), mul(n, f32(kLn2Lo)));
   AluExp p = f32(kExpPoly[0]);
