@@ -104,12 +104,13 @@ endef
 # and cached in build/kernel-cache, which the ASan run's native cases reuse); the ASan/UBSan
 # build runs them on the cpu interpreter (CMakeLists.txt says why not both in each). Each
 # ctest is one process per line of tests/ctest_suites.txt plus 4 shards of the other suites,
-# longest first (CMakeLists.txt, "Start order").
+# longest first (CMakeLists.txt, "Start order"); then the slowest tests inside them
+# (tools/slowest_tests.py).
 test-native: setup data models onnx-models
-	$(call timed,cmake --preset native && cmake --build --preset native && ctest --preset native --output-on-failure -j2,native build + ctest (native device))
+	$(call timed,cmake --preset native && cmake --build --preset native && { ctest --preset native --output-on-failure -j2; s=$$?; python3 tools/slowest_tests.py build/native/test-times; exit $$s; },native build + ctest (native device))
 
 test-debug: setup data models onnx-models
-	$(call timed,cmake --preset debug && cmake --build --preset debug && ctest --preset debug --output-on-failure -j2,debug (ASan+UBSan) build + ctest (cpu device))
+	$(call timed,cmake --preset debug && cmake --build --preset debug && { ctest --preset debug --output-on-failure -j2; s=$$?; python3 tools/slowest_tests.py build/debug/test-times; exit $$s; },debug (ASan+UBSan) build + ctest (cpu device))
 
 # The whole GoogleTest suite built with em++ and run under Node on the `wasm` device
 # (tests/wasm_device_env.cpp); KILN_DEVICE=cpu runs it on the interpreter instead. The binary

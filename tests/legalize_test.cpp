@@ -112,9 +112,30 @@ TEST(Legalize, CastToBoolAndNumericConditionsCompareWithZero) {
   }
 }
 
+// float32 exp and tanh become kiln's float32 steps (ir/float32_math.h), equal under alu_eval;
+// other dtypes, and WGSL's kernels, keep the op.
+TEST(Legalize, Float32ExpAndTanhExpandToTheirSteps) {
+  for (AluOp op : {AluOp::Exp, AluOp::Tanh}) {
+    AluExp x = AluExp::load(DType::Float32, 0, AluExp::idx(0));
+    AluExp e = AluExp::unary(op, x);
+    AluExp l = kiln::legalize(e);
+    EXPECT_NE(l.op(), op);
+    // A float32 load reads float32 values (special_values has doubles such as 1e-40).
+    std::vector<std::vector<double>> in = special_values(DType::Float32);
+    for (auto& v : in) v[0] = double(float(v[0]));
+    for (float v : {0.3f, -0.7f, 5.0f, -60.0f, 88.72f, -103.9f, 1e-4f}) in.push_back({double(v)});
+    expect_equal_on(e, l, in);
+    EXPECT_EQ(kiln::legalize(e, kiln::LegalizeOptions{.expand_float32_math = false}).get(), e.get());
+    for (DType d : {DType::Float16, DType::Float64}) {
+      AluExp other = AluExp::unary(op, AluExp::load(d, 0, AluExp::idx(0)));
+      EXPECT_EQ(kiln::legalize(other).get(), other.get());
+    }
+  }
+}
+
 TEST(Legalize, KeepsUntouchedSubtreesAndMapsBoolReductions) {
   AluExp x = AluExp::load(DType::Float32, 0, AluExp::var(kiln::VarId::Gidx, DType::Int32, 9));
-  AluExp body = AluExp::binary(AluOp::Max, AluExp::unary(AluOp::Exp, x), x);
+  AluExp body = AluExp::binary(AluOp::Max, AluExp::unary(AluOp::Sqrt, x), x);
   EXPECT_EQ(kiln::legalize(body).get(), body.get());  // nothing to rewrite: the same node
   kiln::Kernel k;
   k.inputs = {DType::Bool};

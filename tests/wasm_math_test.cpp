@@ -117,8 +117,10 @@ std::vector<double> run_wasm(AluOp op, DType dt, const std::vector<double>& x, c
 }
 
 // The bound (docs/WASM.md): float32 results are the f64 libm value rounded once, so they
-// are within 1 ulp of the exact value (0.5 ulp plus the f64 error); float64 results are
-// musl's, within 2 ulp of V8's fdlibm (each is within 1 ulp of the exact value).
+// are within 1 ulp of the exact value (0.5 ulp plus the f64 error), except float32 exp and
+// tanh, which are kiln's own vectorizable steps (ir/float32_math.h: within 0.98 and 1.33
+// ulp of the exact value over every 7th float32); float64 results are musl's, within 2 ulp of
+// V8's fdlibm (each is within 1 ulp of the exact value).
 TEST(WasmMath, TranscendentalsWithinStatedBound) {
   std::mt19937 rng(11);
   for (const MathCase& mc : kCases) {
@@ -139,7 +141,7 @@ TEST(WasmMath, TranscendentalsWithinStatedBound) {
         double u = ulps(got[i], want, dt);
         if (u > worst) worst = u, worst_x = x[i];
       }
-      double bound = dt == DType::Float32 ? 1.0 : 2.0;
+      double bound = dt == DType::Float64 ? 2.0 : mc.op == AluOp::Tanh ? 1.5 : 1.0;
       EXPECT_LE(worst, bound) << mc.js << " " << dtype_name(dt) << ": worst " << worst << " ulp at x = " << worst_x;
     }
   }

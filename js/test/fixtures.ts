@@ -2,6 +2,17 @@
 // tools/gen_numpy_fixtures.py) and the comparison that the JS tests share.
 import { numpy as np } from "../dist/index.js";
 
+/**
+ * The host devices a fixture file runs on: cpu and wasm in Node; wasm only in the headless
+ * Chromium run (test/browser/run.mjs). The cpu device is the same interpreter in the same
+ * core (kiln_core_mt.wasm, on V8 in both), with no worker or browser API of its own, so its
+ * cases computed again in a page check nothing Node's run did not; the wasm device's kernels
+ * and thread pool (Web Workers there) do differ. For the files whose cpu part is long
+ * (JAX fixtures 68 s, fft and decompositions 25 s, sorting and linear algebra 11 s of the
+ * Chromium run's page time on the 2-core machine); differential.test.ts does the same.
+ */
+export const hostDevices: readonly ("cpu" | "wasm")[] = typeof (globalThis as any).process === "undefined" ? ["wasm"] : ["cpu", "wasm"];
+
 export type FixArray = { dtype: string; weak: number; shape: number[]; values: number[] };
 export type Case = {
   id: string;

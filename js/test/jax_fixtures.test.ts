@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, test } from "vitest";
 import { defaultDevice, grad, hessian, jit, lax, nn, numpy as np, random, tree, valueAndGrad, vmap } from "../dist/index.js";
 import transformsText from "../../tests/fixtures/transforms_jax.txt?raw";
 import randomText from "../../tests/fixtures/random.txt?raw";
-import { compare, namedExpects, parseFixtures, ulps, type Case, type FixArray } from "./fixtures.js";
+import { compare, hostDevices, namedExpects, parseFixtures, ulps, type Case, type FixArray } from "./fixtures.js";
 
 const cases = parseFixtures(transformsText, true).filter((c) => c.params === undefined || true);
 // The generator writes outputs as named `expect` lines; re-read the names for lookup.
@@ -106,7 +106,7 @@ const RANDOM: Record<string, (k: np.Array, c: Case) => np.Array | null> = {
 };
 const randomCases = parseFixtures(randomText).filter((c) => RANDOM[c.op]);
 
-for (const device of ["cpu", "wasm"] as const) {
+for (const device of hostDevices /* cpu in Node only */) {
   describe(`JAX fixtures on ${device}`, () => {
     beforeEach(() => {
       defaultDevice(device);

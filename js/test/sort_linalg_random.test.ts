@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, test } from "vitest";
 import { defaultDevice, grad, lax, numpy as np, random, vmap } from "../dist/index.js";
 import sortText from "../../tests/fixtures/sort_linalg.txt?raw";
 import randomText from "../../tests/fixtures/random_samplers.txt?raw";
-import { compare, parseFixtures, toArray, type Case } from "./fixtures.js";
+import { compare, hostDevices, parseFixtures, toArray, type Case } from "./fixtures.js";
 
 const num = (c: Case, k: string) => Number(c.params[k][0]);
 const flag = (c: Case, k: string) => c.params[k][0] === "1";
@@ -62,7 +62,7 @@ const SAMPLERS: Record<string, (k: np.Array, s: number[]) => np.Array> = {
 const sortCases = parseFixtures(sortText).filter((c) => c.op.startsWith("grad_") || jsCase(c));
 const randomCases = parseFixtures(randomText).filter((c) => c.op.startsWith("js_"));
 
-for (const device of ["cpu", "wasm"] as const) {
+for (const device of hostDevices /* cpu in Node only */) {
   describe(`sorting and linear algebra on ${device}`, () => {
     beforeEach(() => {
       defaultDevice(device);

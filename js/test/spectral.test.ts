@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, test } from "vitest";
 import { defaultDevice, grad, jit, lax, numpy as np, random, vmap } from "../dist/index.js";
 import spectralText from "../../tests/fixtures/spectral.txt?raw";
-import { compare, parseFixtures, toArray, type Case } from "./fixtures.js";
+import { compare, hostDevices, parseFixtures, toArray, type Case } from "./fixtures.js";
 
 type A = np.Array;
 const fft = np.fft;
@@ -67,7 +67,7 @@ function alignSigns(cols: A, ref: A, rows?: A): [A, A?] {
 
 const cases = parseFixtures(spectralText);
 
-for (const device of ["cpu", "wasm"] as const) {
+for (const device of hostDevices /* cpu in Node only */) {
   describe(`numpy.fft and decompositions on ${device}`, () => {
     beforeEach(() => {
       defaultDevice(device);

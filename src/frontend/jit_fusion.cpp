@@ -1,6 +1,7 @@
 // Fusion: a jaxpr becomes a program of Kernels. Movement ops edit views, elementwise chains
 // stay one expression, a reduction absorbs its producers and its elementwise epilogue, and
-// independent reductions (or outputs) of one size are packed into one kernel.
+// independent reductions (or outputs) of one size are packed into one kernel. This file plans
+// the fusion (Fuser); jit_kernel_emitter.cpp writes the kernels.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -8,7 +9,7 @@
 
 #include "frontend/control.h"
 #include "frontend/routine.h"
-#include "frontend/jit_program.h"
+#include "frontend/jit_kernel_emitter.h"
 #include "frontend/lowering_rules.h"
 
 namespace kiln::frontend {
@@ -16,6 +17,7 @@ namespace kiln::frontend {
 namespace {
 
 using namespace lowering;
+using namespace fusion;
 
 // A non-trivial value broadcast to a larger shape is recomputed per element unless it is
 // materialized; expressions up to this size are recomputed when no reduction reads them
@@ -37,6 +39,7 @@ constexpr size_t kMaxRecomputedInputs = 2;
 // the decode kernel it saved (attention's exp(s - max)) bought 1-3 %. The CPU devices keep
 // every buffer: a dispatch costs microseconds there.
 constexpr int kMaxRecomputedOperandNodes = 32;
+constexpr int kMaxRecomputedOperandLoads = 3;
 // On the CPU devices, windows of at least this many elements over a padded (masked) buffer
 // read a padded copy of it: each tap of a conv's window otherwise evaluates the padding mask
 // and a bounds-checked load per element, and the copy is one pass over the input that every
@@ -57,13 +60,6 @@ int64_t window_elements(const Params& p) {
   for (int64_t k : p.window) n *= k;
   return n;
 }
-constexpr int kMaxRecomputedOperandLoads = 3;
-// The longest full reduction that a kernel of more than one output recomputes as its prelude
-// (each of its workgroups folds it: RMSNorm over a 1B model's 2048 embedding values, 4096 for
-// 7B shapes); a longer one is computed by a kernel of its own (KernelEmitter::emit_group). A
-// kernel of one output folds it once, whatever its length: an argmax's maximum over the
-// vocabulary, read by the index minimum.
-constexpr int64_t kMaxPreludeLength = 8192;
 bool recomputed_in_reduction(AluOp op) {
   switch (op) {
     case AluOp::Var:  // a float Var outside an epilogue is a prelude's value, computed once
@@ -74,54 +70,6 @@ bool recomputed_in_reduction(AluOp op) {
     default:
       return false;
   }
-}
-
-// A reduction not yet emitted: its body over gidx/ridx, loading `srcs` (slots).
-struct Pending {
-  AluOp op;
-  int64_t size;
-  AluExp body;
-  std::vector<int> srcs;
-  std::shared_ptr<Pending> pre;  // the prelude the body reads (Var(Pre)), if any
-  AluExp value;  // of a prelude: its value in terms of acc (loading srcs too); Var(Pre) reads it
-};
-
-// A value during fusion: the element at flat index i of st's bottom view is `exp` with
-// gidx = i, loading slots `srcs` by position. With `red`, exp is the pending reduction's
-// epilogue (in terms of acc) and st is row-major. With `pre`, exp reads a small full
-// reduction as Var(Pre) that the kernel computing it recomputes (Kernel::prelude).
-struct Val {
-  Aval aval;
-  AluExp exp;
-  std::vector<int> srcs;
-  ShapeTracker st;
-  std::shared_ptr<Pending> red;
-  std::shared_ptr<Pending> pre;
-};
-
-// The prelude a value's kernel would need: its own, or its pending reduction's.
-const std::shared_ptr<Pending>& prelude_of(const Val& v) {
-  static const std::shared_ptr<Pending> none;
-  return v.pre ? v.pre : v.red ? v.red->pre : none;
-}
-using ValPtr = std::shared_ptr<Val>;
-
-struct Srcs {
-  std::vector<int> slots;
-  int add(int s) {
-    for (size_t i = 0; i < slots.size(); i++)
-      if (slots[i] == s) return int(i);
-    slots.push_back(s);
-    return int(slots.size() - 1);
-  }
-};
-
-AluExp val_at(const Val& v, const std::vector<AluExp>& idxs, Srcs& ins) {
-  auto [flat, valid] = v.st.to_index(idxs);
-  std::vector<int> map;
-  for (int s : v.srcs) map.push_back(ins.add(s));
-  AluExp e = v.exp.remap_loads([&](int i) { return map[size_t(i)]; }).substitute(VarId::Gidx, flat);
-  return AluExp::where(valid, e, AluExp::constant(e.dtype(), 0));
 }
 
 bool is_cheap(const Val& v) { return !v.red && !v.pre && lowering::is_cheap(v.exp); }
@@ -152,12 +100,6 @@ bool is_recomputed_operand(const Val& v) {
   return plain && arithmetic <= kMaxRecomputedOperandNodes && loads <= kMaxRecomputedOperandLoads;
 }
 
-// A plain load of one slot through a view: nothing to compute.
-bool is_view(const Val& v) {
-  return !v.red && v.srcs.size() == 1 && v.exp.op() == AluOp::Load &&
-         v.exp.src(0).op() == AluOp::Var && v.exp.src(0).node().arg == int(VarId::Gidx);
-}
-
 // Where v is its buffer's elements [at, at + size) in row-major order: a plain view of one
 // buffer at an offset, unmasked, with row-major strides (axes of length 1 ignored).
 std::optional<int64_t> row_major_at(const Val& v) {
@@ -169,202 +111,6 @@ std::optional<int64_t> row_major_at(const Val& v) {
     if (w.shape[i] != 1 && w.strides[i] != c.strides[i]) return std::nullopt;
   return w.offset;
 }
-
-void set_input_dtypes(Kernel& k) {
-  auto visit = [&](const AluNode& n) {
-    if (n.op == AluOp::Load) k.inputs[size_t(n.arg)] = n.dtype;
-  };
-  k.exp.visit(visit);
-  if (k.reduction) k.reduction->epilogue.visit(visit);
-  if (k.prelude) k.prelude->exp.visit(visit);
-}
-
-// A packed kernel selects its output per element from a chain of `where`s whose branches
-// are all evaluated, so each element computes every packed value: packing saves dispatches
-// but multiplies work by the group's size. SmolLM2's step returns one small keys/values
-// array per layer; packed 30 to a kernel, the wasm decode step spent 7.8 of its 60 ms in it.
-constexpr size_t kMaxPackedValues = 4;
-
-// Emits the kernels of a Program: values computed into buffers (slots), packing up to
-// kMaxPackedValues values of one size, dtype and reduction into one kernel.
-class KernelEmitter {
- public:
-  explicit KernelEmitter(Program& p) : p_(p) {}
-
-  int add_slot(Slot s) {
-    p_.slots.push_back(std::move(s));
-    return int(p_.slots.size() - 1);
-  }
-
-  // Emits kernels computing every value in vs (packing those of one size, dtype and
-  // reduction into one kernel) and turns each into a view of its output.
-  void materialize(std::vector<ValPtr> vs, bool pack) {
-    std::vector<std::vector<ValPtr>> groups;
-    std::vector<std::set<int>> group_inputs;  // slots each group's kernel reads
-    std::map<std::string, size_t> by_key;
-    const size_t max_inputs = max_fused_inputs(p_.device);
-    for (auto& v : vs) {
-      if (is_view(*v) && v->st.is_contiguous()) continue;
-      if (from_whole(*v)) continue;
-      bool dup = false;
-      for (auto& g : groups)
-        for (auto& w : g) dup = dup || w == v;
-      if (dup) continue;
-      std::set<int> reads(v->srcs.begin(), v->srcs.end());  // the epilogue's, then the body's
-      if (v->red) reads.insert(v->red->srcs.begin(), v->red->srcs.end());
-      if (const auto& pre = prelude_of(*v)) reads.insert(pre->srcs.begin(), pre->srcs.end());
-      std::string key = group_key(*v);
-      auto it = by_key.find(key);
-      bool fits = pack && it != by_key.end() && groups[it->second].size() < kMaxPackedValues;
-      if (fits) {
-        // A packed kernel binds every buffer its values read: keep it within the device's
-        // limit (WebGPU's storage buffers per stage: 8 by default, 12 on SwiftShader).
-        std::set<int> merged = group_inputs[it->second];
-        merged.insert(reads.begin(), reads.end());
-        fits = merged.size() <= max_inputs;
-      }
-      if (!fits) {
-        by_key[key] = groups.size();
-        groups.push_back({v});
-        group_inputs.emplace_back(reads.begin(), reads.end());
-      } else {
-        groups[it->second].push_back(v);
-        group_inputs[it->second].insert(reads.begin(), reads.end());
-      }
-    }
-    for (auto& g : groups) emit_group(g);
-  }
-
-  // An elementwise expression's value over its whole flat domain (elementwise() notes each
-  // new expression's size). Later views of a materialized expression read its buffer.
-  void note_domain(const AluExp& e, int64_t size) { domains_[e.get()] = {e, size}; }
-
-  static std::string group_key(const Val& v) {
-    std::string key = std::to_string(v.aval.size()) + ":" + std::to_string(int(v.aval.dtype));
-    // One prelude per kernel: values that read different ones are not packed together.
-    if (prelude_of(v)) key += ":pre" + std::to_string(reinterpret_cast<uintptr_t>(prelude_of(v).get()));
-    if (v.red)
-      key += ":" + std::to_string(int(v.red->op)) + ":" + std::to_string(v.red->size) + ":" +
-             std::to_string(int(v.red->body.dtype()));
-    return key;
-  }
-
- private:
-  void emit_group(const std::vector<ValPtr>& g) {
-    if (g[0]->aval.size() * int64_t(g.size()) > 1) separate_long_prelude(g);
-    const int64_t n = g[0]->aval.size(), k = int64_t(g.size());
-    const DType dt = g[0]->aval.dtype;
-    AluExp gid = gidx_var(n * k);
-    AluExp local = k > 1 ? gid % n : gid;
-    Srcs ins;
-    std::vector<AluExp> bodies, elems;
-    for (auto& v : g) {
-      if (v->red) {
-        std::vector<int> map;
-        for (int s : v->red->srcs) map.push_back(ins.add(s));
-        AluExp b = v->red->body.remap_loads([&](int i) { return map[size_t(i)]; });
-        bodies.push_back(k > 1 ? b.substitute(VarId::Gidx, local) : b);
-      }
-      AluExp e = AluExp::cast(dt, val_at(*v, unravel(gidx_var(n), v->aval.shape), ins));
-      elems.push_back(k > 1 ? e.substitute(VarId::Gidx, local) : e);
-    }
-    // Element i of output m lies at m*n + i of the shared buffer.
-    auto select = [&](const std::vector<AluExp>& es) {
-      AluExp e = es.back();
-      for (int64_t m = k - 2; m >= 0; m--) e = AluExp::where(gid < AluExp::idx((m + 1) * n), es[size_t(m)], e);
-      return e;
-    };
-    Kernel kern;
-    kern.size = n * k;
-    if (g[0]->red) {
-      kern.exp = select(bodies);
-      kern.reduction = Reduction{g[0]->red->op, g[0]->red->size, select(elems)};
-    } else {
-      kern.exp = select(elems);
-    }
-    if (const auto& pre = prelude_of(*g[0])) {  // the same for the group (group_key)
-      std::vector<int> map;
-      for (int s : pre->srcs) map.push_back(ins.add(s));
-      AluExp body = pre->body.remap_loads([&](int i) { return map[size_t(i)]; });
-      AluExp value = pre->value.remap_loads([&](int i) { return map[size_t(i)]; });
-      kern.prelude = Prelude{pre->op, pre->size, body.substitute(VarId::Gidx, AluExp::idx(0)),
-                             value.substitute(VarId::Gidx, AluExp::idx(0))};
-    }
-    kern.inputs.assign(ins.slots.size(), DType::Float32);
-    set_input_dtypes(kern);
-    Slot s;
-    s.kind = SlotKind::Temp;
-    s.bytes = std::max<int64_t>(kern.size, 1) * itemsize(dt);
-    int out = add_slot(std::move(s));
-    ProgramStep step;
-    step.kernel = kern;
-    step.ins = ins.slots;
-    step.out = out;
-    p_.steps.push_back(std::move(step));
-    for (int64_t m = 0; m < k; m++) {
-      Val& v = *g[size_t(m)];
-      View view = View::contiguous(v.aval.shape);
-      view.offset = m * n;
-      v = Val{v.aval, AluExp::load(dt, 0, gidx_var(view.size())), {out}, ShapeTracker(view), nullptr, nullptr};
-    }
-  }
-
- public:
-  // A part of an elementwise expression (a slice, a transposed view) is computed as the
-  // whole expression when the whole is at most kMaxWholeFactor times the part, and a later
-  // part of the same expression then reads that buffer instead of costing a kernel of its
-  // own: RoPE of a decode step's q and k heads rotated together, then read apart by the
-  // scores (one kernel per layer instead of two). The bound keeps the work spent on parts
-  // nobody reads below the part's own. Turns v into a view of the buffer; false if not done.
-  // With only_reuse, only a part whose whole is already a buffer (an expression built on
-  // the k heads, the step's keys output, reads the rotated buffer instead of rotating again).
-  bool from_whole(Val& v, bool only_reuse = false) {
-    if (v.red || is_view(v)) return false;
-    auto d = domains_.find(v.exp.get());
-    if (d == domains_.end()) return false;
-    const int64_t whole = d->second.second;
-    const auto key = std::make_tuple(v.exp.get(), v.srcs, v.pre.get());  // a prelude is part of the value
-    auto done = wholes_.find(key);
-    if (done == wholes_.end()) {
-      if (only_reuse) return false;
-      if (whole == v.aval.size() && v.st.is_contiguous()) return false;  // v is the whole
-      if (whole > kMaxWholeFactor * v.aval.size()) return false;
-      auto w = std::make_shared<Val>(Val{Aval{{whole}, v.aval.dtype}, v.exp, v.srcs, ShapeTracker::contiguous({whole}), nullptr, v.pre});
-      emit_group({w});
-      done = wholes_.emplace(key, w->srcs[0]).first;
-    }
-    v = Val{v.aval, AluExp::load(v.aval.dtype, 0, gidx_var(whole)), {done->second}, v.st, nullptr, nullptr};
-    return true;
-  }
-
- private:
-  // A prelude longer than kMaxPreludeLength, read by a kernel of several outputs, is computed
-  // by a kernel of its own first (one value), and the group reads it from that buffer.
-  void separate_long_prelude(const std::vector<ValPtr>& g) {
-    const std::shared_ptr<Pending> pre = prelude_of(*g[0]);
-    if (!pre || pre->size <= kMaxPreludeLength) return;
-    auto bare = std::make_shared<Pending>(*pre);
-    bare->value = AluExp();
-    auto pv = std::make_shared<Val>(Val{Aval{{1}, pre->value.dtype()}, pre->value, pre->srcs, ShapeTracker::contiguous({1}), bare, nullptr});
-    emit_group({pv});
-    const int slot = pv->srcs[0];
-    auto read_it = [&](const AluExp& e, std::vector<int>& srcs) {
-      Srcs ins{srcs};
-      const int arg = ins.add(slot);
-      srcs = ins.slots;
-      return e.substitute(VarId::Pre, AluExp::load(pre->value.dtype(), arg, AluExp::idx(0)));
-    };
-    for (const ValPtr& v : g) {
-      if (v->pre == pre) v->exp = read_it(v->exp, v->srcs), v->pre = nullptr;
-      if (v->red && v->red->pre == pre) v->red->body = read_it(v->red->body, v->red->srcs), v->red->pre = nullptr;
-    }
-  }
-
-  static constexpr int64_t kMaxWholeFactor = 2;
-  Program& p_;
-  std::map<const AluNode*, std::pair<AluExp, int64_t>> domains_;  // holds each node alive
-  std::map<std::tuple<const AluNode*, std::vector<int>, const Pending*>, int> wholes_;
-};
 
 // Temporaries go back to the pool after the last step that reads them.
 void plan_frees(Program& p) {
@@ -700,7 +446,7 @@ class Fuser {
   // bounds, counting the buffers it reads rather than its loads: the first layer's norm
   // gathers the embedding row's words and scales at the token's index) and read no prelude
   // itself; kMaxPreludeLength bounds its length where the reading kernel has several outputs
-  // (separate_long_prelude). Each workgroup of the reading kernel
+  // (KernelEmitter::separate_long_prelude). Each workgroup of the reading kernel
   // folds the vector once more (576 floats for SmolLM2, 2048 for a 1B model), which is nothing
   // beside the matrix rows it reads; a kernel dispatch costs the host ~5 us.
   bool recomputes_as_prelude(const Val& a) const {

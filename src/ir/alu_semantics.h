@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ir/alu_op.h"
+#include "ir/float32_math.h"
 
 namespace kiln {
 
@@ -128,7 +129,8 @@ inline double bitwise(AluOp op, DType dtype, double a, double b) {
     case AluOp::Neg: r = -a; break;
     case AluOp::Recip: r = f ? 1.0 / a : (a == 0 ? 0 : std::trunc(1.0 / a)); break;
     case AluOp::Sqrt: r = std::sqrt(a); break;
-    case AluOp::Exp: r = std::exp(a); break;
+    // float32 exp and tanh are kiln's own (float32_math.h), the same bits on every CPU device.
+    case AluOp::Exp: r = dt == DType::Float32 ? exp_f32(float(a)) : std::exp(a); break;
     case AluOp::Exp2: r = std::exp2(a); break;
     case AluOp::Expm1: r = std::expm1(a); break;
     case AluOp::Log: r = std::log(a); break;
@@ -142,7 +144,7 @@ inline double bitwise(AluOp op, DType dtype, double a, double b) {
     case AluOp::Atan: r = std::atan(a); break;
     case AluOp::Sinh: r = std::sinh(a); break;
     case AluOp::Cosh: r = std::cosh(a); break;
-    case AluOp::Tanh: r = std::tanh(a); break;
+    case AluOp::Tanh: r = dt == DType::Float32 ? tanh_f32(float(a)) : std::tanh(a); break;
     case AluOp::Asinh: r = std::asinh(a); break;
     case AluOp::Acosh: r = std::acosh(a); break;
     case AluOp::Atanh: r = std::atanh(a); break;

@@ -4,6 +4,8 @@
 
 #include <unordered_map>
 
+#include "ir/float32_math.h"
+
 namespace kiln {
 
 namespace {
@@ -41,6 +43,10 @@ AluExp bool_order(AluOp op, const AluExp& a, const AluExp& b) {
 AluExp rule(const AluExp& e, const LegalizeOptions& opts) {
   const AluOp op = e.op();
   const int arity = alu_info(op).arity;
+  if (opts.expand_float32_math && e.dtype() == DType::Float32) {
+    if (op == AluOp::Exp) return expand_exp_f32(e.src(0));
+    if (op == AluOp::Tanh) return expand_tanh_f32(e.src(0));
+  }
   if (op == AluOp::Cast && e.dtype() == DType::Bool)  // NaN != 0 is true, as the cast
     return AluExp::binary(AluOp::CmpNe, e.src(0), zero_of(e.src(0).dtype()));
   if (op == AluOp::Where && e.src(0).dtype() != DType::Bool)

@@ -8,6 +8,7 @@
 // - no arithmetic on bool: Add/Max become Or, Mul/Min/Div/Idiv And, Sub Xor, Mod false,
 //   Pow a | !b, Neg/Recip/Sqrt the operand; bool reductions combine with Or/And;
 // - Cast to bool is `x != 0` (true for NaN, as alu_eval's cast);
+// - float32 Exp and Tanh are kiln's float32_math.h steps (unless expand_float32_math is off);
 // - Where's condition is a bool (a number c means c != 0);
 // - and, as the builders already guarantee: IsNan reads only floats, Floor/Ceil/Round/Trunc
 //   only floats.
@@ -25,6 +26,9 @@ namespace kiln {
 struct LegalizeOptions {
   // CmpLt/CmpLe of bools as !a & b and !a | b: for targets that order no bools (WGSL).
   bool bool_order_as_logic = false;
+  // float32 Exp and Tanh as the float32_math.h steps (what alu_eval computes), so that they
+  // vectorize. Off for WGSL, whose exp and tanh are the GPU's (WebGPU's stated accuracy).
+  bool expand_float32_math = true;
 };
 
 AluExp legalize(const AluExp& e, const LegalizeOptions& opts = {});

@@ -132,6 +132,14 @@ try {
   failed = bad.length;
   for (const r of bad.slice(0, 30)) console.error(`FAIL ${r.name}\n  ${r.error.split("\n").slice(0, 3).join("\n  ")}`);
   console.log(`[kiln] chromium ${version}: ${results.length - bad.length} passed, ${bad.length} failed (crossOriginIsolated ${isolated}, SharedArrayBuffer ${sab})`);
+  // Where the pages' time went: the slowest top-level suites (a suite's name says its device).
+  const bySuite = new Map();
+  for (const r of results) {
+    const suite = r.name.split(" > ")[0];
+    bySuite.set(suite, (bySuite.get(suite) ?? 0) + (r.ms ?? 0));
+  }
+  const slowest = [...bySuite].sort((a, b) => b[1] - a[1]).slice(0, 12);
+  console.log(`[kiln] slowest suites (s): ${slowest.map(([n, ms]) => `${n}: ${(ms / 1000).toFixed(1)}`).join("; ")}`);
   console.log(`[kiln] core: ${core?.threaded ? "threaded (kiln_core_mt)" : "single-threaded (kiln_core)"}, ${core?.maxThreads} threads, ${core?.splitDispatches} split dispatches, ${core?.workerChunks} worker chunks, fma ${core?.fma ? "on" : "off"}`);
   // The page must have had WebGPU (SwiftShader): a skipped webgpu suite would hide a broken path.
   if (results.some((r) => /SKIPPED, no WebGPU adapter/.test(r.name)) || (!only && !results.some((r) => /webgpu device/.test(r.name)))) {

@@ -63,7 +63,8 @@ function makeTest() {
 export const test = makeTest();
 export const it = test;
 
-export type Result = { name: string; ok: boolean; error?: string };
+// ms: the test's wall time with its beforeEach hooks (run.mjs sums them per suite).
+export type Result = { name: string; ok: boolean; error?: string; ms?: number };
 
 /** Runs every registered test in order; beforeEach hooks of enclosing suites run first. */
 export async function runAll(onResult: (r: Result) => void) {
@@ -73,12 +74,13 @@ export async function runAll(onResult: (r: Result) => void) {
       if ("children" in c) await run(c, prefix + c.name + " > ", all);
       else {
         const name = prefix + c.name;
+        const t0 = performance.now();
         try {
           for (const h of all) await h();
           await c.fn(...c.args);
-          onResult({ name, ok: true });
+          onResult({ name, ok: true, ms: performance.now() - t0 });
         } catch (e: any) {
-          onResult({ name, ok: false, error: String(e?.stack ?? e) });
+          onResult({ name, ok: false, error: String(e?.stack ?? e), ms: performance.now() - t0 });
         }
       }
     }

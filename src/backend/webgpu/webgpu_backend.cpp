@@ -253,11 +253,10 @@ void WebGpuBackend::decode_attention(const DecodeAttentionShape& s, const std::v
     fail("decode_attention", "the keys' offset ", s.offset[1], " does not fit the uniform's 32 bits");
   // The offsets other than the keys' are constants of the text, the same in every layer of a
   // model: one pipeline per window kind and shape. Kept by what the text depends on, so the
-  // text is not built per layer and step (host time).
-  std::string key;
-  for (int64_t v : {s.heads, s.kv_heads, s.head_dim, s.n_ctx, s.window, int64_t(float_bits(s.scale)),
-                    s.offset[0], s.offset[2] - s.offset[1], s.offset[3], s.offset[4], s.offset[5]})
-    key += std::to_string(v) + ",";
+  // text is not built per layer and step (host time); the key is plain numbers, so finding
+  // it allocates nothing (it runs per layer and decode step).
+  const AttentionKey key = {s.heads, s.kv_heads, s.head_dim, s.n_ctx, s.window, int64_t(float_bits(s.scale)),
+                            s.offset[0], s.offset[2] - s.offset[1], s.offset[3], s.offset[4], s.offset[5]};
   AttentionPipelines& p = attention_pipelines_[key];
   if (p.generation != generation_) {
     const std::string partial = webgpu::decode_attention_partial_wgsl(s), merge = webgpu::decode_attention_merge_wgsl(s);
@@ -274,7 +273,10 @@ void WebGpuBackend::decode_attention(const DecodeAttentionShape& s, const std::v
   }
   // The partials live for this call only: freed while the step is still being recorded, the
   // runtime hands the same buffer to this layer again next step (its pool), so the steady
-  // state creates no buffer and keeps its bind groups.
+  // state creates no buffer and keeps its bind groups. The host pays two calls into the
+  // runtime (a pool lookup each). A buffer kept here instead would be a device buffer that no
+  // Buffer counts (memory()'s numBackendBuffers equals numBuffers only without one), would
+  // need freeing on a device loss and on release_pooled_buffers, and would save no GPU work.
   const int64_t part = alloc(webgpu::decode_attention_partial_floats(s) * 4);
   std::vector<int32_t>& ins = dispatch_handles_;
   ins.assign(inputs.begin(), inputs.end());

@@ -3,6 +3,7 @@
 #pragma once
 #ifdef __EMSCRIPTEN__
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -79,12 +80,14 @@ class WebGpuBackend : public Backend, public BlockingReader {
   webgpu::WgslParams params_;
   std::unordered_map<std::string, std::shared_ptr<Executable>> cache_;
   std::map<int, PendingRead> reads_;
-  // decode_attention's partial and merge pipelines by what their WGSL text depends on, and the
-  // device generation they were made for.
+  // decode_attention's partial and merge pipelines by what their WGSL text depends on (the
+  // shape, the scale's bits, the operands' offsets but the keys', the values' relative to the
+  // keys'), and the device generation they were made for. A model has one or two entries.
+  using AttentionKey = std::array<int64_t, 11>;
   struct AttentionPipelines {
     int partial = -1, merge = -1, generation = -1;
   };
-  std::unordered_map<std::string, AttentionPipelines> attention_pipelines_;
+  std::map<AttentionKey, AttentionPipelines> attention_pipelines_;
   int next_read_ = 1;
   int generation_ = 0;        // devices replaced so far
   int64_t first_handle_ = 0;  // the current device's first buffer handle

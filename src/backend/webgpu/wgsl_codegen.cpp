@@ -260,7 +260,7 @@ std::string tree_main(const Kernel& k, const WgslParams& p, WgslKernel& w) {
 
 WgslKernel generate_wgsl(const Kernel& original, const WgslParams& p) {
   // WGSL orders no bools: bool < and <= become logic too.
-  const Kernel k = legalize(original, LegalizeOptions{.bool_order_as_logic = true});
+  const Kernel k = legalize(original, LegalizeOptions{.bool_order_as_logic = true, .expand_float32_math = false});
   WgslKernel w;
   w.workgroup = p.workgroup;
   const DType od = k.out_dtype();
