@@ -74,9 +74,9 @@ bool recomputed_in_reduction(AluOp op) {
 
 bool is_cheap(const Val& v) { return !v.red && !v.pre && lowering::is_cheap(v.exp); }
 
-// exp, log and the activations' tanh and erf: a libm call per element on the CPU devices
-// (tens of cycles), so a softmax's or an activation's value is worth a buffer rather than
-// being computed again by a second reader. (Not sin/cos: RoPE's angle tables are small, and
+// exp, log and the activations' tanh and erf: tens of operations per element on the CPU
+// devices (kiln's float32 steps, or a libm call), so a softmax's or an activation's value is
+// worth a buffer rather than being computed again by a second reader. (Not sin/cos: RoPE's angle tables are small, and
 // the rotation that reads them is computed whole for q and k together.)
 bool has_transcendental(const AluExp& e) {
   bool found = false;
