@@ -40,6 +40,11 @@ std::string env_or(const char* name, const std::string& fallback) {
 // the 2-core Xeon dev machine (2026-12), for ~1.5x the compile time of that kernel.
 // -fno-builtin: libm calls stay calls to glibc (exactly the interpreter's functions).
 // -ffp-contract=off: no fused multiply-add, which would round differently from alu_eval.
+// -fno-trapping-math: kiln reads no floating-point exception flags, and without it g++ will
+// not if-convert a select whose arms it sank into branches, so a kernel holding float32
+// exp or tanh (ir/float32_math.h: selects around the steps) stayed a scalar loop ("control
+// flow in loop"). Values are unchanged: it licenses no reassociation, reciprocal or
+// finite-only rewrite.
 // -nostdlib: kernels need only libm, which the host process has already loaded.
 // -pipe: the assembly goes to `as` through a pipe, not a temporary file (same code; 319
 // kernels of Qr.MatchesJax took 16.2 s of compiler CPU against 18.7 s, one pair of runs on the
@@ -49,7 +54,7 @@ std::string env_or(const char* name, const std::string& fallback) {
 // the host's CPU (host_isa_flags); flags are part of the cache key, so a machine without it
 // never loads such a kernel.
 const char* kDefaultFlags =
-    "-O3 -pipe -fPIC -shared -nostdlib -fno-builtin -fno-math-errno -ffp-contract=off -fno-exceptions -w";
+    "-O3 -pipe -fPIC -shared -nostdlib -fno-builtin -fno-math-errno -ffp-contract=off -fno-trapping-math -fno-exceptions -w";
 
 // x86-64-v3 (AVX2, FMA, F16C, BMI2: 8 float lanes) where the CPU has it, else baseline x86-64
 // (SSE2, 4 lanes). `-march=x86-64-v3`, not `-mavx2 -mfma ...`: with the separate feature
