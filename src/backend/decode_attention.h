@@ -45,6 +45,9 @@ inline int64_t decode_attention_begin(const DecodeAttentionShape& s, int64_t sta
 // The definition, per head: scores s_c = scale * sum_d q[d] * key_c[d] (d in order) for the
 // attended cache rows in order, then the new row's; m their maximum; e = exp(s - m); out =
 // (sum_c e_c * value_c + e_new * v) / (sum_c e_c + e_new), sums in the same order.
+// A device's kernel of that definition (the reference, or native's AVX2 form).
+using DecodeAttentionFn = void (*)(const DecodeAttentionShape&, const float*, const float*, const float*,
+                                   const float*, const float*, int32_t, float*);
 void decode_attention_reference(const DecodeAttentionShape& s, const float* q, const float* keys,
                                 const float* values, const float* k, const float* v, int32_t start, float* out);
 

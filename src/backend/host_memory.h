@@ -19,8 +19,6 @@ class HostMemoryBackend : public Backend {
                   std::function<void(std::vector<uint8_t>)> done) override;
   int64_t backend_buffers() const override { return int64_t(buffers_.size()); }
   bool has_quantized_matmul() const override { return true; }
-  using DecodeAttentionFn = void (*)(const DecodeAttentionShape&, const float*, const float*, const float*,
-                                     const float*, const float*, int32_t, float*);
   // Runs quantized_matvec() over the output groups, split by split_groups.
   void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
   // decode_attention_kernel() (the reference here; native: its AVX2 kernel where the CPU has

@@ -76,8 +76,9 @@ bool is_cheap(const Val& v) { return !v.red && !v.pre && lowering::is_cheap(v.ex
 
 // exp, log and the activations' tanh and erf: tens of operations per element on the CPU
 // devices (kiln's float32 steps, or a libm call), so a softmax's or an activation's value is
-// worth a buffer rather than being computed again by a second reader. (Not sin/cos: RoPE's angle tables are small, and
-// the rotation that reads them is computed whole for q and k together.)
+// worth a buffer rather than being computed again by a second reader. (Not sin/cos: RoPE's
+// angle tables are small, and the rotation that reads them is computed whole for q and k
+// together.)
 bool has_transcendental(const AluExp& e) {
   bool found = false;
   e.visit([&](const AluNode& n) {

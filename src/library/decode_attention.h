@@ -1,8 +1,8 @@
 // lax::decode_attention: one token's grouped-query attention over a KV cache as one routine
 // primitive (backend/decode_attention.h has the operands and the definition). The webgpu
-// device runs it as a split-K kernel pair; cpu and native run the C++ reference; wasm, which
-// has no routine, runs the unfused formula (decode_attention_unfused), as does every
-// transformation.
+// device runs it as a split-K kernel pair; cpu the C++ reference and native its AVX2 form
+// (the reference where the CPU lacks AVX2); wasm, which has no routine, runs the unfused
+// formula (decode_attention_unfused), as does every transformation.
 #pragma once
 #include <cstdint>
 

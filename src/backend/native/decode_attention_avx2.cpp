@@ -93,7 +93,9 @@ void decode_attention_avx2(const DecodeAttentionShape& s, const float* q, const 
   if (D % 8 != 0 || group > kMaxGroup) return decode_attention_reference(s, q, keys, values, k, v, start, out);
   const int64_t end = std::clamp<int64_t>(start, 0, s.n_ctx), begin = decode_attention_begin(s, end);
   const int64_t n = std::max<int64_t>(end - begin, 0);
-  std::vector<float> scratch(size_t(group * (n + 1)));
+  // Reused per thread: this runs per layer and decode step.
+  thread_local std::vector<float> scratch;
+  scratch.resize(size_t(group * (n + 1)));
   for (int64_t kh = 0; kh < s.kv_heads; ++kh) {
     const float* qg[kMaxGroup];
     float* e[kMaxGroup];

@@ -5,8 +5,6 @@
 
 namespace kiln::native {
 
-using DecodeAttentionFn = void (*)(const DecodeAttentionShape&, const float*, const float*, const float*,
-                                   const float*, const float*, int32_t, float*);
 void decode_attention_avx2(const DecodeAttentionShape& s, const float* q, const float* keys, const float* values,
                            const float* k, const float* v, int32_t start, float* out);
 // The AVX2 kernel where the CPU has it, else nullptr (the reference then runs).
