@@ -8,7 +8,8 @@
 // chain of 64 in one compute pass on the GPU clock (no host encoding in the time). The
 // shifts come from np.arange (a loaded array; the runtime uses an iota expression).
 //
-// usage: node qmatvec_layouts.mjs DIST [--quick]   (DIST: js/dist of the build)
+// usage: node qmatvec_layouts.mjs DIST [--quick]   (DIST: js/dist of the build; QMV_WGSL=1 prints
+// each case's kernel)
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { create, globals } from "webgpu";
@@ -34,10 +35,12 @@ let current = null;
 const pipeline0 = rt.pipeline.bind(rt);
 rt.pipeline = (wgsl, n) => { const id = pipeline0(wgsl, n); wgslOf.set(id, wgsl); return id; };
 const dispatch0 = rt.dispatch.bind(rt);
-rt.dispatch = (id, inputs, output, size, gx, gy) => {
-  current = { id, ninputs: inputs.length, size, gx, gy, buffers: null };
+// dispatch(id, inputs, output, size, gx, gy, first, count, w1..w3): inputs[first, first + count).
+rt.dispatch = (...args) => {
+  const [id, inputs, , size, gx, gy, first = 0, count = inputs.length - first] = args;
+  current = { id, ninputs: count, size, gx, gy, buffers: null };
   dispatches.push(current);
-  try { return dispatch0(id, inputs, output, size, gx, gy); } finally { current = null; }
+  try { return dispatch0(...args); } finally { current = null; }
 };
 const bindGroup0 = device.createBindGroup.bind(device);
 device.createBindGroup = (desc) => {
@@ -122,6 +125,7 @@ async function runCase(type, rows, cols, g, chain) {
   const bytes = rows * cols * f.bits / 8 + rows * nb * 4 * (f.withMin ? 2 : 1) + cols * 4 + rows * 4;
   for (const a of held) a.dispose();
   const text = wgslOf.get(d.id);
+  if (process.env.QMV_WGSL) console.log(text);
   const strategy = text.includes("fn f_rows") ? `tree, ${(text.match(/in\d+v\[/g) ?? []).length} vec4 loads per chunk` : "serial";
   return { us: (ms * 1000) / chain, gbs: (bytes * chain) / (ms * 1e6), err, strategy };
 }
