@@ -1,6 +1,7 @@
 // kiln's generated quantized matvec kernel in the LLM runtime's two packed layouts (issue 20):
 // rows interleaved by 16 (the CPU devices' layout) and row-contiguous (webgpu's), for the
-// decode matvecs of the Llama-3.2-1B and SmolLM2-135M shapes, against the vec4 copy shader.
+// decode matvecs of the Llama-3.2-1B and SmolLM2-135M shapes (and an f32 4096 x 4096 matvec),
+// against the vec4 copy shader.
 // Each case builds the runtime's dequantization expression (models/quantized_weights.cpp:
 // words [rows / G, k, G] read through the transpose that undoes the interleave, shift, mask,
 // convert, scale, and a min or an offset) over random codes, lets kiln run it once, captures
@@ -130,6 +131,29 @@ async function runCase(type, rows, cols, g, chain) {
   return { us: (ms * 1000) / chain, gbs: (bytes * chain) / (ms * 1e6), err, strategy };
 }
 
+// The f32 matvec y = W x (issue 20's other bandwidth target), W [rows, cols] row-major.
+async function runF32Case(rows, cols, chain) {
+  const next = rng(rows + cols);
+  const ws = Float32Array.from({ length: rows * cols }, () => next() / 2 ** 32 - 0.5);
+  const xs = Float32Array.from({ length: cols }, () => next() / 2 ** 32 - 0.5);
+  const held = [np.array(ws).reshape([rows, cols]), np.array(xs).reshape([1, cols])];
+  dispatches.length = 0;
+  const got = await np.sum(np.multiply(held[1].ref, held[0].ref), -1).data();
+  const mine = dispatches.filter((d) => d.size === rows && d.buffers);
+  if (mine.length !== 1) throw new Error(`f32 ${rows}x${cols}: ${mine.length} matvec dispatches captured`);
+  let err = 0;
+  for (const r of [0, 1, rows >> 1, rows - 1]) {
+    let ref = 0, mag = 0;
+    for (let j = 0; j < cols; j++) { ref += ws[r * cols + j] * xs[j]; mag += Math.abs(ws[r * cols + j] * xs[j]); }
+    err = Math.max(err, Math.abs(got[r] - ref) / mag);
+  }
+  const { pipeline, group } = replay(mine[0]);
+  const ms = await timeChain(device, pipeline, group, mine[0].gx, mine[0].gy, chain);
+  for (const a of held) a.dispose();
+  const bytes = rows * cols * 4 + cols * 4 + rows * 4;
+  return { us: (ms * 1000) / chain, gbs: (bytes * chain) / (ms * 1e6), err, strategy: wgslOf.get(mine[0].id).includes("fn f_rows") ? "tree" : "other" };
+}
+
 const info = rt.adapter ?? "";
 console.log(`adapter: ${typeof info === "string" ? info : JSON.stringify(info)}; dist ${process.argv[2]}`);
 const copy = await copyGBs(device, quick ? 16 : 256);
@@ -144,6 +168,11 @@ const shapes = quick
 const chain = quick ? 4 : 64;
 console.log("| matvec | type rows x cols | layout | kernel | us | GB/s | of copy | max rel err |");
 console.log("|---|---|---|---|---|---|---|---|");
+{
+  const [rows, cols] = quick ? [64, 256] : [4096, 4096];
+  const r = await runF32Case(rows, cols, chain);
+  console.log(`| f32 | f32 ${rows}x${cols} | row-major | ${r.strategy} | ${r.us.toFixed(1)} | ${r.gbs.toFixed(0)} | ${(r.gbs / copy).toFixed(2)} | ${r.err.toExponential(1)} |`);
+}
 for (const [label, type, rows, cols] of shapes) {
   for (const [layout, g] of [["interleaved 16", rows % 16 === 0 ? 16 : 1], ["row-contiguous", 1]]) {
     const r = await runCase(type, rows, cols, g, chain);
