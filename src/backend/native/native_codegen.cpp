@@ -56,7 +56,8 @@ std::vector<const AluNode*> loads(const Plan& p) {
       if (n.op == AluOp::Load) out.push_back(&n);
     });
   };
-  add(p.body);
+  if (p.pieces.empty()) add(p.body);
+  for (const IndexPiece& piece : p.pieces) add(piece.exp);
   if (p.kernel.reduction) add(p.kernel.reduction->epilogue);
   return out;
 }
@@ -130,6 +131,7 @@ Plan plan_kernel(const Kernel& original) {
   if (!k.reduction) {
     p.items = k.size;
     p.work_per_item = nodes;
+    if (auto pieces = split_index_ranges(k)) p.pieces = std::move(*pieces);
     p.loads = loads(p);
     return p;
   }
@@ -255,11 +257,23 @@ std::string generate_source(const Plan& p, const std::vector<bool>& guard_bits) 
   const DType odt = k.out_dtype();
   os << "  " << storage_type(odt) << "* __restrict out = (" << storage_type(odt) << "*)bufs["
      << k.inputs.size() << "];\n  (void)cnt;\n";
-  if (!k.reduction) {
+  if (!k.reduction && p.pieces.empty()) {
     os << "  for (i32 gidx = (i32)begin; gidx < (i32)end; ++gidx) {\n";
     CScope body(dialect, os, "    ", "v", {{VarId::Gidx, "gidx"}});
     std::string r = body.emit(k.exp);
     os << "    out[gidx] = " << store(odt, r) << ";\n  }\n}\n";
+    return os.str();
+  }
+  if (!k.reduction) {
+    // One loop per range, each computing only its branch: [begin, end) clipped to it.
+    for (const IndexPiece& piece : p.pieces) {
+      os << "  for (i32 gidx = (i32)(begin > " << piece.lo << " ? begin : " << piece.lo << "), hi = (i32)(end < "
+         << piece.hi << " ? end : " << piece.hi << "); gidx < hi; ++gidx) {\n";
+      CScope body(dialect, os, "    ", "v", {{VarId::Gidx, "gidx"}});
+      std::string r = body.emit(piece.exp);
+      os << "    out[gidx] = " << store(odt, r) << ";\n  }\n";
+    }
+    os << "}\n";
     return os.str();
   }
   emit_tiled(os, p, dialect);
