@@ -66,7 +66,8 @@ void expect_same_bits(const Array& got, const Array& want) {
 }
 
 // Branches: tanh, a product with exp, a constant and a plain copy, of uneven lengths along
-// `axis` (3, 5, 2, 7: boundaries off every 4- and 8-wide vector).
+// `axis` (3, 5, 2, 7, or 9, 13, 8, 11 along the innermost axis, where a piece of a row has at
+// least kMinInnerPiece elements: boundaries off every 4- and 8-wide vector).
 std::vector<Array> branches(const std::vector<Tree>& a, bool realize) {
   std::vector<Array> out{np::tanh(a[0].as_array()), np::exp(a[1].as_array()) * 0.5f,
                          np::full(a[2].as_array().shape(), np::asarray(Array(1.25f))), a[3].as_array() + 0.0f};
@@ -77,8 +78,8 @@ std::vector<Array> branches(const std::vector<Tree>& a, bool realize) {
 
 std::vector<Tree> branch_args(int axis, int64_t batch) {
   std::vector<Tree> args;
-  const int64_t lens[] = {3, 5, 2, 7};
-  for (int i = 0; i < 4; i++) {
+  const std::vector<int64_t> lens = axis == 2 ? std::vector<int64_t>{9, 13, 8, 11} : std::vector<int64_t>{3, 5, 2, 7};
+  for (size_t i = 0; i < 4; i++) {
     kiln::Shape s{batch, 6, 9};
     s[size_t(axis)] = lens[i] * (axis == 0 ? batch : 1);
     args.push_back(Tree(rnd(s, unsigned(10 + i))));
@@ -88,8 +89,8 @@ std::vector<Tree> branch_args(int axis, int64_t batch) {
 
 }  // namespace
 
-// Along each axis position, with a batch of 1 (the concatenated axis outermost: split) and of
-// 2 (axis 1 and 2 inner: one loop, see docs/ARCHITECTURE.md): equal to the unfused eager
+// Along each axis position, with a batch of 1 (the concatenated axis outermost: one range per
+// branch) and of 2 (axis 1 and 2 inner: ranges of each row): equal to the unfused eager
 // result, bit for bit, on the cpu and the default device.
 TEST(IndexSplit, ConcatenationsEqualTheUnfusedResultOnEveryDevice) {
   on_devices([] {
@@ -127,40 +128,51 @@ TEST(IndexSplit, PadsAndLongKernelsEqualTheUnfusedResult) {
   });
 }
 
-// The rule fires: a concatenation along its outermost axis, and two outputs packed into one
-// kernel, are generated as one loop per range, by the shared analysis and by the default
-// device's code generator (native's plan, wasm's module); a kernel without such selects is not.
+// The rule fires: concatenations along each axis, two outputs packed into one kernel and a
+// pad are generated as one loop per range, by the shared analysis and by the default
+// device's code generator (native's plan, wasm's module); a kernel without such selects, or
+// whose ranges of a row are shorter than kMinInnerPiece, is not.
 TEST(IndexSplit, TheCodeGeneratorsSplitByIndexRanges) {
   struct Case {
     std::string what;
     std::function<Tree(const std::vector<Tree>&)> f;
     std::vector<Tree> args;
     size_t pieces;  // of the call's one kernel; 0: not split
+    int64_t period;
   };
   const std::vector<Case> cases{
       {"concatenate", [](const std::vector<Tree>& a) { return Tree(np::concatenate(branches(a, false), 0)); },
-       branch_args(0, 1), 4},
+       branch_args(0, 1), 4, 17 * 6 * 9},
+      {"concatenate, inner axis", [](const std::vector<Tree>& a) { return Tree(np::concatenate(branches(a, false), 1)); },
+       branch_args(1, 2), 4, 17 * 9},
+      {"concatenate, innermost axis",
+       [](const std::vector<Tree>& a) { return Tree(np::concatenate(branches(a, false), 2)); }, branch_args(2, 2), 4, 41},
+      {"concatenate, pieces of rows too short",
+       [](const std::vector<Tree>& a) { return Tree(np::concatenate({np::tanh(a[0].as_array()), np::exp(a[1].as_array())}, 1)); },
+       {Tree(rnd({5, 7}, 8)), Tree(rnd({5, 6}, 9))}, 0, 0},
       {"packed outputs",
        [](const std::vector<Tree>& a) {
          return Tree(std::vector<Tree>{Tree(np::tanh(a[0].as_array())), Tree(np::exp(a[0].as_array()))});
        },
-       {Tree(rnd({7, 3}, 5))}, 2},
+       {Tree(rnd({7, 3}, 5))}, 2, 42},
       {"pad",  // an output that is a bare pad stays a view; one computed after it is a kernel
        [](const std::vector<Tree>& a) { return Tree(np::pad(np::tanh(a[0].as_array()), {{1, 2}, {0, 0}}) + 1.0f); },
-       {Tree(rnd({7, 3}, 6))}, 3},
+       {Tree(rnd({7, 3}, 6))}, 3, 30},
       {"plain", [](const std::vector<Tree>& a) { return Tree(np::tanh(a[0].as_array()) * 2.0f); },
-       {Tree(rnd({7, 3}, 7))}, 0}};
+       {Tree(rnd({7, 3}, 7))}, 0, 0}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     Tree out;
     const std::vector<kiln::Kernel> ks = kernels_of(kiln::jit(c.f), c.args, &out);
     ASSERT_EQ(ks.size(), 1u);
     const kiln::Kernel k = kiln::legalize(ks[0]);
-    const auto pieces = kiln::split_index_ranges(k);
-    EXPECT_EQ(pieces ? pieces->size() : 0, c.pieces);
-    if (pieces) {
+    const auto split = kiln::split_index_ranges(k);
+    EXPECT_EQ(split ? split->pieces.size() : 0, c.pieces);
+    if (split) {
+      const auto* pieces = &split->pieces;
+      EXPECT_EQ(split->period, c.period);
       EXPECT_EQ(pieces->front().lo, 0);
-      EXPECT_EQ(pieces->back().hi, k.size);
+      EXPECT_EQ(pieces->back().hi, split->period);
       for (size_t i = 1; i < pieces->size(); i++) EXPECT_EQ((*pieces)[i].lo, (*pieces)[i - 1].hi);
       for (const kiln::IndexPiece& p : *pieces)  // no select on the output index is left
         EXPECT_LT(p.exp.node_count(), k.exp.node_count());

@@ -239,9 +239,11 @@ bool emit_pointwise(KernelEmitter& ke, const CodegenOptions& o) {
 }
 
 // A pointwise kernel split by ranges of gidx (ir/index_split.h): one function per piece, each
-// the ordinary elementwise loops over its expression, and `k(args, begin, end)` calling each
-// with [begin, end) clipped to its range (a thread's chunk may span several pieces).
-CompiledKernel compile_pieces(const Kernel& k, const std::vector<IndexPiece>& pieces, const CodegenOptions& o) {
+// the ordinary elementwise loops over its expression, and `k(args, begin, end)` calling them
+// row by row (one row when the split is of the whole index) with [begin, end) clipped to each
+// piece's range in the row (a thread's chunk may span several pieces and rows).
+CompiledKernel compile_pieces(const Kernel& k, const IndexSplit& split, const CodegenOptions& o) {
+  const std::vector<IndexPiece>& pieces = split.pieces;
   CompiledKernel out;
   out.index_pieces = int(pieces.size());
   std::vector<Kernel> kernels(pieces.size(), k);  // the emitters keep references
@@ -253,20 +255,31 @@ CompiledKernel compile_pieces(const Kernel& k, const std::vector<IndexPiece>& pi
     out.simd_loop |= emit_pointwise(*emitters[i], o);
   }
   out.imports = emitters.back()->ops().imports();
+  using KE = KernelEmitter;
   CodeBuilder d(3);
+  const uint32_t row = d.add_local(ValType::I32), base = d.add_local(ValType::I32);
   const uint32_t lo = d.add_local(ValType::I32), hi = d.add_local(ValType::I32);
+  const int32_t period = int32_t(split.period);
+  d.local_get(KE::kBegin), d.i32_const(period), d.op(op::I32DivS), d.local_set(row);
+  d.block();
+  d.loop();
+  d.local_get(row), d.i32_const(period), d.op(op::I32Mul), d.local_tee(base);
+  d.local_get(KE::kEnd), d.op(op::I32GeS), d.br_if(1);
   for (size_t i = 0; i < pieces.size(); i++) {
-    const int32_t plo = int32_t(pieces[i].lo), phi = int32_t(pieces[i].hi);
-    d.local_get(KernelEmitter::kBegin), d.i32_const(plo), d.local_get(KernelEmitter::kBegin), d.i32_const(plo);
-    d.op(op::I32GtS), d.op(op::Select), d.local_set(lo);  // max(begin, piece.lo)
-    d.local_get(KernelEmitter::kEnd), d.i32_const(phi), d.local_get(KernelEmitter::kEnd), d.i32_const(phi);
-    d.op(op::I32LtS), d.op(op::Select), d.local_set(hi);  // min(end, piece.hi)
+    d.local_get(KE::kBegin), d.local_get(base), d.i32_const(int32_t(pieces[i].lo)), d.op(op::I32Add), d.local_tee(lo);
+    d.local_get(KE::kBegin), d.local_get(lo), d.op(op::I32GtS), d.op(op::Select), d.local_set(lo);  // max
+    d.local_get(KE::kEnd), d.local_get(base), d.i32_const(int32_t(pieces[i].hi)), d.op(op::I32Add), d.local_tee(hi);
+    d.local_get(KE::kEnd), d.local_get(hi), d.op(op::I32LtS), d.op(op::Select), d.local_set(hi);  // min
     d.local_get(lo), d.local_get(hi), d.op(op::I32LtS);
     d.if_();
-    d.local_get(KernelEmitter::kArgs), d.local_get(lo), d.local_get(hi);
+    d.local_get(KE::kArgs), d.local_get(lo), d.local_get(hi);
     d.call(uint32_t(out.imports.size() + i));
     d.end();
   }
+  d.local_get(row), d.i32_const(1), d.op(op::I32Add), d.local_set(row);
+  d.br(0);
+  d.end();
+  d.end();
   std::vector<const CodeBuilder*> fns;
   for (auto& e : emitters) fns.push_back(&e->code());
   fns.push_back(&d);
@@ -281,7 +294,7 @@ CompiledKernel compile_kernel(const Kernel& original, const CodegenOptions& o) {
   if (original.size > INT32_MAX || (original.reduction && original.reduction->size > INT32_MAX))
     fail("wasm.codegen", "kernel of ", original.size, " elements is too large, expected < 2^31");
   const Kernel k = legalize(original);
-  if (auto pieces = split_index_ranges(k)) return compile_pieces(k, *pieces, o);
+  if (auto split = split_index_ranges(k)) return compile_pieces(k, *split, o);
   KernelEmitter ke(k);
   CodeBuilder& c = ke.code();
   ke.emit_prologue();
