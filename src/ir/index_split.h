@@ -43,6 +43,6 @@ inline constexpr size_t kMaxIndexPieces = 16;
 inline constexpr double kSplitWorkRatio = 0.9;
 // The narrowest piece of a row when there are several rows: each row then runs one short
 // loop per piece. (Measured: docs/ARCHITECTURE.md, "Index-set splitting".)
-inline constexpr int64_t kMinInnerPiece = 8;
+inline constexpr int64_t kMinInnerPiece = 4;
 
 }  // namespace kiln
