@@ -287,7 +287,7 @@ std::string generate_source(const Plan& p, const std::vector<bool>& guard_bits) 
   if (!k.reduction) {
     // Rows of `period`: per row, one loop per range of the row, clipped to [begin, end).
     os << "  for (i64 row = begin / " << p.period << "; row * " << p.period << " < end; ++row) {\n"
-       << "    const i32 o = (i32)row;\n    const i64 base = row * " << p.period << ";\n";
+       << "    const i32 o = (i32)row;\n    (void)o;\n    const i64 base = row * " << p.period << ";\n";
     for (const IndexPiece& piece : p.pieces) {
       os << "    for (i32 j = (i32)(begin - base > " << piece.lo << " ? begin - base : " << piece.lo
          << "), hi = (i32)(end - base < " << piece.hi << " ? end - base : " << piece.hi << "); j < hi; ++j) {\n";
