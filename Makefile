@@ -299,13 +299,17 @@ bench: setup
 	./build/native/jit_bench
 
 # cpu vs native (matmul, MLP step, conv layer), then the thread-count sweep behind the
-# native backend's parallel threshold (bench/results/native.md).
+# native backend's parallel threshold, then concatenations with and without index-set
+# splitting (bench/results/native.md).
 bench-native: setup
 	cmake --preset native && cmake --build --preset native --target kiln
 	$(BENCH_CXX) bench/native_bench.cpp build/native/libkiln.a -lpthread -o build/native/native_bench
 	./build/native/native_bench
 	KILN_NUM_THREADS=1 ./build/native/native_bench --sweep
 	KILN_NATIVE_PARALLEL_MIN_WORK=0 ./build/native/native_bench --sweep
+	$(BENCH_CXX) bench/concat_bench.cpp build/native/libkiln.a -lpthread -o build/native/concat_bench
+	KILN_NUM_THREADS=1 KILN_INDEX_SPLIT=0 ./build/native/concat_bench
+	KILN_NUM_THREADS=1 ./build/native/concat_bench
 # kiln-wasm against @jax-js/jax, tfjs-backend-wasm and onnxruntime-web in one Node process
 # (bench/wasm/bench.mjs); the peers come from bench/wasm/package.json. Not part of `make test`.
 KILN_BENCH_LINK := -fexceptions -sALLOW_TABLE_GROWTH=1 -sALLOW_MEMORY_GROWTH=1 -sMODULARIZE=1 \

@@ -180,6 +180,10 @@ AluExp simplify_divmod(AluOp op, const AluExp& a, int64_t c) {
   if (a.vmin() >= 0 && a.vmax() < c) return op == AluOp::Idiv ? AluExp::idx(0) : a;
   if (op == AluOp::Idiv && floordiv(a.vmin(), c) == floordiv(a.vmax(), c))
     return AluExp::idx(floordiv(a.vmin(), c));
+  // Within one period the remainder is an offset: a packed kernel's `gidx % n` over the
+  // range of one of its outputs (index-set splitting) reads that output's elements in place.
+  if (op == AluOp::Mod && floordiv(a.vmin(), c) == floordiv(a.vmax(), c))
+    return a - AluExp::idx(floordiv(a.vmin(), c) * c);
   if (op == AluOp::Mod && a.op() == AluOp::Mod && a.src(1).is_const() &&
       int64_t(a.src(1).value()) % c == 0)
     return a.src(0) % c;
@@ -259,10 +263,12 @@ AluExp AluExp::weak_constant(DType dtype, double value) {
   return is_float(dtype) ? make(AluOp::Const, dtype, {}, value) : constant(dtype, value);
 }
 
-AluExp AluExp::var(VarId id, DType dtype, int64_t max) {
+AluExp AluExp::var(VarId id, DType dtype, int64_t max) { return var(id, dtype, 0, max); }
+
+AluExp AluExp::var(VarId id, DType dtype, int64_t min, int64_t max) {
   AluExp e = make(AluOp::Var, dtype, {}, 0, int(id));
   auto* n = const_cast<AluNode*>(e.get());
-  n->vmin = 0;
+  n->vmin = min;
   n->vmax = max;
   return e;
 }

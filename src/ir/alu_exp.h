@@ -27,6 +27,9 @@ class AluExp {
   static AluExp idx(int64_t value) { return constant(DType::Int32, double(value)); }
   // An index variable with the inclusive range [0, max].
   static AluExp var(VarId id, DType dtype, int64_t max);
+  // An index variable with the inclusive range [min, max] (a code generator's loop over part
+  // of the output: ir/index_split.h).
+  static AluExp var(VarId id, DType dtype, int64_t min, int64_t max);
   // A reduction's accumulator in its epilogue: any value of its dtype (an index range of
   // [0, 0] there let the simplifier fold max(acc, -5) to acc for int32 sums).
   static AluExp accumulator(DType dtype);

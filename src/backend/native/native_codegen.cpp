@@ -56,7 +56,8 @@ std::vector<const AluNode*> loads(const Plan& p) {
       if (n.op == AluOp::Load) out.push_back(&n);
     });
   };
-  add(p.body);
+  if (p.pieces.empty()) add(p.body);
+  for (const IndexPiece& piece : p.pieces) add(piece.exp);
   if (p.kernel.reduction) add(p.kernel.reduction->epilogue);
   return out;
 }
@@ -130,6 +131,15 @@ Plan plan_kernel(const Kernel& original) {
   if (!k.reduction) {
     p.items = k.size;
     p.work_per_item = nodes;
+    if (auto split = split_index_ranges(k)) {
+      p.period = split->period;
+      p.pieces = std::move(split->pieces);
+      if (p.period < k.size) {  // row * period + j: the loads become affine in j
+        const AluExp row = AluExp::var(VarId::Lane, DType::Int32, k.size / p.period - 1) * AluExp::idx(p.period);
+        for (IndexPiece& piece : p.pieces)
+          piece.exp = piece.exp.substitute(VarId::Gidx, row + AluExp::var(VarId::Gidx, DType::Int32, piece.lo, piece.hi - 1));
+      }
+    }
     p.loads = loads(p);
     return p;
   }
@@ -255,11 +265,37 @@ std::string generate_source(const Plan& p, const std::vector<bool>& guard_bits) 
   const DType odt = k.out_dtype();
   os << "  " << storage_type(odt) << "* __restrict out = (" << storage_type(odt) << "*)bufs["
      << k.inputs.size() << "];\n  (void)cnt;\n";
-  if (!k.reduction) {
+  if (!k.reduction && p.pieces.empty()) {
     os << "  for (i32 gidx = (i32)begin; gidx < (i32)end; ++gidx) {\n";
     CScope body(dialect, os, "    ", "v", {{VarId::Gidx, "gidx"}});
     std::string r = body.emit(k.exp);
     os << "    out[gidx] = " << store(odt, r) << ";\n  }\n}\n";
+    return os.str();
+  }
+  if (!k.reduction && p.period == k.size) {
+    // One loop per range, each computing only its branch: [begin, end) clipped to it.
+    for (const IndexPiece& piece : p.pieces) {
+      os << "  for (i32 gidx = (i32)(begin > " << piece.lo << " ? begin : " << piece.lo << "), hi = (i32)(end < "
+         << piece.hi << " ? end : " << piece.hi << "); gidx < hi; ++gidx) {\n";
+      CScope body(dialect, os, "    ", "v", {{VarId::Gidx, "gidx"}});
+      std::string r = body.emit(piece.exp);
+      os << "    out[gidx] = " << store(odt, r) << ";\n  }\n";
+    }
+    os << "}\n";
+    return os.str();
+  }
+  if (!k.reduction) {
+    // Rows of `period`: per row, one loop per range of the row, clipped to [begin, end).
+    os << "  for (i64 row = begin / " << p.period << "; row * " << p.period << " < end; ++row) {\n"
+       << "    const i32 o = (i32)row;\n    (void)o;\n    const i64 base = row * " << p.period << ";\n";
+    for (const IndexPiece& piece : p.pieces) {
+      os << "    for (i32 j = (i32)(begin - base > " << piece.lo << " ? begin - base : " << piece.lo
+         << "), hi = (i32)(end - base < " << piece.hi << " ? end - base : " << piece.hi << "); j < hi; ++j) {\n";
+      CScope body(dialect, os, "      ", "v", {{VarId::Gidx, "j"}, {VarId::Lane, "o"}});
+      std::string r = body.emit(piece.exp);
+      os << "      out[base + j] = " << store(odt, r) << ";\n    }\n";
+    }
+    os << "  }\n}\n";
     return os.str();
   }
   emit_tiled(os, p, dialect);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/index_split.h"
 #include "ir/kernel.h"
 #include "ir/schedule.h"
 
@@ -24,7 +25,13 @@ struct Plan {
   AluExp body;             // Tiled with rows > 1: gidx replaced by m * cols + n
   int64_t items = 0;       // units of work the thread pool splits: elements or blocks
   int64_t work_per_item = 0;  // rough cost, for deciding whether to split
-  // The Load nodes of the emitted expressions in emission order (body, then epilogue), found
+  // Pointwise: one loop per range of gidx (or of gidx % period, in a loop over rows) when a
+  // select chain is decided by them (a concatenation, a packed kernel: ir/index_split.h);
+  // empty: one loop over body. With rows, a piece's exp reads the row as Lane and its
+  // position in the row as gidx.
+  std::vector<IndexPiece> pieces;
+  int64_t period = 0;
+  // The Load nodes of the emitted expressions in emission order (body or pieces, then epilogue), found
   // once: load_guards runs at every dispatch.
   std::vector<const AluNode*> loads;
 };

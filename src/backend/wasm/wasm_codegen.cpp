@@ -3,11 +3,13 @@
 #include "backend/wasm/wasm_codegen.h"
 
 #include <cstring>
+#include <memory>
 
 #include "backend/wasm/wasm_kernel_emitter.h"
 #include "backend/wasm/wasm_simd_emitter.h"
 #include "backend/wasm/wasm_tiled.h"
 #include "ir/error.h"
+#include "ir/index_split.h"
 #include "ir/legalize.h"
 #include "ir/schedule.h"
 
@@ -196,10 +198,103 @@ void KernelEmitter::emit_scalar_loop(uint32_t from, uint32_t to) {
   c_.end();
 }
 
+namespace {
+
+// The module's imports, then its functions in order; `k` is exported.
+std::vector<uint8_t> build_module(const std::vector<Builtin>& imports, const std::vector<const CodeBuilder*>& fns,
+                                  const CodegenOptions& o) {
+  ModuleBuilder mb;
+  for (size_t i = 0; i < imports.size(); i++)
+    mb.import_function("env", "b" + std::to_string(i), builtin_type(imports[i]));
+  // A shared import needs a maximum, and links when the memory's own maximum is at most
+  // that: 65536 pages (4 GiB, all of wasm32) fits every core.
+  if (o.shared_memory) mb.import_memory("env", "memory", 0, true, 65536);
+  else mb.import_memory("env", "memory", 0);
+  uint32_t f = 0;
+  for (const CodeBuilder* c : fns) f = mb.add_function({{ValType::I32, ValType::I32, ValType::I32}, {}}, *c);
+  mb.export_function("k", f);
+  return mb.build();
+}
+
+// The elementwise loops of ke's kernel over [begin, end): scalar up to a multiple of 4,
+// SIMD blocks where they pay, then the scalar tail. Returns whether the SIMD loop is used.
+bool emit_pointwise(KernelEmitter& ke, const CodegenOptions& o) {
+  CodeBuilder& c = ke.code();
+  ke.emit_prologue();
+  ke.compute_level(ke.body(), 0);
+  SimdEmitter se(ke);
+  if (!(o.simd && se.worthwhile())) {
+    ke.emit_scalar_loop(KernelEmitter::kBegin, KernelEmitter::kEnd);
+    return false;
+  }
+  const uint32_t start = c.add_local(ValType::I32), from = KernelEmitter::kBegin, to = KernelEmitter::kEnd;
+  c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4), c.op(op::I32And);
+  c.local_get(to), c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4);
+  c.op(op::I32And), c.local_get(to), c.op(op::I32LtS), c.op(op::Select);
+  c.local_set(start);
+  ke.emit_scalar_loop(from, start);
+  se.emit_loop(start, to);
+  ke.emit_scalar_loop(ke.gidx_local(), to);
+  return true;
+}
+
+// A pointwise kernel split by ranges of gidx (ir/index_split.h): one function per piece, each
+// the ordinary elementwise loops over its expression, and `k(args, begin, end)` calling them
+// row by row (one row when the split is of the whole index) with [begin, end) clipped to each
+// piece's range in the row (a thread's chunk may span several pieces and rows).
+CompiledKernel compile_pieces(const Kernel& k, const IndexSplit& split, const CodegenOptions& o) {
+  const std::vector<IndexPiece>& pieces = split.pieces;
+  CompiledKernel out;
+  out.index_pieces = int(pieces.size());
+  std::vector<Kernel> kernels(pieces.size(), k);  // the emitters keep references
+  std::vector<std::unique_ptr<KernelEmitter>> emitters;
+  for (size_t i = 0; i < pieces.size(); i++) {
+    kernels[i].exp = pieces[i].exp;
+    emitters.push_back(std::make_unique<KernelEmitter>(kernels[i]));
+    if (i) emitters[i]->ops().adopt_imports(emitters[i - 1]->ops());
+    out.simd_loop |= emit_pointwise(*emitters[i], o);
+  }
+  out.imports = emitters.back()->ops().imports();
+  using KE = KernelEmitter;
+  CodeBuilder d(3);
+  const uint32_t row = d.add_local(ValType::I32), base = d.add_local(ValType::I32);
+  const uint32_t lo = d.add_local(ValType::I32), hi = d.add_local(ValType::I32);
+  const int32_t period = int32_t(split.period);
+  d.local_get(KE::kBegin), d.i32_const(period), d.op(op::I32DivS), d.local_set(row);
+  d.block();
+  d.loop();
+  d.local_get(row), d.i32_const(period), d.op(op::I32Mul), d.local_tee(base);
+  d.local_get(KE::kEnd), d.op(op::I32GeS), d.br_if(1);
+  for (size_t i = 0; i < pieces.size(); i++) {
+    d.local_get(KE::kBegin), d.local_get(base), d.i32_const(int32_t(pieces[i].lo)), d.op(op::I32Add), d.local_tee(lo);
+    d.local_get(KE::kBegin), d.local_get(lo), d.op(op::I32GtS), d.op(op::Select), d.local_set(lo);  // max
+    d.local_get(KE::kEnd), d.local_get(base), d.i32_const(int32_t(pieces[i].hi)), d.op(op::I32Add), d.local_tee(hi);
+    d.local_get(KE::kEnd), d.local_get(hi), d.op(op::I32LtS), d.op(op::Select), d.local_set(hi);  // min
+    d.local_get(lo), d.local_get(hi), d.op(op::I32LtS);
+    d.if_();
+    d.local_get(KE::kArgs), d.local_get(lo), d.local_get(hi);
+    d.call(uint32_t(out.imports.size() + i));
+    d.end();
+  }
+  d.local_get(row), d.i32_const(1), d.op(op::I32Add), d.local_set(row);
+  d.br(0);
+  d.end();
+  d.end();
+  std::vector<const CodeBuilder*> fns;
+  for (auto& e : emitters) fns.push_back(&e->code());
+  fns.push_back(&d);
+  out.bytes = build_module(out.imports, fns, o);
+  out.grain = out.simd_loop ? 4 : 1;
+  return out;
+}
+
+}  // namespace
+
 CompiledKernel compile_kernel(const Kernel& original, const CodegenOptions& o) {
   if (original.size > INT32_MAX || (original.reduction && original.reduction->size > INT32_MAX))
     fail("wasm.codegen", "kernel of ", original.size, " elements is too large, expected < 2^31");
   const Kernel k = legalize(original);
+  if (auto split = split_index_ranges(k)) return compile_pieces(k, *split, o);
   KernelEmitter ke(k);
   CodeBuilder& c = ke.code();
   ke.emit_prologue();
@@ -254,17 +349,8 @@ CompiledKernel compile_kernel(const Kernel& original, const CodegenOptions& o) {
     out.grain = simd ? 4 : 1;
   }
 
-  ModuleBuilder mb;
   out.imports = ke.ops().imports();
-  for (size_t i = 0; i < out.imports.size(); i++)
-    mb.import_function("env", "b" + std::to_string(i), builtin_type(out.imports[i]));
-  // A shared import needs a maximum, and links when the memory's own maximum is at most
-  // that: 65536 pages (4 GiB, all of wasm32) fits every core.
-  if (o.shared_memory) mb.import_memory("env", "memory", 0, true, 65536);
-  else mb.import_memory("env", "memory", 0);
-  uint32_t f = mb.add_function({{V::I32, V::I32, V::I32}, {}}, c);
-  mb.export_function("k", f);
-  out.bytes = mb.build();
+  out.bytes = build_module(out.imports, {&c}, o);
   return out;
 }
 

@@ -39,6 +39,9 @@ struct CompiledKernel {
   bool tiled = false;            // has the register-tiled contraction loop
   int64_t reduction_unroll = 1;  // the SIMD loop's reduction copies per iteration (reduction_unroll.h)
   int reduction_groups = 1;      // blocks of 4 outputs per reduction step (wasm_simd_groups.cpp)
+  // Ranges of gidx given a function each (ir/index_split.h: a concatenation's or packed
+  // kernel's branches computed apart); `k` calls them. 0: one loop over the whole expression.
+  int index_pieces = 0;
   // Splits of [0, size) at multiples of this keep every piece on the fast loops (whole
   // MR-row blocks of a tiled contraction, 4-blocks of the SIMD loop), so a dispatch split
   // across threads runs the same code per element as one that is not.

@@ -28,6 +28,8 @@ class OpEmitter {
   explicit OpEmitter(CodeBuilder& c) : c_(c) {}
   CodeBuilder& code() { return c_; }
   const std::vector<Builtin>& imports() const { return imports_; }
+  // Continues another emitter's import list (functions of one module share its imports).
+  void adopt_imports(const OpEmitter& o) { imports_ = o.imports_, import_index_ = o.import_index_; }
 
   // Emits a legalized `op` (result dtype dt) over srcs and leaves its storage value on the stack;
   // returns whether the result is wide (only Where passes wideness through).
