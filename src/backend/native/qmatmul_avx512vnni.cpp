@@ -1,0 +1,114 @@
+// AVX512-VNNI prefill rows kernel (qmatmul_x86.h), compiled with -mavx512f -mavx512vnni and
+// run only where the CPU has both: as qmatmul_avxvnni.cpp with 512-bit vpdpbusd (64
+// multiply-adds per instruction) over two groups of weight rows at once, 16 rows in the
+// lanes, and four activation rows per pass (the 32 registers hold their accumulators and a
+// block's 8 weight vectors). The same floats as that kernel, bit for bit.
+#include "backend/native/qmatmul_vnni.h"
+#include "backend/native/qmatmul_x86.h"
+
+// g++ 12's AVX-512 intrinsics pass a self-initialized `_mm512_undefined_*` value as the unused
+// merge operand (cvtepi32_ps, insertf64x4), which -Wmaybe-uninitialized reports once inlined.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace kiln::native {
+
+namespace {
+
+constexpr int64_t kMaxBlocks = 128;       // k <= 4096: two re-laid groups, 64 KiB on the stack
+constexpr int64_t kPackBytes = 48 << 10;  // int8 activation rows packed per pass
+
+// Group g's 8 floats of block b in the low half, group g + 1's (or zeros) in the high half.
+inline __m512 load_pair(const float* p, int64_t next, bool two) {
+  const __m256 lo = _mm256_loadu_ps(p), hi = two ? _mm256_loadu_ps(p + next) : _mm256_setzero_ps();
+  return _mm512_castpd_ps(
+      _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+}
+
+// Activation rows [i, i + R) of the packed chunk against groups g and (if two) g + 1.
+template <bool kNibbles, int R>
+inline void rows_tile(const QuantMatmulShape& s, const int8_t* x8, const int32_t* corr, const float* dx,
+                      const float* sx, const __m512i* w, const float* d, const float* mins, int64_t g, bool two,
+                      int64_t i, float* out) {
+  const int64_t nb = s.k / kQuantBlock, next = nb * kQuantRowGroup;
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t at = (g * nb + b) * kQuantRowGroup;
+    const __m512 dw = load_pair(d + at, next, two);
+    __m512 mw = _mm512_setzero_ps();
+    if (kNibbles) mw = load_pair(mins + at, next, two);
+    const __m512i* wb = w + b * 8;
+    for (int r = 0; r < R; ++r) {
+      const int8_t* xb = x8 + (i + r) * s.k + b * kQuantBlock;
+      __m512i a0 = _mm512_set1_epi32(corr[(i + r) * nb + b]), a1 = _mm512_setzero_si512();
+      for (int v = 0; v < 8; v += 2) {
+        a0 = _mm512_dpbusd_epi32(a0, wb[v], _mm512_set1_epi32(load_word(xb + 4 * v)));
+        a1 = _mm512_dpbusd_epi32(a1, wb[v + 1], _mm512_set1_epi32(load_word(xb + 4 * v + 4)));
+      }
+      const __m512 isum = _mm512_cvtepi32_ps(_mm512_add_epi32(a0, a1));
+      __m512 term = _mm512_mul_ps(_mm512_mul_ps(dw, _mm512_set1_ps(dx[(i + r) * nb + b])), isum);
+      if (kNibbles) term = _mm512_add_ps(term, _mm512_mul_ps(mw, _mm512_set1_ps(sx[(i + r) * nb + b])));
+      acc[r] = _mm512_add_ps(acc[r], term);
+    }
+  }
+  int64_t live = s.rows - g * kQuantRowGroup;
+  const int64_t lanes = two ? 2 * kQuantRowGroup : kQuantRowGroup;
+  if (live > lanes) live = lanes;
+  const __mmask16 keep = __mmask16((1u << live) - 1);
+  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(out + (i + r) * s.rows + g * kQuantRowGroup, keep, acc[r]);
+}
+
+template <bool kNibbles>
+void matmul_rows(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
+                 const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1, float* out) {
+  const int64_t nb = s.k / kQuantBlock;
+  constexpr int kBytes = kNibbles ? 16 : 32;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(codes);
+  alignas(64) __m512i w[kMaxBlocks * 8];
+  alignas(64) int8_t x8[kPackBytes];
+  int32_t corr[kPackBytes / kQuantBlock];
+  // Vector v of block b is w[b * 8 + v]: group g's 8 lanes, then group g + 1's.
+  __m256i* halves = reinterpret_cast<__m256i*>(w);
+  const int64_t pass = kPackBytes / s.k;  // >= 12 rows: k <= 4096
+  for (int64_t i0 = 0; i0 < s.m; i0 += pass) {
+    const int64_t m = s.m - i0 < pass ? s.m - i0 : pass;
+    pack_activations<kNibbles>(xq + i0 * s.k, m * s.k, x8, corr);
+    const float *dxi = dx + i0 * nb, *sxi = sx + i0 * nb;
+    float* o = out + i0 * s.rows;
+    for (int64_t g = g0; g < g1; g += 2) {
+      const bool two = g + 1 < g1;
+      for (int64_t b = 0; b < nb; ++b) {
+        relayout_block<kNibbles>(bytes + ((g * nb + b) * kQuantRowGroup) * kBytes, halves + b * 16, 2);
+        if (two) relayout_block<kNibbles>(bytes + (((g + 1) * nb + b) * kQuantRowGroup) * kBytes, halves + b * 16 + 1, 2);
+        else
+          for (int v = 0; v < 8; ++v) halves[b * 16 + 2 * v + 1] = _mm256_setzero_si256();
+      }
+      int64_t i = 0;
+      for (; i + 4 <= m; i += 4) rows_tile<kNibbles, 4>(s, x8, corr, dxi, sxi, w, d, mins, g, two, i, o);
+      switch (m - i) {
+        case 3: rows_tile<kNibbles, 3>(s, x8, corr, dxi, sxi, w, d, mins, g, two, i, o); break;
+        case 2: rows_tile<kNibbles, 2>(s, x8, corr, dxi, sxi, w, d, mins, g, two, i, o); break;
+        case 1: rows_tile<kNibbles, 1>(s, x8, corr, dxi, sxi, w, d, mins, g, two, i, o); break;
+        default: break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void quantized_matmul_rows_avx512vnni(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
+                                      const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1,
+                                      float* out) {
+  if (s.k / kQuantBlock > kMaxBlocks) {  // the same values from the AVX2 matvec, row by row
+    const int64_t nb = s.k / kQuantBlock;
+    const QuantMatmulShape one{s.layout, 1, s.k, s.rows};
+    for (int64_t i = 0; i < s.m; ++i)
+      quantized_matvec_avx2(one, xq + i * s.k, dx + i * nb, sx + i * nb, codes, d, mins, g0, g1, out + i * s.rows);
+    return;
+  }
+  if (s.layout == QuantLayout::Nibble4) matmul_rows<true>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
+  else matmul_rows<false>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
+}
+
+}  // namespace kiln::native
