@@ -147,7 +147,7 @@ std::string name(const Case& c) {
 }
 
 // The activation rounding of the test's device for calls of several x rows: int8 on native
-// where a VNNI prefill kernel runs, int16 everywhere else.
+// with $KILN_NATIVE_PREFILL_INT8=1 on a VNNI CPU, int16 everywhere else.
 int prefill_max_code() {
 #if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
   if (kiln::default_device() == "native") return kiln::native::best_quantized_matmul_rows().max_code;
@@ -209,39 +209,42 @@ TEST(QuantizedMatmul, SimdKernelsEqualTheReference) {
 }
 
 #if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
-// Every native prefill rows kernel this CPU runs (AVX2, AVX-VNNI, AVX512-VNNI), whatever
-// $KILN_NATIVE_QMATVEC says, against the definition at its activation rounding on every case
-// of several x rows, on whole and split group ranges (a thread's share); levels the CPU lacks
-// are named and skipped.
+// Every native prefill rows kernel this CPU runs (AVX2, AVX-VNNI and AVX512-VNNI at int16 and
+// int8), whatever $KILN_NATIVE_QMATVEC says, against the definition at its activation
+// rounding on every case of several x rows, on whole and split group ranges (a thread's
+// share); levels the CPU lacks are named and skipped.
 TEST(QuantizedMatmul, EachNativeRowsKernelEqualsItsDefinition) {
   using kiln::native::QuantIsa;
-  for (QuantIsa isa : {QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni}) {
-    const std::string level = kiln::native::quant_isa_name(isa);
-    if (isa > kiln::native::cpu_quant_isa()) {
-      std::printf("[  SKIPPED ] rows kernel %s: this CPU lacks it\n", level.c_str());
-      continue;
+  for (QuantIsa isa : {QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni})
+    for (bool int8 : {false, true}) {
+      if (isa == QuantIsa::Avx2 && int8) continue;
+      const std::string level = std::string(kiln::native::quant_isa_name(isa)) + (int8 ? " int8" : "");
+      if (isa > kiln::native::cpu_quant_isa()) {
+        std::printf("[  SKIPPED ] rows kernel %s: this CPU lacks it\n", level.c_str());
+        continue;
+      }
+      const kiln::QuantRowsKernel rows = kiln::native::quantized_matmul_rows_for(isa, int8);
+      ASSERT_EQ(rows.max_code, int8 ? 127 : 32767) << level;
+      ASSERT_NE(rows.fn, nullptr) << level;
+      uint32_t seed = 123;
+      for (const Case& c : kCases) {
+        if (c.m < 2) continue;
+        const Operands o = make(c.layout, c.m, c.k, c.rows, seed += 13);
+        const kiln::QuantMatmulShape s{c.layout, c.m, c.k, c.rows};
+        const std::vector<float> want = definition(o, rows.max_code);
+        std::vector<float> out(size_t(c.m * c.rows), -1.0f);
+        const kiln::QuantMatmulArgs a{o.x.data(), o.codes.data(), o.d.data(), o.mins.data(), out.data()};
+        kiln::run_quantized_matmul(s, a, &kiln::quantized_matvec_reference, nullptr, nullptr, nullptr, rows);
+        expect_bits(out, want, level + " " + name(c));
+        // Odd group ranges, as a thread pool splits them (the 16-row kernel's lone last group).
+        std::fill(out.begin(), out.end(), -1.0f);
+        auto split = [](void*, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* ctx) {
+          for (int64_t g = 0; g < groups; g += 3) fn(ctx, g, std::min(groups, g + 3));
+        };
+        kiln::run_quantized_matmul(s, a, &kiln::quantized_matvec_reference, split, nullptr, nullptr, rows);
+        expect_bits(out, want, level + " split " + name(c));
+      }
     }
-    const kiln::QuantRowsKernel rows = kiln::native::quantized_matmul_rows_for(isa);
-    ASSERT_NE(rows.fn, nullptr) << level;
-    uint32_t seed = 123;
-    for (const Case& c : kCases) {
-      if (c.m < 2) continue;
-      const Operands o = make(c.layout, c.m, c.k, c.rows, seed += 13);
-      const kiln::QuantMatmulShape s{c.layout, c.m, c.k, c.rows};
-      const std::vector<float> want = definition(o, rows.max_code);
-      std::vector<float> out(size_t(c.m * c.rows), -1.0f);
-      const kiln::QuantMatmulArgs a{o.x.data(), o.codes.data(), o.d.data(), o.mins.data(), out.data()};
-      kiln::run_quantized_matmul(s, a, &kiln::quantized_matvec_reference, nullptr, nullptr, nullptr, rows);
-      expect_bits(out, want, level + " " + name(c));
-      // Odd group ranges, as a thread pool splits them (the 16-row kernel's lone last group).
-      std::fill(out.begin(), out.end(), -1.0f);
-      auto split = [](void*, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* ctx) {
-        for (int64_t g = 0; g < groups; g += 3) fn(ctx, g, std::min(groups, g + 3));
-      };
-      kiln::run_quantized_matmul(s, a, &kiln::quantized_matvec_reference, split, nullptr, nullptr, rows);
-      expect_bits(out, want, level + " split " + name(c));
-    }
-  }
 }
 #endif
 
@@ -275,8 +278,8 @@ double rounding_excess(const Operands& o, const std::vector<float>& got, int max
   return worst;
 }
 
-// The device's result (for two x rows: int8-rounded activations on native with VNNI, int16
-// elsewhere) against the float matmul, within its rounding's bound.
+// The device's result (two x rows: int16-rounded activations, or int8 where native's VNNI
+// prefill is told to) against the float matmul, within its rounding's bound.
 TEST(QuantizedMatmul, IsCloseToTheFloatMatmul) {
   for (QuantLayout layout : {QuantLayout::Nibble4, QuantLayout::Int8}) {
     const Operands o = make(layout, 2, 256, 21, 7);

@@ -81,9 +81,10 @@ std::vector<Kernel> kernels() {
   using kiln::native::QuantIsa;
   std::vector<Kernel> v = {{"sse2", &kiln::native::quantized_matvec_sse2, nullptr, {}}};
   for (QuantIsa isa : {QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni})
-    if (isa <= kiln::native::cpu_quant_isa())
-      v.push_back({kiln::native::quant_isa_name(isa), &kiln::native::quantized_matvec_avx2, nullptr,
-                   kiln::native::quantized_matmul_rows_for(isa)});
+    for (bool int8 : {false, true})
+      if (isa <= kiln::native::cpu_quant_isa() && (isa > QuantIsa::Avx2 || !int8))
+        v.push_back({std::string(kiln::native::quant_isa_name(isa)) + (int8 ? "-i8" : ""),
+                     &kiln::native::quantized_matvec_avx2, nullptr, kiln::native::quantized_matmul_rows_for(isa, int8)});
   return v;
 #endif
 }
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
       Operands one = make(sh.layout, 1, sh.k, sh.rows, 7);
       ok = check(one, kn) && ok;
       const double dec = best_us([&] { kiln::run_quantized_matmul(one.s, one.args(), kn.matvec); }, reps);
-      std::printf("%-22s %-8s decode %9.1f us", sh.what, kn.name.c_str(), dec);
+      std::printf("%-22s %-13s decode %9.1f us", sh.what, kn.name.c_str(), dec);
       if (sh.layout == QuantLayout::Int8 && sh.rows > 4096) {  // prefill computes one row of logits
         std::printf("\n");
         continue;

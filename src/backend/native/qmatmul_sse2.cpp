@@ -103,16 +103,26 @@ QuantMatvecFn best_quantized_matvec() {
   return quant_isa() == QuantIsa::Sse2 ? &quantized_matvec_sse2 : &quantized_matvec_avx2;
 }
 
-QuantRowsKernel quantized_matmul_rows_for(QuantIsa isa) {
+QuantRowsKernel quantized_matmul_rows_for(QuantIsa isa, bool int8) {
   switch (isa) {
     case QuantIsa::Sse2: return {};
     case QuantIsa::Avx2: return {&quantized_matmul_rows_avx2, kActMaxInt16};
-    case QuantIsa::AvxVnni: return {&quantized_matmul_rows_avxvnni, kActMaxInt8};
-    case QuantIsa::Avx512Vnni: return {&quantized_matmul_rows_avx512vnni, kActMaxInt8};
+    case QuantIsa::AvxVnni:
+      return int8 ? QuantRowsKernel{&quantized_matmul_rows_avxvnni_i8, kActMaxInt8}
+                  : QuantRowsKernel{&quantized_matmul_rows_avxvnni, kActMaxInt16};
+    case QuantIsa::Avx512Vnni:
+      return int8 ? QuantRowsKernel{&quantized_matmul_rows_avx512vnni_i8, kActMaxInt8}
+                  : QuantRowsKernel{&quantized_matmul_rows_avx512vnni, kActMaxInt16};
   }
   return {};
 }
 
-QuantRowsKernel best_quantized_matmul_rows() { return quantized_matmul_rows_for(quant_isa()); }
+QuantRowsKernel best_quantized_matmul_rows() {
+  static const bool int8 = [] {
+    const char* env = std::getenv("KILN_NATIVE_PREFILL_INT8");
+    return env && std::string(env) == "1";
+  }();
+  return quantized_matmul_rows_for(quant_isa(), int8);
+}
 
 }  // namespace kiln::native
