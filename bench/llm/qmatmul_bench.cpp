@@ -1,8 +1,9 @@
 // kiln_qmatmul_bench: the library's quantized_matmul kernels (src/backend/quantized_matmul.h,
 // native/qmatmul_*.cpp, wasm/qmatmul_wasm.cpp) timed on one thread on SmolLM2-135M's matrix
 // shapes (issue 19): decode (one activation row) per kernel of this build, and prefill (m rows)
-// with each group's codes widened once for every row (native AVX2 rows kernel; wasm: two rows
-// per pass) against the matvec once per row. The operands are random codes in the packed
+// with each group's codes widened once for every row (native rows kernels: AVX2, and AVX-VNNI /
+// AVX512-VNNI on int8 activations where the CPU has them; wasm: two rows per pass) against the
+// matvec once per row. The operands are random codes in the packed
 // layout; every kernel's output is checked bit for bit against the C++ reference first.
 // Built natively and with em++ (run under Node): `make bench-qdot`. The float lowering these
 // kernels replaced was measured by an earlier bench (bench/results/llm.md, 2026-12-06/07).
@@ -70,32 +71,49 @@ struct Kernel {
   std::string name;
   kiln::QuantMatvecFn matvec;
   kiln::QuantMatvec2Fn pair = nullptr;
-  kiln::QuantMatmulRowsFn rows = nullptr;
+  kiln::QuantRowsKernel rows;
 };
 
 std::vector<Kernel> kernels() {
 #ifdef __EMSCRIPTEN__
-  return {{"simd128", &kiln::wasm::quantized_matvec_simd128, &kiln::wasm::quantized_matvec2_simd128}};
+  return {{"simd128", &kiln::wasm::quantized_matvec_simd128, &kiln::wasm::quantized_matvec2_simd128, {}}};
 #else
-  std::vector<Kernel> v = {{"sse2", &kiln::native::quantized_matvec_sse2}};
-  if (__builtin_cpu_supports("avx2"))
-    v.push_back({"avx2", &kiln::native::quantized_matvec_avx2, nullptr, &kiln::native::quantized_matmul_rows_avx2});
+  using kiln::native::QuantIsa;
+  std::vector<Kernel> v = {{"sse2", &kiln::native::quantized_matvec_sse2, nullptr, {}}};
+  for (QuantIsa isa : {QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni})
+    for (bool int8 : {false, true})
+      if (isa <= kiln::native::cpu_quant_isa() && (isa > QuantIsa::Avx2 || !int8))
+        v.push_back({std::string(kiln::native::quant_isa_name(isa)) + (int8 ? "-i8" : ""),
+                     &kiln::native::quantized_matvec_avx2, nullptr, kiln::native::quantized_matmul_rows_for(isa, int8)});
   return v;
 #endif
 }
 
+// The reference over activations rounded at max_code (32767: the definition; 127: the VNNI
+// rows kernels').
+std::vector<float> reference(const Operands& o, int16_t max_code) {
+  const int64_t k = o.s.k, nb = k / kiln::kQuantBlock;
+  const kiln::QuantMatmulShape one{o.s.layout, 1, k, o.s.rows};
+  std::vector<int16_t> q(static_cast<size_t>(k));
+  std::vector<float> dx(static_cast<size_t>(nb)), sx(static_cast<size_t>(nb)), out(o.out.size());
+  for (int64_t i = 0; i < o.s.m; ++i) {
+    kiln::quantize_activation_row(&o.x[size_t(i * k)], k, q.data(), dx.data(), sx.data(), max_code);
+    kiln::quantized_matvec_reference(one, q.data(), dx.data(), sx.data(), o.codes.data(), o.d.data(), o.mins.data(),
+                                     0, kiln::quant_groups(o.s.rows), &out[size_t(i * o.s.rows)]);
+  }
+  return out;
+}
+
 // Runs every way this kernel has on o, each checked against the reference; false on a mismatch.
 bool check(Operands& o, const Kernel& kn) {
-  std::vector<float> want(o.out.size());
-  kiln::QuantMatmulArgs a = o.args();
-  a.out = want.data();
-  kiln::run_quantized_matmul(o.s, a, &kiln::quantized_matvec_reference);
+  const std::vector<float> want = reference(o, kiln::kActMaxInt16);
   for (int way = 0; way < 3; ++way) {
-    if ((way == 1 && !kn.pair) || (way == 2 && !kn.rows)) continue;
+    if ((way == 1 && !kn.pair) || (way == 2 && !kn.rows.fn)) continue;
     std::fill(o.out.begin(), o.out.end(), -1.0f);
     kiln::run_quantized_matmul(o.s, o.args(), kn.matvec, nullptr, nullptr, way == 1 ? kn.pair : nullptr,
-                               way == 2 ? kn.rows : nullptr);
-    if (std::memcmp(o.out.data(), want.data(), want.size() * sizeof(float)) != 0) {
+                               way == 2 ? kn.rows : kiln::QuantRowsKernel{});
+    const std::vector<float> w = way == 2 && o.s.m > 1 ? reference(o, kn.rows.max_code) : want;
+    if (std::memcmp(o.out.data(), w.data(), w.size() * sizeof(float)) != 0) {
       std::printf("MISMATCH: %s way %d\n", kn.name.c_str(), way);
       return false;
     }
@@ -131,7 +149,7 @@ int main(int argc, char** argv) {
       Operands one = make(sh.layout, 1, sh.k, sh.rows, 7);
       ok = check(one, kn) && ok;
       const double dec = best_us([&] { kiln::run_quantized_matmul(one.s, one.args(), kn.matvec); }, reps);
-      std::printf("%-22s %-8s decode %9.1f us", sh.what, kn.name.c_str(), dec);
+      std::printf("%-22s %-13s decode %9.1f us", sh.what, kn.name.c_str(), dec);
       if (sh.layout == QuantLayout::Int8 && sh.rows > 4096) {  // prefill computes one row of logits
         std::printf("\n");
         continue;
@@ -141,11 +159,12 @@ int main(int argc, char** argv) {
       const int pr = std::max(3, reps / 4);
       const double rowwise = best_us([&] { kiln::run_quantized_matmul(pre.s, pre.args(), kn.matvec); }, pr);
       std::printf("  prefill: matvec per row %9.1f us", rowwise);
-      if (kn.pair || kn.rows) {
+      if (kn.pair || kn.rows.fn) {
         const double fast = best_us([&] {
           kiln::run_quantized_matmul(pre.s, pre.args(), kn.matvec, nullptr, nullptr, kn.pair, kn.rows);
         }, pr);
-        std::printf(", %s %9.1f us (%.2fx)", kn.rows ? "rows kernel" : "row pairs", fast, rowwise / fast);
+        std::printf(", %s %9.1f us (%.2fx, %.1f G multiply-adds/s)", kn.rows.fn ? "rows kernel" : "row pairs", fast,
+                    rowwise / fast, double(m) * double(sh.rows) * double(sh.k) / fast * 1e-3);
       }
       std::printf("\n");
     }

@@ -41,8 +41,9 @@ class HostMemoryBackend : public Backend {
   virtual QuantMatvecFn quantized_matvec() const { return &quantized_matvec_reference; }
   // The device's decode_attention kernel (cpu: the reference).
   virtual DecodeAttentionFn decode_attention_kernel() const { return &decode_attention_reference; }
-  // Its kernel for several activation rows at once (prefill), or nullptr: the matvec per row.
-  virtual QuantMatmulRowsFn quantized_matmul_rows() const { return nullptr; }
+  // Its kernel for several activation rows at once (prefill) and the activation rounding that
+  // kernel reads, or no kernel: the matvec per row.
+  virtual QuantRowsKernel quantized_matmul_rows() const { return {}; }
   virtual GroupSplitter quantized_splitter(const QuantMatmulShape&, void** ctx) {
     *ctx = nullptr;
     return nullptr;

@@ -33,14 +33,14 @@ namespace {
 // One block with SSE2 (every x86-64 build): the scalar form's values lane-wise. maxps(a, amax)
 // keeps amax where a is NaN, as std::max(amax, a) does; cvtps2dq rounds to nearest even under
 // the default rounding mode, as std::nearbyint does; the codes are in int16 range once clamped.
-void quantize_block(const float* p, int16_t* q, float* dx, float* sx) {
+void quantize_block(const float* p, int16_t* q, float* dx, float* sx, float max_code) {
   const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
   __m128 amax = _mm_setzero_ps();
   for (int i = 0; i < kQuantBlock; i += 4) amax = _mm_max_ps(_mm_and_ps(_mm_loadu_ps(p + i), abs_mask), amax);
   amax = _mm_max_ps(amax, _mm_movehl_ps(amax, amax));
   amax = _mm_max_ss(amax, _mm_shuffle_ps(amax, amax, 1));
-  const float d = _mm_cvtss_f32(amax) / 32767, id = d != 0 ? 1 / d : 0;
-  const __m128 vid = _mm_set1_ps(id), lo = _mm_set1_ps(-32767.0f), hi = _mm_set1_ps(32767.0f);
+  const float d = _mm_cvtss_f32(amax) / max_code, id = d != 0 ? 1 / d : 0;
+  const __m128 vid = _mm_set1_ps(id), lo = _mm_set1_ps(-max_code), hi = _mm_set1_ps(max_code);
   __m128i sum = _mm_setzero_si128();
   for (int i = 0; i < kQuantBlock; i += 8) {
     __m128i c[2];
@@ -58,15 +58,15 @@ void quantize_block(const float* p, int16_t* q, float* dx, float* sx) {
   *sx = d * float(_mm_cvtsi128_si32(sum));
 }
 #else
-void quantize_block(const float* p, int16_t* q, float* dx, float* sx) {
+void quantize_block(const float* p, int16_t* q, float* dx, float* sx, float max_code) {
   float amax = 0;
   for (int i = 0; i < kQuantBlock; ++i) amax = std::max(amax, std::fabs(p[i]));
-  const float d = amax / 32767, id = d != 0 ? 1 / d : 0;
+  const float d = amax / max_code, id = d != 0 ? 1 / d : 0;
   int32_t sum = 0;
   for (int i = 0; i < kQuantBlock; ++i) {
     // NaN and infinite inputs give NaN codes: read as 0 (the outputs are NaN through d).
     float v = std::nearbyint(p[i] * id);
-    v = v == v ? std::clamp(v, -32767.0f, 32767.0f) : 0.0f;
+    v = v == v ? std::clamp(v, -max_code, max_code) : 0.0f;
     q[i] = int16_t(v);
     sum += int32_t(v);
   }
@@ -79,9 +79,9 @@ void quantize_block(const float* p, int16_t* q, float* dx, float* sx) {
 
 // NaN and infinite inputs give NaN codes, read as 0 (the outputs are NaN through d). The SSE2
 // form replaced a libm nearbyint call per value (5 % of a native prefill's samples).
-void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx) {
+void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx, int16_t max_code) {
   for (int64_t b = 0; b < k / kQuantBlock; ++b)
-    quantize_block(x + b * kQuantBlock, q + b * kQuantBlock, dx + b, sx + b);
+    quantize_block(x + b * kQuantBlock, q + b * kQuantBlock, dx + b, sx + b, float(max_code));
 }
 
 namespace {
@@ -123,7 +123,7 @@ struct RowJob {
   const QuantMatmulArgs* a;
   QuantMatvecFn kernel;
   QuantMatvec2Fn pair;
-  QuantMatmulRowsFn rows;
+  QuantMatmulRowsFn rows;  // used when m > 1
   const int16_t* xq;
   const float *dx, *sx;
 };
@@ -147,7 +147,7 @@ void run_row_chunks(const RowJob& j, int64_t g0, int64_t g1) {
 
 void run_groups(void* ctx, int64_t g0, int64_t g1) {
   const RowJob& j = *static_cast<const RowJob*>(ctx);
-  if (j.rows && j.s->m > 1) return run_row_chunks(j, g0, g1);
+  if (j.rows) return run_row_chunks(j, g0, g1);
   const int64_t nb = j.s->k / kQuantBlock;
   const int64_t group_bytes = nb * kQuantRowGroup * (quant_block_words(j.s->layout) + 2) * 4;
   const int64_t tile = j.s->m == 1 ? g1 - g0 : std::max<int64_t>(1, kTileBytes / std::max<int64_t>(group_bytes, 1));
@@ -163,14 +163,17 @@ void run_groups(void* ctx, int64_t g0, int64_t g1) {
 }  // namespace
 
 void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, QuantMatvecFn kernel,
-                          GroupSplitter split, void* split_ctx, QuantMatvec2Fn pair, QuantMatmulRowsFn rows) {
+                          GroupSplitter split, void* split_ctx, QuantMatvec2Fn pair, QuantRowsKernel rows) {
   if (s.m == 0 || s.rows == 0) return;
   const int64_t nb = s.k / kQuantBlock;
+  const bool by_rows = rows.fn && s.m > 1;
+  const int16_t max_code = by_rows ? rows.max_code : kActMaxInt16;
   std::vector<int16_t> xq(size_t(s.m * s.k));
   std::vector<float> dx(size_t(s.m * nb)), sx(size_t(s.m * nb));
   for (int64_t i = 0; i < s.m; ++i)
-    quantize_activation_row(a.x + i * s.k, s.k, &xq[size_t(i * s.k)], &dx[size_t(i * nb)], &sx[size_t(i * nb)]);
-  RowJob job{&s, &a, kernel, pair, rows, xq.data(), dx.data(), sx.data()};
+    quantize_activation_row(a.x + i * s.k, s.k, &xq[size_t(i * s.k)], &dx[size_t(i * nb)], &sx[size_t(i * nb)],
+                            max_code);
+  RowJob job{&s, &a, kernel, pair, by_rows ? rows.fn : nullptr, xq.data(), dx.data(), sx.data()};
   const int64_t groups = quant_groups(s.rows);
   if (split) split(split_ctx, groups, run_groups, &job);
   else run_groups(&job, 0, groups);

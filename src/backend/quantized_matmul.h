@@ -1,5 +1,6 @@
 // The quantized_matmul routine (issue 19): y = x @ W^T with W in packed integer codes, the
-// activation rows rounded to int16 per 32 values and each block summed exactly in integers.
+// activation rows rounded to int16 per 32 values (int8 in a prefill rows kernel that says so)
+// and each block summed exactly in integers.
 // This header holds its definition (the C++ reference, the cpu device's lowering) and the
 // layout every device reads; the SIMD kernels (native AVX2/SSE2, wasm SIMD128) compute the
 // same floats bit for bit. docs/ARCHITECTURE.md, "Integer-dot matvec".
@@ -33,11 +34,15 @@ struct QuantMatmulShape {
 };
 
 
-// An activation row rounded per 32 values: d = amax / 32767, q = round-to-nearest-even of
-// x / d (x * (1 / d), 0 where d is 0), sx = d * float(sum of the block's q). Shared by every
-// device's kernel, so the rounding is one function (SSE2 on x86-64, scalar elsewhere: the
-// same values).
-void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx);
+// An activation row rounded per 32 values: d = amax / max_code, q = round-to-nearest-even of
+// x / d (x * (1 / d), 0 where d is 0, clamped to +-max_code), sx = d * float(sum of the
+// block's q). Shared by every device's kernel, so the rounding is one function (SSE2 on
+// x86-64, scalar elsewhere: the same values). max_code is 32767 (the definition) or 127: the
+// int8 rounding of native's VNNI prefill kernels (llama.cpp's q8_0/q8_1 activations: the same
+// d, codes and s), which take u8 x s8 products at twice vpmaddwd's rate.
+inline constexpr int16_t kActMaxInt16 = 32767, kActMaxInt8 = 127;
+void quantize_activation_row(const float* x, int64_t k, int16_t* q, float* dx, float* sx,
+                             int16_t max_code = kActMaxInt16);
 
 // The definition for groups [g0, g1) of one quantized activation row: per output row, blocks
 // in order, acc = acc + ((d_w * d_x) * float(isum) + m_w * s_x) (the mins term only for
@@ -75,8 +80,17 @@ using QuantMatvec2Fn = QuantMatvecFn;
 // kernel widens each weight group's codes once for every row gives one (native AVX2;
 // prefill). The driver hands it rows in chunks whose int16 codes stay in L2.
 using QuantMatmulRowsFn = QuantMatvecFn;
+// A rows kernel and the activation rounding it reads: kActMaxInt8 for the VNNI kernels, whose
+// xq holds codes within +-127 (the definition with max_code 127 in quantize_activation_row,
+// then quantized_matvec_reference's formula: that is what they equal bit for bit). Calls with
+// one x row (decode) keep the int16 rounding and the matvec.
+struct QuantRowsKernel {
+  QuantRowsKernel(QuantMatmulRowsFn f = nullptr, int16_t max = kActMaxInt16) : fn(f), max_code(max) {}
+  QuantMatmulRowsFn fn;
+  int16_t max_code;
+};
 void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, QuantMatvecFn kernel,
                           GroupSplitter split = nullptr, void* split_ctx = nullptr, QuantMatvec2Fn pair = nullptr,
-                          QuantMatmulRowsFn rows = nullptr);
+                          QuantRowsKernel rows = {});
 
 }  // namespace kiln

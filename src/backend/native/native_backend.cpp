@@ -169,7 +169,7 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
 }
 
 QuantMatvecFn NativeBackend::quantized_matvec() const { return native::best_quantized_matvec(); }
-QuantMatmulRowsFn NativeBackend::quantized_matmul_rows() const { return native::best_quantized_matmul_rows(); }
+QuantRowsKernel NativeBackend::quantized_matmul_rows() const { return native::best_quantized_matmul_rows(); }
 
 DecodeAttentionFn NativeBackend::decode_attention_kernel() const {
   const DecodeAttentionFn fn = native::best_decode_attention();

@@ -38,8 +38,9 @@ class NativeBackend : public HostMemoryBackend {
   // quantized_matmul: the AVX2 kernel where the CPU has it, else SSE2 (qmatmul_x86.h), its
   // row groups split over the pool as a kernel's items are.
   QuantMatvecFn quantized_matvec() const override;
-  // Prefill: the AVX2 kernel that widens each weight group once for every prompt row.
-  QuantMatmulRowsFn quantized_matmul_rows() const override;
+  // Prefill: a kernel that unpacks each weight group once for every prompt row: AVX512-VNNI or
+  // AVX-VNNI (int8 activations) where the CPU has them, else AVX2 (qmatmul_x86.h).
+  QuantRowsKernel quantized_matmul_rows() const override;
   GroupSplitter quantized_splitter(const QuantMatmulShape& s, void** ctx) override;
   // decode_attention: the AVX2 kernel where the CPU has it (decode_attention_x86.h).
   DecodeAttentionFn decode_attention_kernel() const override;

@@ -1,7 +1,7 @@
 // SSE2 quantized_matvec (qmatmul_x86.h): baseline x86-64, for CPUs without AVX2. Each group
 // of 8 rows runs as two halves of 4: per row and block pmaddwd partials, a transpose-add by
 // unpacks (SSE2 has no phaddd) to the 4 rows' block sums, then the float part lane-wise, in
-// block order per row: the reference's floats exactly. Also the run-time choice of kernel.
+// block order per row: the reference's floats exactly. Also the run-time choice of kernels.
 #include <emmintrin.h>
 
 #include <cstdlib>
@@ -70,20 +70,59 @@ void quantized_matvec_sse2(const QuantMatmulShape& s, const int16_t* xq, const f
   else matvec<false>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
 }
 
-QuantMatvecFn best_quantized_matvec() {
-  // $KILN_NATIVE_QMATVEC=sse2 forces the baseline kernel (its tests on an AVX2 machine).
-  static const QuantMatvecFn fn = [] {
-    const char* env = std::getenv("KILN_NATIVE_QMATVEC");
-    if (env && std::string(env) == "sse2") return &quantized_matvec_sse2;
-    return __builtin_cpu_supports("avx2") ? &quantized_matvec_avx2 : &quantized_matvec_sse2;
-  }();
-  return fn;
+QuantIsa cpu_quant_isa() {
+  // __builtin_cpu_supports checks that the OS saves the registers (XCR0) as well.
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni")) return QuantIsa::Avx512Vnni;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni")) return QuantIsa::AvxVnni;
+  if (__builtin_cpu_supports("avx2")) return QuantIsa::Avx2;
+  return QuantIsa::Sse2;
 }
 
-QuantMatmulRowsFn best_quantized_matmul_rows() {
-  static const QuantMatmulRowsFn fn = best_quantized_matvec() == &quantized_matvec_avx2 ? &quantized_matmul_rows_avx2
-                                                                                          : nullptr;
-  return fn;
+const char* quant_isa_name(QuantIsa isa) {
+  switch (isa) {
+    case QuantIsa::Sse2: return "sse2";
+    case QuantIsa::Avx2: return "avx2";
+    case QuantIsa::AvxVnni: return "avxvnni";
+    case QuantIsa::Avx512Vnni: return "avx512vnni";
+  }
+  return "?";
+}
+
+QuantIsa quant_isa() {
+  static const QuantIsa isa = [] {
+    QuantIsa best = cpu_quant_isa();
+    if (const char* env = std::getenv("KILN_NATIVE_QMATVEC"))
+      for (QuantIsa cap : {QuantIsa::Sse2, QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni})
+        if (std::string(env) == quant_isa_name(cap) && cap < best) best = cap;
+    return best;
+  }();
+  return isa;
+}
+
+QuantMatvecFn best_quantized_matvec() {
+  return quant_isa() == QuantIsa::Sse2 ? &quantized_matvec_sse2 : &quantized_matvec_avx2;
+}
+
+QuantRowsKernel quantized_matmul_rows_for(QuantIsa isa, bool int8) {
+  switch (isa) {
+    case QuantIsa::Sse2: return {};
+    case QuantIsa::Avx2: return {&quantized_matmul_rows_avx2, kActMaxInt16};
+    case QuantIsa::AvxVnni:
+      return int8 ? QuantRowsKernel{&quantized_matmul_rows_avxvnni_i8, kActMaxInt8}
+                  : QuantRowsKernel{&quantized_matmul_rows_avxvnni, kActMaxInt16};
+    case QuantIsa::Avx512Vnni:
+      return int8 ? QuantRowsKernel{&quantized_matmul_rows_avx512vnni_i8, kActMaxInt8}
+                  : QuantRowsKernel{&quantized_matmul_rows_avx512vnni, kActMaxInt16};
+  }
+  return {};
+}
+
+QuantRowsKernel best_quantized_matmul_rows() {
+  static const bool int8 = [] {
+    const char* env = std::getenv("KILN_NATIVE_PREFILL_INT8");
+    return env && std::string(env) == "1";
+  }();
+  return quantized_matmul_rows_for(quant_isa(), int8);
 }
 
 }  // namespace kiln::native
