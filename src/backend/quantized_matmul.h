@@ -85,10 +85,15 @@ using QuantMatmulRowsFn = QuantMatvecFn;
 // then quantized_matvec_reference's formula: that is what they equal bit for bit). Calls with
 // one x row (decode) keep the int16 rounding and the matvec.
 struct QuantRowsKernel {
+  // From a kernel alone: one that reads the definition's int16 rounding (no kernel: none).
   QuantRowsKernel(QuantMatmulRowsFn f = nullptr, int16_t max = kActMaxInt16) : fn(f), max_code(max) {}
   QuantMatmulRowsFn fn;
   int16_t max_code;
 };
+// lax::quantized_matmul on a host device: each activation row rounded (rows.max_code where the
+// rows kernel runs, else the definition's int16), then the row groups through `split` with
+// `rows` for several rows at once where the device has it, else `pair` for two, else `kernel`
+// per row.
 void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, QuantMatvecFn kernel,
                           GroupSplitter split = nullptr, void* split_ctx = nullptr, QuantMatvec2Fn pair = nullptr,
                           QuantRowsKernel rows = {});
