@@ -10,8 +10,6 @@ namespace kiln::native {
 
 namespace {
 
-constexpr int64_t kMaxBlocks = 128;       // k <= 4096
-constexpr int64_t kPackBytes = 48 << 10;  // int8 activation rows packed per pass
 
 // Activation rows [i, i + R) (x: int16 codes, or int8 ones with corr) against group g (w: its
 // re-laid blocks). Two accumulators per row halve the dot products' dependency chain.
@@ -88,53 +86,25 @@ void pass_rows(const QuantMatmulShape& s, int64_t m, const void* x, const int32_
   }
 }
 
-template <bool kNibbles, bool kWide>
-void matmul_rows(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
-                 const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1, float* out) {
-  // One re-laid group: 32 KiB (int8) or 64 KiB (int16) of stack at k = 4096.
-  alignas(32) __m256i w[kMaxBlocks * (kWide ? 16 : 8)];
-  if (kWide) return pass_rows<kNibbles, true>(s, s.m, xq, nullptr, dx, sx, codes, d, mins, g0, g1, out, w);
-  const int64_t nb = s.k / kQuantBlock;
-  alignas(32) int8_t x8[kPackBytes];
-  int32_t corr[kPackBytes / kQuantBlock];
-  const int64_t pass = kPackBytes / s.k;  // >= 12 rows: k <= 4096
-  for (int64_t i0 = 0; i0 < s.m; i0 += pass) {
-    const int64_t m = s.m - i0 < pass ? s.m - i0 : pass;
-    pack_activations<kNibbles>(xq + i0 * s.k, m * s.k, x8, corr);
-    pass_rows<kNibbles, false>(s, m, x8, corr, dx + i0 * nb, sx + i0 * nb, codes, d, mins, g0, g1,
-                               out + i0 * s.rows, w);
-  }
-}
-
-template <bool kWide>
-void run(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx, const uint32_t* codes,
-         const float* d, const float* mins, int64_t g0, int64_t g1, float* out) {
-  if (s.k / kQuantBlock > kMaxBlocks) {  // the same values from the AVX2 matvec, row by row
-    const int64_t nb = s.k / kQuantBlock;
-    const QuantMatmulShape one{s.layout, 1, s.k, s.rows};
-    for (int64_t i = 0; i < s.m; ++i)
-      quantized_matvec_avx2(one, xq + i * s.k, dx + i * nb, sx + i * nb, codes, d, mins, g0, g1, out + i * s.rows);
-    return;
-  }
-  // Under 4 rows the re-layout costs more than it saves (0.80-1.07x the matvec per row at 2
-  // rows, kiln_qmatmul_bench): the AVX2 rows kernel gives the same int16 values.
-  if (kWide && s.m < 4) return quantized_matmul_rows_avx2(s, xq, dx, sx, codes, d, mins, g0, g1, out);
-  if (s.layout == QuantLayout::Nibble4) matmul_rows<true, kWide>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
-  else matmul_rows<false, kWide>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
-}
+// This file's ISA for the shared driver (qmatmul_vnni.h).
+struct AvxVnni {
+  using Vec = __m256i;
+  template <bool kNibbles, bool kWide>
+  static constexpr auto pass = &pass_rows<kNibbles, kWide>;
+};
 
 }  // namespace
 
 void quantized_matmul_rows_avxvnni(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
                                    const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1,
                                    float* out) {
-  run<true>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
+  vnni_rows_kernel<AvxVnni, true>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
 }
 
 void quantized_matmul_rows_avxvnni_i8(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
                                       const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1,
                                       float* out) {
-  run<false>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
+  vnni_rows_kernel<AvxVnni, false>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
 }
 
 }  // namespace kiln::native

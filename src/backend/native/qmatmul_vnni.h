@@ -5,10 +5,14 @@
 #pragma once
 #include <immintrin.h>
 
+#include "backend/native/qmatmul_x86.h"
 #include "backend/quantized_matmul.h"
 
 namespace kiln::native {
 namespace {
+
+constexpr int64_t kMaxBlocks = 128;       // k <= 4096
+constexpr int64_t kPackBytes = 48 << 10;  // int8 activation rows packed per pass
 
 // vpdpbusd multiplies unsigned by signed bytes. The activation codes (within +-127) are the
 // signed side; q4_1/q4_K nibbles (0..15) are unsigned already, and the Int8 layout's signed
@@ -82,6 +86,48 @@ inline int32_t load_word(const int8_t* p) {
   int32_t v;
   __builtin_memcpy(&v, p, 4);
   return v;
+}
+
+
+// The driver both files share, for `Isa`: its weight vector type `Vec` and its
+// `pass<kNibbles, kWide>` (rows [0, m) of one pass: each group's blocks re-laid once into w,
+// then every row against them). kWide (int16 activations) passes every row at once; int8
+// ones are packed per pass of kPackBytes.
+template <class Isa, bool kNibbles, bool kWide>
+void vnni_matmul_rows(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
+                      const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1, float* out) {
+  using Vec = typename Isa::Vec;
+  // The re-laid groups: 32-128 KiB of stack at k = 4096 (by ISA and activation width).
+  alignas(alignof(Vec)) Vec w[kMaxBlocks * (kWide ? 16 : 8)];
+  if (kWide) return Isa::template pass<kNibbles, true>(s, s.m, xq, nullptr, dx, sx, codes, d, mins, g0, g1, out, w);
+  const int64_t nb = s.k / kQuantBlock;
+  alignas(alignof(Vec)) int8_t x8[kPackBytes];
+  int32_t corr[kPackBytes / kQuantBlock];
+  const int64_t pass = kPackBytes / s.k;  // >= 12 rows: k <= 4096
+  for (int64_t i0 = 0; i0 < s.m; i0 += pass) {
+    const int64_t m = s.m - i0 < pass ? s.m - i0 : pass;
+    pack_activations<kNibbles>(xq + i0 * s.k, m * s.k, x8, corr);
+    Isa::template pass<kNibbles, false>(s, m, x8, corr, dx + i0 * nb, sx + i0 * nb, codes, d, mins, g0, g1,
+                                        out + i0 * s.rows, w);
+  }
+}
+
+// A VNNI rows kernel: kWide true reads the definition's int16 codes, false int8 ones.
+template <class Isa, bool kWide>
+void vnni_rows_kernel(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
+                      const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1, float* out) {
+  if (s.k / kQuantBlock > kMaxBlocks) {  // the same values from the AVX2 matvec, row by row
+    const int64_t nb = s.k / kQuantBlock;
+    const QuantMatmulShape one{s.layout, 1, s.k, s.rows};
+    for (int64_t i = 0; i < s.m; ++i)
+      quantized_matvec_avx2(one, xq + i * s.k, dx + i * nb, sx + i * nb, codes, d, mins, g0, g1, out + i * s.rows);
+    return;
+  }
+  // Under 4 rows the re-layout costs more than it saves (0.80-1.07x the matvec per row at 2
+  // rows, kiln_qmatmul_bench): the AVX2 rows kernel gives the same int16 values.
+  if (kWide && s.m < 4) return quantized_matmul_rows_avx2(s, xq, dx, sx, codes, d, mins, g0, g1, out);
+  if (s.layout == QuantLayout::Nibble4) vnni_matmul_rows<Isa, true, kWide>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
+  else vnni_matmul_rows<Isa, false, kWide>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
 }
 
 }  // namespace
