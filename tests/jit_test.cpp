@@ -45,7 +45,7 @@ void expect_tree_close(const Tree& got, const Tree& want, double tol = 2e-5) {
 }
 
 // Whether jit copies a padded operand before the windows that read it (jit_fusion.cpp's
-// kMinUnmaskedReads): on the CPU devices, not where a dispatch costs more (webgpu).
+// kMinUnmaskedWindow): on the CPU devices, not where a dispatch costs more (webgpu).
 bool pads_before_windows() { return !kiln::get_backend(kiln::default_device()).prefers_fewer_kernels(); }
 
 // Kernels launched by one call of f (warm: the program is already compiled).
@@ -182,17 +182,13 @@ TEST(JitCorpus, ConvBlockWithPooling) {
   };
   std::vector<Tree> args{rnd({2, 3, 8, 8}, 10), rnd({4, 3, 3, 3}, 11), rnd({4}, 12)};
   Tree out;
-  // conv + bias + relu, then the pool; on the CPU devices the padded input's copy first (the
-  // 3x3 windows broadcast over 4 output channels read each element 36 times).
-  EXPECT_EQ(kernels_of(kiln::jit(f), args, &out), pads_before_windows() ? 3u : 2u);
+  EXPECT_EQ(kernels_of(kiln::jit(f), args, &out), 2u);  // conv + bias + relu, then the pool
   expect_close(out.as_array(), f(args).as_array(), 1e-4);
 }
 
 // A conv's windows over a padded input read a padded copy of it on the CPU devices: the
 // reduction's body then has no padding mask (no `where`), and the values are eager's. A
-// 5x5 depthwise conv (PP-OCR rec's), a dense 5x5 one and a dense 3x3 one with 4 output
-// channels (36 reads of each input element, as det's 96 -> 24 reads 216) are copied; a 3x3
-// depthwise conv (9 reads) and a dense 3x3 one with 2 output channels (18) keep their masks.
+// 5x5 depthwise conv (PP-OCR rec's) and a dense 5x5 one; a 3x3 conv keeps its masks.
 TEST(JitCorpus, WindowsOverPaddingReadAPaddedCopy) {
   auto conv = [](int64_t groups, int64_t pad) {
     return Fn([groups, pad](const std::vector<Tree>& a) {
@@ -209,9 +205,7 @@ TEST(JitCorpus, WindowsOverPaddingReadAPaddedCopy) {
   const std::vector<Case> cases{
       {conv(6, 2), {Tree(rnd({2, 6, 7, 12}, 21)), Tree(rnd({6, 1, 5, 5}, 22))}, true},
       {conv(1, 2), {Tree(rnd({1, 6, 7, 12}, 23)), Tree(rnd({4, 6, 5, 5}, 24))}, true},
-      {conv(6, 1), {Tree(rnd({2, 6, 7, 12}, 25)), Tree(rnd({6, 1, 3, 3}, 26))}, false},
-      {conv(1, 1), {Tree(rnd({2, 6, 7, 12}, 27)), Tree(rnd({4, 6, 3, 3}, 28))}, true},
-      {conv(1, 1), {Tree(rnd({1, 6, 7, 12}, 29)), Tree(rnd({2, 6, 3, 3}, 30))}, false}};
+      {conv(6, 1), {Tree(rnd({2, 6, 7, 12}, 25)), Tree(rnd({6, 1, 3, 3}, 26))}, false}};
   for (const Case& c : cases) {
     Fn jf = kiln::jit(c.f);
     Tree first = jf(c.args);  // compiles

@@ -40,17 +40,15 @@ constexpr size_t kMaxRecomputedInputs = 2;
 // every buffer: a dispatch costs microseconds there.
 constexpr int kMaxRecomputedOperandNodes = 32;
 constexpr int kMaxRecomputedOperandLoads = 3;
-// On the CPU devices, a window over a padded (masked) buffer reads a padded copy of it where
-// each input element is read at least this many times: the window's taps times the factor a
-// broadcast of the windows into a reduction grows them by (a dense conv's output channels).
-// Each read otherwise evaluates the padding mask and a bounds-checked load, and the copy is
-// one pass over the input that every read then reads unmasked. Measured on wasm, 1 thread,
-// least CPU ms per jit call over 60 (2026-12-07, shared 2-core EPYC at load 16): a 5x5
-// depthwise conv over 240 x 12 x 80 (PP-OCR rec, 25 reads) 6.1-6.7 -> 3.3-3.5 ms; a 3x3
-// depthwise one over 120 x 12 x 80 (9 reads) 1.4 -> 2.0-2.2 ms (the copy costs more than 9
-// masks save). A dense 3x3 conv reads each element taps * Cout times (det's 96 -> 24: 216):
-// see bench/results/onnx_models.md (2026-12-07, dense 3x3 convs) for its numbers.
-constexpr int64_t kMinUnmaskedReads = 25;
+// On the CPU devices, windows of at least this many elements over a padded (masked) buffer
+// read a padded copy of it: each tap of a conv's window otherwise evaluates the padding mask
+// and a bounds-checked load per element, and the copy is one pass over the input that every
+// tap then reads unmasked. Measured on wasm, 1 thread, least CPU ms per jit call over 60
+// (2026-12-07, shared 2-core EPYC at load 16): a 5x5 depthwise conv over 240 x 12 x 80 (PP-OCR
+// rec) 6.1-6.7 -> 3.3-3.5 ms; a 3x3 depthwise one over 120 x 12 x 80 1.4 -> 2.0-2.2 ms (the
+// copy costs more than 9 masks save) and a dense 3x3 96 -> 24 over 24 x 80 unchanged
+// (5.2-6.2 -> 5.7-5.9 ms), hence 5x5 windows and up.
+constexpr int64_t kMinUnmaskedWindow = 25;
 // A padded view of a buffer (not of a constant: a pool's padded all-true mask stays a mask).
 bool pads_a_buffer(const AluExp& e, const ShapeTracker& st) {
   bool loads = false;
@@ -334,22 +332,6 @@ class Fuser {
     return false;
   }
 
-  // The largest factor by which a broadcast (through movement ops only) grows var into a
-  // reduction, 1 if none: a dense conv's windows are broadcast over its output channels into
-  // the sum over input channels and taps, so each window element is read Cout times.
-  int64_t broadcast_growth_into_reduction(int var) {
-    int64_t g = 1;
-    for (int ei : consumers_[size_t(var)]) {
-      const Eqn& c = j_.eqns[size_t(ei)];
-      if (c.custom || c.control || c.call || c.out.size() != 1 || !is_view_op(c.prim) || c.prim == Prim::Window) continue;
-      const int out = c.out[0];
-      const int64_t from = std::max<int64_t>(j_.vars[size_t(var)].size(), 1), to = j_.vars[size_t(out)].size();
-      if (c.prim == Prim::Expand && to > from && reaches_reduction(out)) g = std::max(g, to / from);
-      else if (c.prim != Prim::Expand) g = std::max(g, broadcast_growth_into_reduction(out));
-    }
-    return g;
-  }
-
   // On the CPU devices, a large elementwise value that other equations read too is computed
   // once into a buffer rather than again inside each reader's kernel. A recurrence otherwise
   // recomputes all its earlier steps in every step: an LSTM's cell state c_t = f c_{t-1} + i g
@@ -509,8 +491,7 @@ class Fuser {
     if ((grows && !is_cheap(*a) &&
          (a->exp.node_count() > kMaxRecomputedNodes || (reaches_reduction(e.out[0]) && !(fewer_kernels_ && is_recomputed_operand(*a))))) ||
         (e.prim == Prim::Window && !is_cheap(*a)) ||
-        (e.prim == Prim::Window && !fewer_kernels_ && pads_a_buffer(a->exp, a->st) &&
-         window_elements(e.params) * broadcast_growth_into_reduction(e.out[0]) >= kMinUnmaskedReads))
+        (e.prim == Prim::Window && !fewer_kernels_ && pads_a_buffer(a->exp, a->st) && window_elements(e.params) >= kMinUnmaskedWindow))
       emit_.materialize({a}, false);
     return view(a, out, view_rule(e.prim, a->st, a->aval.shape, e.params, out.shape));
   }
