@@ -52,7 +52,7 @@ constexpr int kMaxRecomputedOperandLoads = 3;
 // made its unmasked kernel 2.79-2.88 -> 2.21-2.23 ms, but the copy of its NCHW input (rows
 // of 82, which index_split.cpp leaves uncut: 1-element pad pieces) took 1.11-1.17 ms, 5.5 ns
 // an element against 1.5 for rec's channels-last copy: 3.05-3.13 -> 3.53-3.59 ms a call
-// (bench/onnx/conv.mjs). A cheaper copy (or the producer writing the padded layout) first.
+// (bench/onnx/conv.mjs). It needs a cheaper copy first (onnx_models.md, 2026-12-07 late night).
 constexpr int64_t kMinUnmaskedWindow = 25;
 // A padded view of a buffer (not of a constant: a pool's padded all-true mask stays a mask).
 bool pads_a_buffer(const AluExp& e, const ShapeTracker& st) {
