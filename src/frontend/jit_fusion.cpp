@@ -47,7 +47,12 @@ constexpr int kMaxRecomputedOperandLoads = 3;
 // (2026-12-07, shared 2-core EPYC at load 16): a 5x5 depthwise conv over 240 x 12 x 80 (PP-OCR
 // rec) 6.1-6.7 -> 3.3-3.5 ms; a 3x3 depthwise one over 120 x 12 x 80 1.4 -> 2.0-2.2 ms (the
 // copy costs more than 9 masks save) and a dense 3x3 96 -> 24 over 24 x 80 unchanged
-// (5.2-6.2 -> 5.7-5.9 ms), hence 5x5 windows and up.
+// (5.2-6.2 -> 5.7-5.9 ms), hence 5x5 windows and up. Copying for the dense 3x3 conv too
+// (each element read taps * Cout = 216 times; 2026-12-07 night, Intel Xeon VM, load 7-9)
+// made its unmasked kernel 2.79-2.88 -> 2.21-2.23 ms, but the copy of its NCHW input (rows
+// of 82, which index_split.cpp leaves uncut: 1-element pad pieces) took 1.11-1.17 ms, 5.5 ns
+// an element against 1.5 for rec's channels-last copy: 3.05-3.13 -> 3.53-3.59 ms a call
+// (bench/onnx/conv.mjs). It needs a cheaper copy first (onnx_models.md, 2026-12-07 late night).
 constexpr int64_t kMinUnmaskedWindow = 25;
 // A padded view of a buffer (not of a constant: a pool's padded all-true mask stays a mask).
 bool pads_a_buffer(const AluExp& e, const ShapeTracker& st) {
