@@ -216,6 +216,19 @@ std::vector<uint8_t> build_module(const std::vector<Builtin>& imports, const std
   return mb.build();
 }
 
+// Elements [from, to) as scalar steps up to the first multiple of 4 (`start`, a local of the
+// caller's, clamped to `to`), SIMD blocks of 4 from there, then the scalar tail.
+void emit_blocked_loop(KernelEmitter& ke, SimdEmitter& se, uint32_t start, uint32_t from, uint32_t to) {
+  CodeBuilder& c = ke.code();
+  c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4), c.op(op::I32And);
+  c.local_get(to), c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4);
+  c.op(op::I32And), c.local_get(to), c.op(op::I32LtS), c.op(op::Select);
+  c.local_set(start);
+  ke.emit_scalar_loop(from, start);
+  se.emit_loop(start, to);
+  ke.emit_scalar_loop(ke.gidx_local(), to);
+}
+
 // The elementwise loops of ke's kernel over [begin, end): scalar up to a multiple of 4,
 // SIMD blocks where they pay, then the scalar tail. Returns whether the SIMD loop is used.
 bool emit_pointwise(KernelEmitter& ke, const CodegenOptions& o) {
@@ -227,14 +240,7 @@ bool emit_pointwise(KernelEmitter& ke, const CodegenOptions& o) {
     ke.emit_scalar_loop(KernelEmitter::kBegin, KernelEmitter::kEnd);
     return false;
   }
-  const uint32_t start = c.add_local(ValType::I32), from = KernelEmitter::kBegin, to = KernelEmitter::kEnd;
-  c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4), c.op(op::I32And);
-  c.local_get(to), c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4);
-  c.op(op::I32And), c.local_get(to), c.op(op::I32LtS), c.op(op::Select);
-  c.local_set(start);
-  ke.emit_scalar_loop(from, start);
-  se.emit_loop(start, to);
-  ke.emit_scalar_loop(ke.gidx_local(), to);
+  emit_blocked_loop(ke, se, c.add_local(ValType::I32), KernelEmitter::kBegin, KernelEmitter::kEnd);
   return true;
 }
 
@@ -310,13 +316,7 @@ CompiledKernel compile_kernel(const Kernel& original, const CodegenOptions& o) {
   if (simd) out.reduction_groups = se.reduction_groups();
   auto generic = [&](uint32_t from, uint32_t to) {
     if (!simd) return ke.emit_scalar_loop(from, to);
-    c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4), c.op(op::I32And);
-    c.local_get(to), c.local_get(from), c.i32_const(3), c.op(op::I32Add), c.i32_const(-4);
-    c.op(op::I32And), c.local_get(to), c.op(op::I32LtS), c.op(op::Select);
-    c.local_set(start);
-    ke.emit_scalar_loop(from, start);
-    se.emit_loop(start, to);
-    ke.emit_scalar_loop(ke.gidx_local(), to);
+    emit_blocked_loop(ke, se, start, from, to);
   };
   std::optional<ContractionShape> ct = o.simd && o.tile ? find_contraction(k) : std::nullopt;
   // A factor holding a weak constant's double value would be rounded once with the product on
