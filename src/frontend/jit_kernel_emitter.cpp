@@ -32,9 +32,10 @@ void set_input_dtypes(Kernel& k) {
 
 // A packed kernel selects its output per element from a chain of `where`s whose branches
 // are all evaluated on the interpreter and webgpu (native and wasm split a pointwise one by
-// lane range, ir/index_split.h; not a packed reduction), so each element computes every
-// packed value there: packing saves dispatches but multiplies work by the group's size. SmolLM2's step returns one small keys/values
-// array per layer; packed 30 to a kernel, the wasm decode step spent 7.8 of its 60 ms in it.
+// index range, ir/index_split.h; not a packed reduction), so each element computes every
+// packed value there: packing saves dispatches but multiplies work by the group's size.
+// SmolLM2's step returns one small keys/values array per layer; packed 30 to a kernel, the
+// wasm decode step spent 7.8 of its 60 ms in it.
 constexpr size_t kMaxPackedValues = 4;
 
 }  // namespace

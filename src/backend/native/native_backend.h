@@ -39,7 +39,8 @@ class NativeBackend : public HostMemoryBackend {
   // row groups split over the pool as a kernel's items are.
   QuantMatvecFn quantized_matvec() const override;
   // Prefill: a kernel that unpacks each weight group once for every prompt row: AVX512-VNNI or
-  // AVX-VNNI (int8 activations) where the CPU has them, else AVX2 (qmatmul_x86.h).
+  // AVX-VNNI where the CPU has them, else AVX2, all on the definition's int16 activations
+  // unless $KILN_NATIVE_PREFILL_INT8=1 (qmatmul_x86.h).
   QuantRowsKernel quantized_matmul_rows() const override;
   GroupSplitter quantized_splitter(const QuantMatmulShape& s, void** ctx) override;
   // decode_attention: the AVX2 kernel where the CPU has it (decode_attention_x86.h).

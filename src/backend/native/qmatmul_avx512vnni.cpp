@@ -16,7 +16,6 @@ namespace kiln::native {
 
 namespace {
 
-
 // Group g's 8 floats of block b in the low half, group g + 1's (or zeros) in the high half.
 inline __m512 load_pair(const float* p, int64_t next, bool two) {
   const __m256 lo = _mm256_loadu_ps(p), hi = two ? _mm256_loadu_ps(p + next) : _mm256_setzero_ps();

@@ -10,7 +10,6 @@ namespace kiln::native {
 
 namespace {
 
-
 // Activation rows [i, i + R) (x: int16 codes, or int8 ones with corr) against group g (w: its
 // re-laid blocks). Two accumulators per row halve the dot products' dependency chain.
 template <bool kNibbles, bool kWide, int R>

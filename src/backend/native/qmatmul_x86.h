@@ -1,8 +1,9 @@
 // The native device's quantized_matvec kernels (backend/quantized_matmul.h), each in a file
 // compiled for its ISA: AVX2 (8 rows per pass, run where the CPU has it) and SSE2 (baseline
 // x86-64, 4 rows per pass), both equal to quantized_matvec_reference bit for bit; and the
-// prefill rows kernels: AVX2 (int16 activations, the matvec's floats) and AVX-VNNI /
-// AVX512-VNNI (int8 activations: the reference's floats over codes rounded at 127).
+// prefill rows kernels: AVX2, AVX-VNNI and AVX512-VNNI on int16 activations (the matvec's
+// floats), and the VNNI levels' opt-in int8 forms (the reference's floats over codes rounded
+// at 127).
 #pragma once
 #include "backend/quantized_matmul.h"
 
