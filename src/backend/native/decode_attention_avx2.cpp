@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/native/decode_attention_x86.h"
+#include "backend/native/exp_avx2.h"
 
 namespace kiln::native {
 
@@ -109,12 +110,18 @@ void decode_attention_avx2(const DecodeAttentionShape& s, const float* q, const 
     scores(qg, int(group), keys + kh * D, row, D, begin, end, s.scale, e);
     for (int g = 0; g < group; ++g) {
       // The reference's order: the new row's score first, the maximum over the rows in order
-      // (std::max keeps m where a score is NaN), then exp and the sum in order, new row last.
+      // (std::max keeps m where a score is NaN), then exp_f32 and the sum in order, new row last.
       float m = e_new[g] = score_row(qg[g], k + kh * D, D, s.scale);
       for (int64_t c = 0; c < n; ++c) m = std::max(m, e[g][c]);
+      // exp_f32 in 8 lanes (the same bits as the scalar steps the rest takes), then the sum
+      // in order.
+      int64_t c = 0;
+      for (const __m256 mv = _mm256_set1_ps(m); c + 8 <= n; c += 8)
+        _mm256_storeu_ps(e[g] + c, exp_f32_avx2(_mm256_sub_ps(_mm256_loadu_ps(e[g] + c), mv)));
+      for (; c < n; ++c) e[g][c] = exp_f32(e[g][c] - m);
       float t = 0;
-      for (int64_t c = 0; c < n; ++c) t += (e[g][c] = std::exp(e[g][c] - m));
-      total[g] = t + (e_new[g] = std::exp(e_new[g] - m));
+      for (c = 0; c < n; ++c) t += e[g][c];
+      total[g] = t + (e_new[g] = exp_f32(e_new[g] - m));
     }
     weighted_values(e, int(group), values + begin * row + kh * D, row, D, n, e_new, v + kh * D, total, o);
   }

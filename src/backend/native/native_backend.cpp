@@ -184,6 +184,29 @@ bool NativeBackend::prefers_decode_attention() const {
   return on;
 }
 
+void NativeBackend::prefill_attention(const DecodeAttentionShape& s, const float* q, const float* keys,
+                                      const float* values, const float* k, const float* v, int32_t start,
+                                      float* out) {
+  if (!native::best_decode_attention()) return decode_attention_reference(s, q, keys, values, k, v, start, out);
+  // Split where there are threads and the scores' multiply-adds (about rows x (start + rows / 2)
+  // x heads x head_dim) are enough work.
+  const int64_t work = s.rows * (std::clamp<int64_t>(start, 0, s.n_ctx) + s.rows / 2) * s.heads * s.head_dim;
+  GroupSplitter split = nullptr;
+  if (pool_->size() > 1 && work >= parallel_min_work())
+    split = [](void* pool, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* fn_ctx) {
+      static_cast<native::ThreadPool*>(pool)->parallel_for(groups, [&](int64_t b, int64_t e) { fn(fn_ctx, b, e); });
+    };
+  native::prefill_attention_avx2(s, q, keys, values, k, v, start, out, split, pool_.get());
+}
+
+bool NativeBackend::prefers_prefill_attention() const {
+  static const bool on = [] {
+    const char* env = std::getenv("KILN_NATIVE_PREFILL_ATTENTION");
+    return native::best_decode_attention() != nullptr && !(env && std::string(env) == "0");
+  }();
+  return on;
+}
+
 GroupSplitter NativeBackend::quantized_splitter(const QuantMatmulShape& s, void** ctx) {
   *ctx = pool_.get();
   if (pool_->size() < 2 || quant_groups(s.rows) < 2 || s.m * s.rows * s.k < parallel_min_work()) return nullptr;
