@@ -64,6 +64,13 @@ Profile* profile() {
 struct ProfileAtExit {
   ~ProfileAtExit() { delete profile(); }
 } profile_at_exit;
+void profile_add(Profile* prof, const std::string& key, const std::string& what, double seconds) {
+  std::lock_guard<std::mutex> lock(prof->mu);
+  auto& e = prof->by_kernel[key];
+  if (e.what.empty()) e.what = what;
+  e.seconds += seconds;
+  e.calls++;
+}
 
 struct NativeExecutable : Executable {
   Kernel kernel;
@@ -160,11 +167,7 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
   if (prof) {
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string key = k.to_string();
-    std::lock_guard<std::mutex> lock(prof->mu);
-    auto& e = prof->by_kernel[key];
-    if (e.what.empty()) e.what = plan.schedule.str() + "\n" + key;
-    e.seconds += dt;
-    e.calls++;
+    profile_add(prof, key, plan.schedule.str() + "\n" + key, dt);
   }
 }
 
@@ -196,7 +199,15 @@ void NativeBackend::prefill_attention(const DecodeAttentionShape& s, const float
     split = [](void* pool, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* fn_ctx) {
       static_cast<native::ThreadPool*>(pool)->parallel_for(groups, [&](int64_t b, int64_t e) { fn(fn_ctx, b, e); });
     };
+  Profile* prof = profile();
+  const auto t0 = std::chrono::steady_clock::now();
   native::prefill_attention_avx2(s, q, keys, values, k, v, start, out, split, pool_.get());
+  if (prof) {
+    const std::string key = "decode_attention rows=" + std::to_string(s.rows) + " heads=" + std::to_string(s.heads) +
+                            "/" + std::to_string(s.kv_heads) + " head_dim=" + std::to_string(s.head_dim) +
+                            " window=" + std::to_string(s.window);
+    profile_add(prof, key, "routine " + key, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
 }
 
 bool NativeBackend::prefers_prefill_attention() const {
