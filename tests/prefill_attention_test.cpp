@@ -174,15 +174,19 @@ void thread_split(void*, int64_t groups, void (*fn)(void*, int64_t, int64_t), vo
 
 }  // namespace
 
-// Native's rows kernel gives the reference's floats bit for bit: SmolLM2's (9 heads on 3 kv
-// heads, 64) and Gemma 3's (4 on 1, 256) head shapes, 16 query heads per kv head (more than
-// one batch of query vectors per row), rows 1 to 13 (partial blocks and 8-key tiles), every
-// start, windows, a NaN score, units in any order and on two threads.
+// Native's rows kernels (AVX2, and AVX-512 where the CPU has it) give the reference's floats
+// bit for bit: SmolLM2's (9 heads on 3 kv heads, 64) and Gemma 3's (4 on 1, 256) head
+// shapes, 16 and 32 query heads per kv head (more than one batch of query vectors per row
+// for each kernel), rows 1 to 13 (partial blocks and key tiles), every start, windows, a NaN
+// score, units in any order and on two threads.
 TEST(PrefillAttention, NativeKernelEqualsTheReferenceBitForBit) {
   if (!kiln::native::best_decode_attention()) GTEST_SKIP() << "no AVX2 on this CPU";
   uint32_t seed = 31;
-  for (const Host& h0 : {host(13, 9, 3, 64, 20, seed), host(6, 4, 1, 256, 9, seed + 1), host(5, 16, 1, 8, 7, seed + 2),
-                         host(1, 6, 2, 16, 10, seed + 3), host(11, 2, 2, 8, 0, seed + 4)}) {
+  std::vector<kiln::native::PrefillAttentionFn> kernels{&kiln::native::prefill_attention_avx2};
+  if (__builtin_cpu_supports("avx512f")) kernels.push_back(&kiln::native::prefill_attention_avx512);
+  for (const Host& h0 : {host(13, 9, 3, 64, 20, seed), host(6, 4, 1, 256, 9, seed + 1), host(5, 16, 1, 16, 7, seed + 2),
+                         host(3, 32, 1, 16, 4, seed + 5), host(1, 6, 2, 16, 10, seed + 3), host(11, 2, 2, 16, 0, seed + 4),
+                         host(7, 2, 1, 8, 5, seed + 6)}) {
     for (bool nan_key : {false, true}) {
       Host h = h0;
       if (nan_key && h.C > 1) h.keys[size_t(h.Hkv * h.D)] = NAN;  // cache row 1: a NaN score
@@ -193,13 +197,15 @@ TEST(PrefillAttention, NativeKernelEqualsTheReferenceBitForBit) {
           std::vector<float> want(h.q.size()), got(want.size());
           kiln::decode_attention_reference(s, h.q.data(), h.keys.data(), h.values.data(), h.k.data(), h.v.data(),
                                            int32_t(start), want.data());
-          for (kiln::GroupSplitter split : {kiln::GroupSplitter(nullptr), &reverse_split, &thread_split}) {
-            std::fill(got.begin(), got.end(), -1.0f);
-            kiln::native::prefill_attention_avx2(s, h.q.data(), h.keys.data(), h.values.data(), h.k.data(), h.v.data(),
-                                                 int32_t(start), got.data(), split, nullptr);
-            ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
-                << what(h, start, window) << " nan=" << nan_key << " split=" << (split == nullptr ? 0 : split == &reverse_split ? 1 : 2);
-          }
+          for (size_t kernel = 0; kernel < kernels.size(); ++kernel)
+            for (kiln::GroupSplitter split : {kiln::GroupSplitter(nullptr), &reverse_split, &thread_split}) {
+              std::fill(got.begin(), got.end(), -1.0f);
+              kernels[kernel](s, h.q.data(), h.keys.data(), h.values.data(), h.k.data(), h.v.data(), int32_t(start),
+                              got.data(), split, nullptr);
+              ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
+                  << what(h, start, window) << " nan=" << nan_key << " kernel=" << (kernel ? "avx512" : "avx2")
+                  << " split=" << (split == nullptr ? 0 : split == &reverse_split ? 1 : 2);
+            }
         }
     }
   }

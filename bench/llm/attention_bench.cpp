@@ -1,7 +1,8 @@
 // kiln_attention_bench: decode_attention for a prefill chunk (T query rows, causal) timed on
 // one thread, process CPU time per call, on SmolLM2-135M's (9 heads on 3 kv heads, head_dim 64)
 // and Gemma 3 270M's (4 on 1, 256; a sliding window of 512) attention shapes: the C++
-// reference, the native AVX2 rows kernel (prefill_attention_avx2.cpp) and, for scale, the
+// reference, the native rows kernels (prefill_attention_avx2.cpp, and the AVX-512 one where
+// the CPU has it) and, for scale, the
 // decode kernel called once per row over a cache holding the rows before it (what T decode
 // steps would cost). Each kernel's output is checked bit for bit against the reference first.
 //
@@ -70,6 +71,11 @@ int main(int argc, char** argv) {
       kiln::native::prefill_attention_avx2(s, q.data(), keys.data(), values.data(), k.data(), v.data(), int32_t(start),
                                            got.data(), nullptr, nullptr);
     });
+    if (__builtin_cpu_supports("avx512f"))
+      time("AVX-512 rows kernel", [&] {
+        kiln::native::prefill_attention_avx512(s, q.data(), keys.data(), values.data(), k.data(), v.data(),
+                                               int32_t(start), got.data(), nullptr, nullptr);
+      });
     // T decode steps: row t over a cache holding the rows before it (same floats: the
     // definition is T decode steps).
     std::vector<float> ck = keys, cv = values;

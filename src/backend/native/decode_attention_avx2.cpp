@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "backend/native/decode_attention_x86.h"
@@ -129,6 +131,16 @@ void decode_attention_avx2(const DecodeAttentionShape& s, const float* q, const 
 
 DecodeAttentionFn best_decode_attention() {
   static const DecodeAttentionFn fn = __builtin_cpu_supports("avx2") ? &decode_attention_avx2 : nullptr;
+  return fn;
+}
+
+PrefillAttentionFn best_prefill_attention() {
+  static const PrefillAttentionFn fn = []() -> PrefillAttentionFn {
+    if (!__builtin_cpu_supports("avx2")) return nullptr;
+    const char* env = std::getenv("KILN_NATIVE_PREFILL_ATTENTION");
+    if (__builtin_cpu_supports("avx512f") && !(env && std::string(env) == "avx2")) return &prefill_attention_avx512;
+    return &prefill_attention_avx2;
+  }();
   return fn;
 }
 

@@ -17,5 +17,15 @@ DecodeAttentionFn best_decode_attention();
 void prefill_attention_avx2(const DecodeAttentionShape& s, const float* q, const float* keys, const float* values,
                             const float* k, const float* v, int32_t start, float* out, GroupSplitter split,
                             void* split_ctx);
+// The same with 16-float AVX-512 vectors (prefill_attention_avx512.cpp): call only where the
+// CPU has AVX-512F.
+void prefill_attention_avx512(const DecodeAttentionShape& s, const float* q, const float* keys, const float* values,
+                              const float* k, const float* v, int32_t start, float* out, GroupSplitter split,
+                              void* split_ctx);
+using PrefillAttentionFn = void (*)(const DecodeAttentionShape&, const float*, const float*, const float*,
+                                    const float*, const float*, int32_t, float*, GroupSplitter, void*);
+// The widest of the two the CPU has ($KILN_NATIVE_PREFILL_ATTENTION=avx2 caps it at AVX2), or
+// nullptr without AVX2 (the reference then runs).
+PrefillAttentionFn best_prefill_attention();
 
 }  // namespace kiln::native

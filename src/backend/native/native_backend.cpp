@@ -190,7 +190,8 @@ bool NativeBackend::prefers_decode_attention() const {
 void NativeBackend::prefill_attention(const DecodeAttentionShape& s, const float* q, const float* keys,
                                       const float* values, const float* k, const float* v, int32_t start,
                                       float* out) {
-  if (!native::best_decode_attention()) return decode_attention_reference(s, q, keys, values, k, v, start, out);
+  const native::PrefillAttentionFn fn = native::best_prefill_attention();
+  if (!fn) return decode_attention_reference(s, q, keys, values, k, v, start, out);
   // Split where there are threads and the scores' multiply-adds (about rows x (start + rows / 2)
   // x heads x head_dim) are enough work.
   const int64_t work = s.rows * (std::clamp<int64_t>(start, 0, s.n_ctx) + s.rows / 2) * s.heads * s.head_dim;
@@ -201,7 +202,7 @@ void NativeBackend::prefill_attention(const DecodeAttentionShape& s, const float
     };
   Profile* prof = profile();
   const auto t0 = std::chrono::steady_clock::now();
-  native::prefill_attention_avx2(s, q, keys, values, k, v, start, out, split, pool_.get());
+  fn(s, q, keys, values, k, v, start, out, split, pool_.get());
   if (prof) {
     const std::string key = "decode_attention rows=" + std::to_string(s.rows) + " heads=" + std::to_string(s.heads) +
                             "/" + std::to_string(s.kv_heads) + " head_dim=" + std::to_string(s.head_dim) +

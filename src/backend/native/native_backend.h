@@ -52,7 +52,8 @@ class NativeBackend : public HostMemoryBackend {
  public:
   // With the AVX2 kernel decode steps use decode_attention ($KILN_NATIVE_DECODE_ATTENTION=0:
   // the unfused kernels, for a before/after in one binary), and so do prefill steps
-  // ($KILN_NATIVE_PREFILL_ATTENTION=0: the unfused kernels).
+  // ($KILN_NATIVE_PREFILL_ATTENTION=0: the unfused kernels; =avx2: the AVX2 kernel where
+  // the CPU has AVX-512 too).
   bool prefers_decode_attention() const override;
   bool prefers_prefill_attention() const override;
 
