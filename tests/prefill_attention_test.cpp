@@ -105,7 +105,8 @@ TEST(PrefillAttention, ReferenceRowsAreDecodeSteps) {
           std::memcpy(values.data() + start * row, h.v.data(), size_t(t * row) * 4);
           kiln::decode_attention_reference(one, h.q.data() + t * qrow, keys.data(), values.data(), h.k.data() + t * row,
                                            h.v.data() + t * row, int32_t(start + t), out.data());
-          ASSERT_EQ(std::memcmp(out.data(), rows.data() + t * qrow, size_t(qrow) * 4), 0) << what(h, start, window) << " t=" << t;
+          ASSERT_EQ(std::memcmp(out.data(), rows.data() + t * qrow, size_t(qrow) * 4), 0)
+              << what(h, start, window) << " t=" << t;
         }
       }
   }
@@ -123,7 +124,8 @@ TEST(PrefillAttention, EqualsTheUnfusedFormula) {
     const float scale = 1.0f / std::sqrt(float(h.D));
     for (int64_t window : {int64_t(0), int64_t(1), int64_t(3), int64_t(5)})
       for (int64_t n = 0; n <= h.C; ++n) {
-        const auto got = kiln::lax::decode_attention(q, keys, values, k, v, start_of(n), scale, window).to_vector<float>();
+        const auto got =
+            kiln::lax::decode_attention(q, keys, values, k, v, start_of(n), scale, window).to_vector<float>();
         const auto want =
             kiln::lax::decode_attention_unfused(q, keys, values, k, v, start_of(n), scale, window).to_vector<float>();
         expect_close(got, want, 2e-6f, what(h, n, window));
@@ -185,7 +187,8 @@ TEST(PrefillAttention, NativeKernelEqualsTheReferenceBitForBit) {
   std::vector<kiln::native::PrefillAttentionFn> kernels{&kiln::native::prefill_attention_avx2};
   if (__builtin_cpu_supports("avx512f")) kernels.push_back(&kiln::native::prefill_attention_avx512);
   for (const Host& h0 : {host(13, 9, 3, 64, 20, seed), host(6, 4, 1, 256, 9, seed + 1), host(5, 16, 1, 16, 7, seed + 2),
-                         host(3, 32, 1, 16, 4, seed + 5), host(1, 6, 2, 16, 10, seed + 3), host(11, 2, 2, 16, 0, seed + 4),
+                         host(3, 32, 1, 16, 4, seed + 5), host(1, 6, 2, 16, 10, seed + 3),
+                         host(11, 2, 2, 16, 0, seed + 4),
                          host(7, 2, 1, 8, 5, seed + 6)}) {
     for (bool nan_key : {false, true}) {
       Host h = h0;
@@ -224,8 +227,9 @@ TEST(PrefillAttention, GradEqualsTheFormulasGrad) {
       return [&, fused](const Array& a) {
         std::vector<Array> y = x0;
         y[size_t(arg)] = a;
-        const Array out = fused ? kiln::lax::decode_attention(y[0], y[1], y[2], y[3], y[4], start_of(4), 0.4f, 3)
-                                : kiln::lax::decode_attention_unfused(y[0], y[1], y[2], y[3], y[4], start_of(4), 0.4f, 3);
+        const Array out =
+            fused ? kiln::lax::decode_attention(y[0], y[1], y[2], y[3], y[4], start_of(4), 0.4f, 3)
+                  : kiln::lax::decode_attention_unfused(y[0], y[1], y[2], y[3], y[4], start_of(4), 0.4f, 3);
         return np::sum(out * w);
       };
     };
@@ -254,8 +258,8 @@ TEST(PrefillAttention, VmapEqualsALoop) {
   const size_t n = size_t(T * H * D);
   ASSERT_EQ(batched.size(), size_t(B) * n);
   for (int64_t j = 0; j < B; ++j) {
-    const auto one = kiln::lax::decode_attention(np::index(qs, {j}), keys, values, np::index(ks, {j}), np::index(vs, {j}),
-                                                 np::index(starts, {j}), 0.3f, 2)
+    const auto one = kiln::lax::decode_attention(np::index(qs, {j}), keys, values, np::index(ks, {j}),
+                                                 np::index(vs, {j}), np::index(starts, {j}), 0.3f, 2)
                          .to_vector<float>();
     expect_close(std::vector<float>(batched.begin() + long(j * n), batched.begin() + long((j + 1) * n)), one, 2e-6f,
                  "batch " + std::to_string(j));

@@ -76,7 +76,8 @@ Array decode_attention_formula(const std::vector<Array>& x, const Params& prm) {
     return expand(reshape(transpose(rows, {0, 2, 1, 3}), {B, Hkv, 1, 1, CT, D}), big);
   };
   // q as [B, Hkv, G, T, 1, D].
-  const Array qg = expand(reshape(transpose(reshape(q, {B, T, Hkv, G, D}), {0, 2, 3, 1, 4}), {B, Hkv, G, T, 1, D}), big);
+  const Array qt = transpose(reshape(q, {B, T, Hkv, G, D}), {0, 2, 3, 1, 4});
+  const Array qg = expand(reshape(qt, {B, Hkv, G, T, 1, D}), big);
   Array s = reduce_sum(mul(qg, per_head(joined(keys, k))), {5});  // [B, Hkv, G, T, CT]
   s = mul(s, filled(s.shape(), DType::Float32, prm.scale, dev));
   // Query t (at position start + t) attends cache row c < C when c < start (and c > start +

@@ -20,7 +20,8 @@ inline __m256 exp_f32_avx2(__m256 x) {
   const __m256 below = _mm256_cmp_ps(x, lo, _CMP_LT_OQ), above = _mm256_cmp_ps(hi, x, _CMP_LT_OQ);
   // Outside [kExpLo, kExpHi] the steps run on 0 (NaN stays NaN: neither compare holds).
   const __m256 xc = _mm256_andnot_ps(_mm256_or_ps(below, above), x);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 n =
+      _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 r = _mm256_sub_ps(_mm256_sub_ps(xc, _mm256_mul_ps(n, _mm256_set1_ps(kLn2Hi))),
                                  _mm256_mul_ps(n, _mm256_set1_ps(kLn2Lo)));
   __m256 p = _mm256_set1_ps(kExpPoly[0]);

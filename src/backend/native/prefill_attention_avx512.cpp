@@ -30,13 +30,15 @@ inline __m512 exp_f32_avx512(__m512 x) {
   const __mmask16 above = _mm512_cmp_ps_mask(_mm512_set1_ps(kExpHi), x, _CMP_LT_OQ);
   // Outside [kExpLo, kExpHi] the steps run on 0 (NaN stays NaN: neither compare holds).
   const __m512 xc = _mm512_maskz_mov_ps(__mmask16(~(below | above)), x);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  constexpr int kFloor = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(kLog2e)), kNearest);
   const __m512 r = _mm512_sub_ps(_mm512_sub_ps(xc, _mm512_mul_ps(n, _mm512_set1_ps(kLn2Hi))),
                                  _mm512_mul_ps(n, _mm512_set1_ps(kLn2Lo)));
   __m512 p = _mm512_set1_ps(kExpPoly[0]);
   for (int i = 1; i < 6; ++i) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kExpPoly[i]));
   p = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(p, _mm512_mul_ps(r, r)), r), _mm512_set1_ps(1.0f));
-  const __m512 a = _mm512_roundscale_ps(_mm512_mul_ps(n, _mm512_set1_ps(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  const __m512 a = _mm512_roundscale_ps(_mm512_mul_ps(n, _mm512_set1_ps(0.5f)), kFloor);
   const __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, pow2_avx512(a)), pow2_avx512(_mm512_sub_ps(n, a)));
   const __m512 low = _mm512_maskz_mov_ps(__mmask16(~below), y);  // x < kExpLo: 0
   return _mm512_mask_mov_ps(low, above, _mm512_set1_ps(__builtin_inff()));
