@@ -48,7 +48,8 @@ void scores(const v128_t* qs, const float* keys, int64_t row, int64_t D, int64_t
     for (int g = 0; g < G; ++g) acc[g] = wasm_f32x4_splat(0);
     const int64_t live = std::min<int64_t>(4, end - c0);
     const float* r[4];
-    for (int i = 0; i < 4; ++i) r[i] = keys + (c0 + std::min<int64_t>(i, live - 1)) * row;  // past end: the last row again
+    // Rows past end repeat the last one (their lanes are dropped).
+    for (int i = 0; i < 4; ++i) r[i] = keys + (c0 + std::min<int64_t>(i, live - 1)) * row;
     for (int64_t d0 = 0; d0 < D; d0 += 4) {
       v128_t t[4];
       for (int i = 0; i < 4; ++i) t[i] = wasm_v128_load(r[i] + d0);

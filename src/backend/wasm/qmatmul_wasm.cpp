@@ -52,7 +52,7 @@ inline void permute_x(const int16_t* xq, int64_t n, int16_t* to) {
     wasm_v128_store(to + i + 24, wasm_i16x8_shuffle(v2, v3, 1, 3, 5, 7, 9, 11, 13, 15));
   }
 }
-// The permuted codes of `rows` activation rows, in a buffer reused per thread.
+// n activation codes (whole rows) permuted, in a buffer reused per thread.
 inline const int16_t* permuted_x(const int16_t* xq, int64_t n) {
   thread_local std::vector<int16_t> buf;
   if (buf.size() < size_t(n)) buf.resize(size_t(n));

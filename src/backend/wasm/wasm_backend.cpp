@@ -485,7 +485,7 @@ void WasmBackend::decode_attention(const DecodeAttentionShape& s, const std::vec
   const int32_t start = *reinterpret_cast<const int32_t*>(f[5]);
   float* out = reinterpret_cast<float*>(data(output));
   // Work: the attended rows' multiply-adds (scores and weighted values) per query head.
-  const int64_t rows = std::clamp<int64_t>(start, 0, s.n_ctx) - decode_attention_begin(s, std::clamp<int64_t>(start, 0, s.n_ctx));
+  const int64_t end = std::clamp<int64_t>(start, 0, s.n_ctx), rows = end - decode_attention_begin(s, end);
   const int64_t work = 2 * s.heads * s.head_dim * (rows + 1);
   if (threads_ <= 1 || s.kv_heads < 2 || s.head_dim % 8 != 0 ||
       work < (pool_awake() ? min_work_ : cold_parallel_min_work()))
