@@ -2,7 +2,8 @@
 // (ordinary primitives: scores, mask, softmax, weighted sum) on random shapes with grouped
 // queries, every length 0..n_ctx and sliding windows; jit (operands passed as views at an
 // offset: a layer of a whole cache) equals eager; grad and vmap through the formula; errors.
-// A device without the routine (wasm) runs the formula, checked against cpu's routine.
+// The device kernels (native AVX2, wasm SIMD128) equal the reference bit for bit. A device
+// without the routine would run the formula (every device has one now: that test skips).
 #include "library/decode_attention.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,8 @@
 #include "backend/decode_attention.h"
 #ifndef __EMSCRIPTEN__
 #include "backend/native/decode_attention_x86.h"
+#else
+#include "backend/wasm/decode_attention_wasm.h"
 #endif
 #include "frontend/array_impl.h"
 #include "ir/error.h"
@@ -75,7 +78,7 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 // Every length from 0 (only the new row) to n_ctx (the whole cache), with and without a window,
 // on shapes with 1, 2 and 3 query heads per kv head.
 TEST(DecodeAttention, EqualsTheUnfusedFormula) {
-  // Without the routine (wasm) lax::decode_attention is the formula itself: the loop then checks
+  // Without the routine lax::decode_attention is the formula itself: the loop then checks
   // that the call runs there.
   struct Shape {
     int64_t H, Hkv, D, C;
@@ -99,18 +102,17 @@ TEST(DecodeAttention, EqualsTheUnfusedFormula) {
   }
 }
 
-#ifndef __EMSCRIPTEN__
-// The native device's AVX2 kernel gives the reference's floats bit for bit: every start from
-// 0 to n_ctx (partial 8-row tiles included), windows, 1 to 4 query heads per kv head, head
-// sizes of SmolLM2 (64) and Gemma 3 (256), a NaN score (the maximum keeps skipping it), and a
-// head size that is not a multiple of 8 (the reference itself runs).
-TEST(DecodeAttention, NativeKernelEqualsTheReferenceBitForBit) {
-  if (!kiln::native::best_decode_attention()) GTEST_SKIP() << "no AVX2 on this CPU";
+// A device kernel gives the reference's floats bit for bit: every start from 0 to n_ctx
+// (partial tiles of 8 (AVX2) or 4 (SIMD128) rows included), windows, 1 to 4 query heads per kv
+// head (and 6: wasm's passes of up to 4 heads), head sizes of SmolLM2 (64) and Gemma 3 (256),
+// a NaN score (the maximum keeps skipping it), and a head size that is not a multiple of 8
+// (the reference itself runs).
+void expect_kernel_equals_reference(kiln::DecodeAttentionFn kernel) {
   struct Case {
     int64_t H, Hkv, D, C;
   };
   uint32_t seed = 11;
-  for (const Case c : {Case{9, 3, 64, 37}, Case{4, 1, 256, 19}, Case{2, 2, 8, 3}, Case{6, 2, 5, 9}}) {
+  for (const Case c : {Case{9, 3, 64, 37}, Case{4, 1, 256, 19}, Case{2, 2, 8, 3}, Case{6, 2, 5, 9}, Case{6, 1, 16, 11}}) {
     auto fill = [&](int64_t n, float scale) {
       std::vector<float> v(static_cast<size_t>(n));
       for (float& x : v) x = scale * (float(int(next(seed) >> 16) - 32768) / 32768.0f);
@@ -130,14 +132,31 @@ TEST(DecodeAttention, NativeKernelEqualsTheReferenceBitForBit) {
           std::vector<float> want(size_t(c.H * c.D)), got(want.size());
           kiln::decode_attention_reference(s, q.data(), keys_nan.data(), values.data(), k.data(), v.data(),
                                            int32_t(start), want.data());
-          kiln::native::decode_attention_avx2(s, q.data(), keys_nan.data(), values.data(), k.data(), v.data(),
-                                              int32_t(start), got.data());
+          kernel(s, q.data(), keys_nan.data(), values.data(), k.data(), v.data(), int32_t(start), got.data());
           ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
               << "H=" << c.H << " Hkv=" << c.Hkv << " D=" << c.D << " start=" << start << " window=" << window
               << " nan=" << nan_key;
         }
     }
   }
+}
+
+#ifndef __EMSCRIPTEN__
+// The native device's AVX2 kernel.
+TEST(DecodeAttention, NativeKernelEqualsTheReferenceBitForBit) {
+  if (!kiln::native::best_decode_attention()) GTEST_SKIP() << "no AVX2 on this CPU";
+  expect_kernel_equals_reference(&kiln::native::decode_attention_avx2);
+}
+#else
+// The wasm device's SIMD128 kernel, whole and as the pool runs it: one kv head per call.
+TEST(DecodeAttention, WasmKernelEqualsTheReferenceBitForBit) {
+  expect_kernel_equals_reference(&kiln::wasm::decode_attention_simd128);
+  expect_kernel_equals_reference([](const kiln::DecodeAttentionShape& s, const float* q, const float* keys,
+                                    const float* values, const float* k, const float* v, int32_t start, float* out) {
+    if (s.head_dim % 8 != 0) return kiln::wasm::decode_attention_simd128(s, q, keys, values, k, v, start, out);
+    for (int64_t kh = s.kv_heads - 1; kh >= 0; --kh)
+      kiln::wasm::decode_attention_simd128_heads(s, q, keys, values, k, v, start, out, kh, kh + 1);
+  });
 }
 #endif
 
@@ -270,19 +289,6 @@ TEST(DecodeAttention, ShapeErrorsNameTheOperand) {
   EXPECT_NE(message([&] { call(o.q, o.keys, o.k, np::ones({1})); }).find("start is float32[1], expected int32[]"),
             std::string::npos);
   EXPECT_NE(message([&] { call(o.q, o.keys, o.k, start_of(1), -1); }).find("expected >= 0"), std::string::npos);
-}
-
-TEST(DecodeAttention, WithoutTheRoutineRunsTheFormula) {
-  const std::string device = kiln::default_device();
-  if (has_routine()) GTEST_SKIP() << device << " has the routine";
-  const Operands o = make(6, 2, 8, 5, 1);
-  const auto got = kiln::lax::decode_attention(o.q, o.keys, o.values, o.k, o.v, start_of(4), 0.5f, 3);
-  EXPECT_EQ(got.device(), device);
-  kiln::set_default_device("cpu");  // the same operands there, through cpu's routine
-  const Operands c = make(6, 2, 8, 5, 1);
-  const auto want = kiln::lax::decode_attention(c.q, c.keys, c.values, c.k, c.v, start_of(4), 0.5f, 3);
-  kiln::set_default_device(device);
-  expect_close(got.to_vector<float>(), want.to_vector<float>(), 2e-6f, device + " formula vs cpu routine");
 }
 
 }  // namespace decode_attention_test

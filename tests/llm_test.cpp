@@ -62,7 +62,8 @@ const std::string kModel =
 // packed the two layers' rows into one output is gone (issue 20). webgpu: 18 (llm.test.ts).
 // On native with AVX2 each layer's attention is the decode_attention routine instead (issue
 // 19: the unfused kernels scored all n_ctx cache rows, gathering each key across the SIMD
-// lanes): 6 kernels fewer per layer and the cache mask's kernel gone, 19.
+// lanes): 6 kernels fewer per layer and the cache mask's kernel gone, 19; on wasm too since
+// 2026-12-07 (its SIMD128 kernel).
 constexpr size_t kTinyDecodeDispatches = 32, kTinyDecodeDispatchesWithRoutine = 19;
 // And of SmolLM2-135M (30 layers; Llm.DecodeKeepsMemoryFlat): 648 -> 589 by the same rules
 // (-30 exp, -22 copies, and -7 kernels that materialized the re-summed residual stream: the
@@ -71,7 +72,7 @@ constexpr size_t kTinyDecodeDispatches = 32, kTinyDecodeDispatchesWithRoutine = 
 // 498 with the RoPE tables' cos and sin in one kernel; 391 kernels with the matvecs as
 // quantized_matmul routine steps (issue 19; routine calls are not counted); 383 since the
 // step's keys and values are views, not packed into outputs (-8: 4 layers' rows per kernel).
-// With the decode_attention routine (native with AVX2): 202 (-6 x 30, -1).
+// With the decode_attention routine (native with AVX2, and wasm): 202 (-6 x 30, -1).
 constexpr size_t kSmolLM2DecodeDispatches = 383, kSmolLM2DecodeDispatchesWithRoutine = 202;
 
 // Whether the default device's decode steps call the decode_attention routine.

@@ -3,6 +3,7 @@
 // wllama. `make bench-llm-browser`.
 //
 //   node bench/llm/browser.mjs [--threads 1,2] [--gen 128] [--prompt-tokens 256] [--reps 1]
+//        [--runtimes wllama,kiln] [--js-flags FLAGS]
 //
 // The page is cross-origin isolated (COOP/COEP), so both get threads. The prompt: the first
 // --prompt-tokens tokens of bench/llm/prompt.txt (kiln's tokenizer, which matches llama.cpp's
@@ -10,7 +11,9 @@
 // themselves; each page reports its prompt token count. Each runtime and thread count runs in
 // a fresh page: a warm-up completion (kiln compiles its kernels there), then the measured one;
 // --reps repeats that and the table shows medians. No GPU (--disable-gpu): wllama's layers
-// stay on the CPU (n_gpu_layers 0) as kiln's wasm device does.
+// stay on the CPU (n_gpu_layers 0) as kiln's wasm device does. --runtimes kiln runs kiln alone
+// (no ratios), e.g. against Node's figure on the same machine; --js-flags passes V8 flags to
+// Chromium, a diagnostic only (a page's users cannot pass any).
 import { execSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -22,13 +25,15 @@ import { llm } from "../../js/dist/index.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const MODEL = join(ROOT, "data", "models", "SmolLM2-135M-Instruct.Q4_1.gguf");
-const args = { threads: [1, 2], gen: 128, promptTokens: 256, reps: 1 };
+const args = { threads: [1, 2], gen: 128, promptTokens: 256, reps: 1, runtimes: ["wllama", "kiln"], jsFlags: "" };
 for (let i = 2; i < process.argv.length; i += 2) {
   const [k, v] = [process.argv[i], process.argv[i + 1]];
   if (k === "--threads") args.threads = v.split(",").map(Number);
   else if (k === "--gen") args.gen = Number(v);
   else if (k === "--prompt-tokens") args.promptTokens = Number(v);
   else if (k === "--reps") args.reps = Number(v);
+  else if (k === "--runtimes") args.runtimes = v.split(",");
+  else if (k === "--js-flags") args.jsFlags = v;
   else throw new Error(`unknown argument ${k} (see the header of bench/llm/browser.mjs)`);
 }
 if (!existsSync(join(ROOT, "bench", "llm", "browser", "node_modules", "@wllama", "wllama")))
@@ -42,13 +47,13 @@ model.dispose();
 const allowed = /^\/(bench\/llm\/browser|js\/dist)\/[\w.@\/-]*$|^\/data\/models\/SmolLM2-135M-Instruct\.Q4_1\.gguf$/;
 const server = await startStaticServer(allowed, "/bench/llm/browser/");
 const base = `http://127.0.0.1:${server.address().port}/bench/llm/browser/`;
-const { context, close } = await launchChromium(false);
+const { context, close } = await launchChromium(false, args.jsFlags ? [`--js-flags=${args.jsFlags}`] : []);
 const load0 = loadavg();
 const results = [];
 try {
   for (const threads of args.threads)
     for (let rep = 0; rep < args.reps; rep++)
-      for (const runtime of ["wllama", "kiln"]) {
+      for (const runtime of args.runtimes) {
         const tab = await context.newPage();
         await tab.addInitScript((p) => (window.BENCH_PROMPT = p), prompt);
         await tab.goto(`${base}?runtime=${runtime}&threads=${threads}&gen=${args.gen}&ctx=${args.promptTokens + args.gen}`);
@@ -71,8 +76,11 @@ for (const threads of args.threads) {
   const of = (rt, k) => median(results.filter((r) => r.runtime === rt && r.threads === threads).map((r) => r[k]));
   const w = { p: of("wllama", "prefillTps"), d: of("wllama", "decodeTps"), n: of("wllama", "promptTokens") };
   const k = { p: of("kiln", "prefillTps"), d: of("kiln", "decodeTps"), n: of("kiln", "promptTokens") };
-  rows.push(`| wllama 3.8.1 (llama.cpp, Wasm) | ${threads} | ${w.n} | ${w.p.toFixed(1)} | ${w.d.toFixed(1)} |  |  |`);
-  rows.push(`| kiln wasm | ${threads} | ${k.n} | ${k.p.toFixed(1)} | ${k.d.toFixed(1)} | ${(k.p / w.p).toFixed(2)} | ${(k.d / w.d).toFixed(2)} |`);
+  const ratio = (x, y) => (y === undefined ? "" : (x / y).toFixed(2));
+  if (args.runtimes.includes("wllama"))
+    rows.push(`| wllama 3.8.1 (llama.cpp, Wasm) | ${threads} | ${w.n} | ${w.p.toFixed(1)} | ${w.d.toFixed(1)} |  |  |`);
+  if (args.runtimes.includes("kiln"))
+    rows.push(`| kiln wasm | ${threads} | ${k.n} | ${k.p.toFixed(1)} | ${k.d.toFixed(1)} | ${ratio(k.p, w.p)} | ${ratio(k.d, w.d)} |`);
 }
 const flags = readFileSync("/proc/cpuinfo", "utf8").match(/^flags\s*:(.*)$/m)?.[1].split(" ") ?? [];
 console.log(`\nmachine: ${cpus()[0].model}; SIMD: ${["avx2", "fma", "avx512f"].filter((f) => flags.includes(f)).join(" ")}; ${cpus().length} logical CPUs`);

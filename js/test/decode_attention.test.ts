@@ -1,8 +1,9 @@
 // lax.decodeAttention on webgpu (one WGSL kernel; SwiftShader on machines without a GPU)
 // against the cpu device's C++ reference and against the unfused formula on webgpu, on random
 // shapes with 1-3 query heads per kv head, lengths 0..n_ctx and sliding windows; its grad
-// (through the formula) against the cpu device's; and wasm, which has no such routine and
-// runs the formula. tests/decode_attention_test.cpp checks the reference against the formula.
+// (through the formula) against the cpu device's; and wasm's SIMD128 routine against cpu's and
+// the formula. tests/decode_attention_test.cpp checks the reference against the formula and the
+// device kernels against the reference bit for bit.
 import { describe, expect, test } from "vitest";
 import { grad, init, lax, numpy as np } from "../dist/index.js";
 
@@ -88,12 +89,23 @@ describe.skipIf(!gpu && !env.KILN_REQUIRE_WEBGPU)("decodeAttention on webgpu", (
   }, 300_000);
 });
 
-test("decodeAttention on wasm (no routine) runs its formula, equal to cpu's routine", async () => {
-  const s: Shape = { H: 2, Hkv: 1, D: 4, C: 3 };
-  const o = operands(s, 5);
-  const got = (await call(s, o, "wasm", 1, 0).data()) as Float32Array;
-  const formula = (await call(s, o, "wasm", 1, 0, true).data()) as Float32Array;
-  const ref = (await call(s, o, "cpu", 1, 0).data()) as Float32Array;
-  expectClose(got, ref, 1e-5, "wasm vs cpu");
-  expectClose(formula, ref, 1e-5, "wasm formula vs cpu");
+// wasm runs the routine's SIMD128 kernel (decode_attention_wasm.cpp): SmolLM2's head shape
+// (3 query heads per kv head, 64 values), Gemma 3's (4 per kv head), a head size that is not a
+// multiple of 8 (the reference), every start with and without a window.
+test("decodeAttention on wasm equals cpu's routine and its formula", async () => {
+  let seed = 5;
+  const shapes: Shape[] = [{ H: 9, Hkv: 3, D: 64, C: 13 }, { H: 4, Hkv: 1, D: 16, C: 6 }, { H: 2, Hkv: 1, D: 4, C: 3 }];
+  for (const s of shapes) {
+    const o = operands(s, (seed += 10));
+    for (const window of [0, 3]) {
+      for (let start = 0; start <= s.C; start++) {
+        const what = `${JSON.stringify(s)} window ${window} start ${start}`;
+        const got = (await call(s, o, "wasm", start, window).data()) as Float32Array;
+        const formula = (await call(s, o, "wasm", start, window, true).data()) as Float32Array;
+        const ref = (await call(s, o, "cpu", start, window).data()) as Float32Array;
+        expectClose(got, ref, 1e-5, what + " wasm vs cpu");
+        expectClose(got, formula, 1e-5, what + " wasm vs formula");
+      }
+    }
+  }
 });

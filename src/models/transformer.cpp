@@ -436,10 +436,11 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   // kernels (webgpu: a dispatch costs more host time than the kernel; docs/ARCHITECTURE.md,
   // "Fused decode attention") passes the routine the start and the window instead of masks;
   // so does a decode or prefill step on a CPU device whose routine beats the unfused kernels
-  // (native with AVX2: those score all n_ctx rows of a decode step, gathering each key across
-  // its SIMD lanes, and every masked pair of a prompt; $KILN_NATIVE_DECODE_ATTENTION=0 /
-  // $KILN_NATIVE_PREFILL_ATTENTION=0 turn each off). cpu and wasm keep the unfused attention
-  // (the reference loop would be no faster).
+  // (native with AVX2, wasm for decode: those score all n_ctx rows of a decode step, gathering
+  // each key across the SIMD lanes, and every masked pair of a prompt;
+  // $KILN_NATIVE_DECODE_ATTENTION=0, $KILN_NATIVE_PREFILL_ATTENTION=0 and
+  // $KILN_WASM_DECODE_ATTENTION=0 turn each off). cpu keeps the unfused attention (the
+  // reference loop would be no faster).
   const Backend& be = get_backend(default_device());
   const bool fused = T == 1 ? be.has_decode_attention() && (be.prefers_fewer_kernels() ? c.fused_decode_attention
                                                                                          : be.prefers_decode_attention())

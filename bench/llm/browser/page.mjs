@@ -24,6 +24,9 @@ async function runKiln(prompt) {
     runs.push({ promptTokens: s.promptTokens, generated: s.generatedTokens, prefillTps: s.prefillTokensPerSecond, decodeTps: s.decodeTokensPerSecond });
   }
   model.dispose();
+  // Which core ran (threaded or not, threads) and whether its kernels use Relaxed SIMD FMA.
+  const { coreInfo } = await import("/js/dist/core.js");
+  runs[1].core = coreInfo();
   return runs;
 }
 

@@ -1,12 +1,13 @@
 // Headless Chromium for the example pages' checks (mnist.mjs, llm.mjs, ocr.mjs, mobilenet.mjs):
 // a fresh profile, WebGPU on SwiftShader when asked (otherwise no GPU, so a page must fall back
-// to wasm), and a close() that also removes the profile.
+// to wasm), and a close() that also removes the profile. `extraArgs`: more Chromium switches
+// (bench/llm/browser.mjs passes V8 flags as a diagnostic).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-export async function launchChromium(webgpu) {
+export async function launchChromium(webgpu, extraArgs = []) {
   const gpuArgs = webgpu
     ? ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--use-vulkan=swiftshader", "--use-webgpu-adapter=swiftshader"]
     : ["--disable-gpu"];
@@ -14,7 +15,7 @@ export async function launchChromium(webgpu) {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
-    args: ["--headless=new", "--no-sandbox", ...gpuArgs, "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    args: ["--headless=new", "--no-sandbox", ...gpuArgs, "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", ...extraArgs],
   });
   const close = async () => {
     await context.close();

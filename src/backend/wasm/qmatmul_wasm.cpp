@@ -8,6 +8,8 @@
 
 #include <wasm_simd128.h>
 
+#include <vector>
+
 namespace kiln::wasm {
 
 namespace {
@@ -17,21 +19,45 @@ inline v128_t transpose_sum4(v128_t a0, v128_t a1, v128_t a2, v128_t a3) {
   const v128_t s23 = wasm_i32x4_add(wasm_i32x4_shuffle(a2, a3, 0, 4, 2, 6), wasm_i32x4_shuffle(a2, a3, 1, 5, 3, 7));
   return wasm_i32x4_add(wasm_i32x4_shuffle(s01, s23, 0, 1, 4, 5), wasm_i32x4_shuffle(s01, s23, 2, 3, 6, 7));
 }
-// A row's block of 32 codes widened to int16 (4 vectors, values 0-7, 8-15, 16-23, 24-31).
+// A row's block of 32 codes as int16 in 4 vectors, read as 8 16-bit lanes of byte pairs
+// (u16 / i16 shifts and masks: no byte shifts or byte-to-word extends, which V8 lowers to
+// several instructions each). Lane i of the vectors holds values 2i, 2i + 1, 16 + 2i and
+// 17 + 2i, so the activation's codes are permuted to match once per call (permute_x);
+// integer sums are exact in any order, so the floats stay the reference's.
 inline void widen_nibbles(const uint8_t* qs, v128_t* w) {
-  const v128_t t = wasm_v128_load(qs), lo = wasm_v128_and(t, wasm_i8x16_splat(15)), hi = wasm_u8x16_shr(t, 4);
-  w[0] = wasm_u16x8_extend_low_u8x16(lo), w[1] = wasm_u16x8_extend_high_u8x16(lo);
-  w[2] = wasm_u16x8_extend_low_u8x16(hi), w[3] = wasm_u16x8_extend_high_u8x16(hi);
+  // Byte j holds value j (low nibble) and j + 16 (high).
+  const v128_t t = wasm_v128_load(qs), m = wasm_i16x8_splat(15);
+  w[0] = wasm_v128_and(t, m), w[1] = wasm_v128_and(wasm_u16x8_shr(t, 8), m);
+  w[2] = wasm_v128_and(wasm_u16x8_shr(t, 4), m), w[3] = wasm_u16x8_shr(t, 12);
 }
 inline void widen_int8(const uint8_t* qs, v128_t* w) {
   const v128_t a = wasm_v128_load(qs), b = wasm_v128_load(qs + 16);
-  w[0] = wasm_i16x8_extend_low_i8x16(a), w[1] = wasm_i16x8_extend_high_i8x16(a);
-  w[2] = wasm_i16x8_extend_low_i8x16(b), w[3] = wasm_i16x8_extend_high_i8x16(b);
+  w[0] = wasm_i16x8_shr(wasm_i16x8_shl(a, 8), 8), w[1] = wasm_i16x8_shr(a, 8);
+  w[2] = wasm_i16x8_shr(wasm_i16x8_shl(b, 8), 8), w[3] = wasm_i16x8_shr(b, 8);
 }
 // 4 int32 partials of the block's integer dot product.
 inline v128_t dot4(const v128_t* w, const v128_t* y) {
   return wasm_i32x4_add(wasm_i32x4_add(wasm_i32x4_dot_i16x8(w[0], y[0]), wasm_i32x4_dot_i16x8(w[1], y[1])),
                         wasm_i32x4_add(wasm_i32x4_dot_i16x8(w[2], y[2]), wasm_i32x4_dot_i16x8(w[3], y[3])));
+}
+// n values of activation codes (whole blocks) in the widen functions' order: per block the
+// even values of 0-15, the odd ones, then the same of 16-31.
+inline void permute_x(const int16_t* xq, int64_t n, int16_t* to) {
+  for (int64_t i = 0; i < n; i += 32) {
+    const v128_t v0 = wasm_v128_load(xq + i), v1 = wasm_v128_load(xq + i + 8);
+    const v128_t v2 = wasm_v128_load(xq + i + 16), v3 = wasm_v128_load(xq + i + 24);
+    wasm_v128_store(to + i, wasm_i16x8_shuffle(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14));
+    wasm_v128_store(to + i + 8, wasm_i16x8_shuffle(v0, v1, 1, 3, 5, 7, 9, 11, 13, 15));
+    wasm_v128_store(to + i + 16, wasm_i16x8_shuffle(v2, v3, 0, 2, 4, 6, 8, 10, 12, 14));
+    wasm_v128_store(to + i + 24, wasm_i16x8_shuffle(v2, v3, 1, 3, 5, 7, 9, 11, 13, 15));
+  }
+}
+// n activation codes (whole rows) permuted, in a buffer reused per thread.
+inline const int16_t* permuted_x(const int16_t* xq, int64_t n) {
+  thread_local std::vector<int16_t> buf;
+  if (buf.size() < size_t(n)) buf.resize(size_t(n));
+  permute_x(xq, n, buf.data());
+  return buf.data();
 }
 inline void load_x(const int16_t* xq, v128_t* y) {
   for (int i = 0; i < 4; ++i) y[i] = wasm_v128_load(xq + 8 * i);
@@ -119,15 +145,17 @@ void matvec2(const QuantMatmulShape& s, const int16_t* xq, const float* dx, cons
 void quantized_matvec_simd128(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
                               const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1,
                               float* out) {
-  if (s.layout == QuantLayout::Nibble4) matvec<true>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
-  else matvec<false>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
+  const int16_t* xp = permuted_x(xq, s.k);
+  if (s.layout == QuantLayout::Nibble4) matvec<true>(s, xp, dx, sx, codes, d, mins, g0, g1, out);
+  else matvec<false>(s, xp, dx, sx, codes, d, mins, g0, g1, out);
 }
 
 void quantized_matvec2_simd128(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
                                const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1,
                                float* out) {
-  if (s.layout == QuantLayout::Nibble4) matvec2<true>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
-  else matvec2<false>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
+  const int16_t* xp = permuted_x(xq, 2 * s.k);  // the two rows lie k apart
+  if (s.layout == QuantLayout::Nibble4) matvec2<true>(s, xp, dx, sx, codes, d, mins, g0, g1, out);
+  else matvec2<false>(s, xp, dx, sx, codes, d, mins, g0, g1, out);
 }
 
 }  // namespace kiln::wasm

@@ -3,6 +3,7 @@
 // large dispatches split over a pthread pool in threaded builds.
 #ifdef __EMSCRIPTEN__
 #include "backend/wasm/wasm_backend.h"
+#include "backend/wasm/decode_attention_wasm.h"
 #include "backend/wasm/qmatmul_wasm.h"
 
 #include <emscripten/emscripten.h>
@@ -119,6 +120,13 @@ EM_JS(int, kiln_wasm_relaxed_simd, (), {
 EM_JS(int, kiln_wasm_env_fma_off, (), {
   var v = typeof process == 'object' && process.env ? process.env['KILN_WASM_FMA'] : undefined;
   if (v === undefined && typeof globalThis != 'undefined') v = globalThis['KILN_WASM_FMA'];
+  return v !== undefined && String(v) === '0' ? 1 : 0;
+});
+// $KILN_WASM_DECODE_ATTENTION (Node's environment, or globalThis.KILN_WASM_DECODE_ATTENTION in a
+// page): "0" keeps the LLM's decode steps on the unfused attention kernels (a before/after).
+EM_JS(int, kiln_wasm_env_decode_attention_off, (), {
+  var v = typeof process == 'object' && process.env ? process.env['KILN_WASM_DECODE_ATTENTION'] : undefined;
+  if (v === undefined && typeof globalThis != 'undefined') v = globalThis['KILN_WASM_DECODE_ATTENTION'];
   return v !== undefined && String(v) === '0' ? 1 : 0;
 });
 
@@ -458,6 +466,36 @@ void WasmBackend::quantized_matmul(const QuantMatmulShape& s, const std::vector<
     };
   }
   run_quantized_matmul(s, a, &wasm::quantized_matvec_simd128, split, this, &wasm::quantized_matvec2_simd128);
+}
+
+bool WasmBackend::prefers_decode_attention() const {
+  static const bool on = kiln_wasm_env_decode_attention_off() == 0;
+  return on;
+}
+
+void WasmBackend::decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& in, int64_t output) {
+  const float* f[6];
+  int64_t bytes[7];
+  for (int i = 0; i < 7; ++i) {
+    const int64_t h = i < 6 ? in[size_t(i)] : output;
+    bytes[i] = size_of(h, "wasm.decode_attention");
+    if (i < 6) f[i] = reinterpret_cast<const float*>(data(h)) + s.offset[i];
+  }
+  check_decode_attention_buffers(s, bytes, name());
+  const int32_t start = *reinterpret_cast<const int32_t*>(f[5]);
+  float* out = reinterpret_cast<float*>(data(output));
+  // Work: the attended rows' multiply-adds (scores and weighted values) per query head.
+  const int64_t end = std::clamp<int64_t>(start, 0, s.n_ctx), rows = end - decode_attention_begin(s, end);
+  const int64_t work = 2 * s.heads * s.head_dim * (rows + 1);
+  if (threads_ <= 1 || s.kv_heads < 2 || s.head_dim % 8 != 0 ||
+      work < (pool_awake() ? min_work_ : cold_parallel_min_work()))
+    return wasm::decode_attention_simd128(s, f[0], f[1], f[2], f[3], f[4], start, out);
+  // One kv head (and its query heads) per chunk: the workers run the core's own kernel.
+  if (!pool_) pool_ = std::make_unique<wasm::ThreadPool>(max_threads_);
+  split_dispatches_++;
+  pool_->parallel_for(s.kv_heads, 1, threads_, [&](int64_t b, int64_t e, int) {
+    wasm::decode_attention_simd128_heads(s, f[0], f[1], f[2], f[3], f[4], start, out, b, e);
+  });
 }
 
 }  // namespace kiln
