@@ -126,19 +126,20 @@ struct RowJob {
   QuantMatmulRowsFn rows;  // used when m > 1
   const int16_t* xq;
   const float *dx, *sx;
-  int64_t chunk_bytes;  // rows' QuantRowsKernel::chunk_bytes
 };
 
 // Several activation rows (prefill) run tile by tile of weight groups, each tile about
 // kTileBytes, so every row after the first reads the tile from L2 rather than memory.
 constexpr int64_t kTileBytes = 64 << 10;
 // A rows kernel (QuantMatmulRowsFn) reads every activation row of its chunk once per weight
-// group: chunks of about QuantRowsKernel::chunk_bytes of int16 codes keep them in L2. Where
-// that is 16 rows or more, a multiple of 16 (native's AMX kernel takes activation rows 16 to a
-// tile and pads a partial one).
+// group: chunks of about this many bytes of int16 codes keep them in L2. Where that is 16 rows
+// or more, a multiple of 16 (native's AMX kernel takes activation rows 16 to a tile and pads a
+// partial one).
+constexpr int64_t kRowChunkBytes = 96 << 10;
+
 void run_row_chunks(const RowJob& j, int64_t g0, int64_t g1) {
   const int64_t nb = j.s->k / kQuantBlock;
-  int64_t chunk = std::max<int64_t>(1, j.chunk_bytes / (j.s->k * int64_t(sizeof(int16_t))));
+  int64_t chunk = std::max<int64_t>(1, kRowChunkBytes / (j.s->k * int64_t(sizeof(int16_t))));
   if (chunk >= 16) chunk -= chunk % 16;
   for (int64_t i = 0; i < j.s->m; i += chunk) {
     const QuantMatmulShape part{j.s->layout, std::min(chunk, j.s->m - i), j.s->k, j.s->rows};
@@ -175,7 +176,7 @@ void run_quantized_matmul(const QuantMatmulShape& s, const QuantMatmulArgs& a, Q
   for (int64_t i = 0; i < s.m; ++i)
     quantize_activation_row(a.x + i * s.k, s.k, &xq[size_t(i * s.k)], &dx[size_t(i * nb)], &sx[size_t(i * nb)],
                             max_code);
-  RowJob job{&s, &a, kernel, pair, by_rows ? rows.fn : nullptr, xq.data(), dx.data(), sx.data(), rows.chunk_bytes};
+  RowJob job{&s, &a, kernel, pair, by_rows ? rows.fn : nullptr, xq.data(), dx.data(), sx.data()};
   const int64_t groups = quant_groups(s.rows);
   if (split) split(split_ctx, groups, run_groups, &job);
   else run_groups(&job, 0, groups);

@@ -86,14 +86,9 @@ using QuantMatmulRowsFn = QuantMatvecFn;
 // one x row (decode) keep the int16 rounding and the matvec.
 struct QuantRowsKernel {
   // From a kernel alone: one that reads the definition's int16 rounding (no kernel: none).
-  QuantRowsKernel(QuantMatmulRowsFn f = nullptr, int16_t max = kActMaxInt16, int64_t chunk = 96 << 10)
-      : fn(f), max_code(max), chunk_bytes(chunk) {}
+  QuantRowsKernel(QuantMatmulRowsFn f = nullptr, int16_t max = kActMaxInt16) : fn(f), max_code(max) {}
   QuantMatmulRowsFn fn;
   int16_t max_code;
-  // The driver hands the kernel activation rows in chunks of about this many bytes of int16
-  // codes (a multiple of 16 rows where that is 16 or more): what its per-call weight work is
-  // amortized over, against what stays in L2 (96 KiB; native's AMX kernel takes more).
-  int64_t chunk_bytes;
 };
 // lax::quantized_matmul on a host device: each activation row rounded (rows.max_code where the
 // rows kernel runs, else the definition's int16), then the row groups through `split` with

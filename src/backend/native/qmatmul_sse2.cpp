@@ -9,7 +9,6 @@
 #include <unistd.h>
 #endif
 
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -143,18 +142,6 @@ QuantMatvecFn best_quantized_matvec() {
   return quant_isa() == QuantIsa::Sse2 ? &quantized_matvec_sse2 : &quantized_matvec_avx2;
 }
 
-// The AMX kernel's row chunk: its B tiles (two groups' codes as bytes) are built once per call
-// and pair of groups, so more rows per call amortize them (SmolLM2's 256-token prefill in one
-// or two calls per matrix, not 4-8); the split activations (2 bytes a code as well) still fit
-// a 2 MiB L2. $KILN_NATIVE_AMX_CHUNK_KB overrides it (the bench's A/B).
-static int64_t amx_chunk_bytes() {
-  static const int64_t bytes = [] {
-    const char* env = std::getenv("KILN_NATIVE_AMX_CHUNK_KB");
-    return env ? std::max<int64_t>(1, std::atoll(env)) << 10 : int64_t(512) << 10;
-  }();
-  return bytes;
-}
-
 QuantRowsKernel quantized_matmul_rows_for(QuantIsa isa, bool int8) {
   switch (isa) {
     case QuantIsa::Sse2: return {};
@@ -165,9 +152,9 @@ QuantRowsKernel quantized_matmul_rows_for(QuantIsa isa, bool int8) {
     case QuantIsa::Avx512Vnni:
       return int8 ? QuantRowsKernel{&quantized_matmul_rows_avx512vnni_i8, kActMaxInt8}
                   : QuantRowsKernel{&quantized_matmul_rows_avx512vnni, kActMaxInt16};
-    case QuantIsa::Amx:  // larger row chunks: each call re-lays its weights as B tiles once
-      return int8 ? QuantRowsKernel{&quantized_matmul_rows_amx_i8, kActMaxInt8, amx_chunk_bytes()}
-                  : QuantRowsKernel{&quantized_matmul_rows_amx, kActMaxInt16, amx_chunk_bytes()};
+    case QuantIsa::Amx:
+      return int8 ? QuantRowsKernel{&quantized_matmul_rows_amx_i8, kActMaxInt8}
+                  : QuantRowsKernel{&quantized_matmul_rows_amx, kActMaxInt16};
   }
   return {};
 }
