@@ -140,8 +140,10 @@ const Case kCases[] = {
     {QuantLayout::Nibble4, 5, 96, 13}, {QuantLayout::Nibble4, 37, 1536, 19}, {QuantLayout::Int8, 33, 1536, 11},
     {QuantLayout::Nibble4, 3, 4128, 9}, {QuantLayout::Int8, 2, 4128, 8},
     // AMX (16 activation rows per tile): a whole tile and a partial one, over an odd number
-    // of groups; several tiles and a partial one in the chunk, one group.
+    // of groups; several tiles and a partial one in the chunk, one group; chunks of 48 rows
+    // and a last one under a tile (the AVX512-VNNI kernel).
     {QuantLayout::Nibble4, 21, 576, 203}, {QuantLayout::Int8, 50, 96, 13}, {QuantLayout::Nibble4, 16, 64, 8},
+    {QuantLayout::Int8, 150, 1024, 9},
 };
 
 std::string name(const Case& c) {
