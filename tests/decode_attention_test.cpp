@@ -255,8 +255,12 @@ TEST(DecodeAttention, ShapeErrorsNameTheOperand) {
   };
   EXPECT_NE(message([&] { call(random({3, 8}, 1), o.keys, o.k, start_of(1)); }).find("a multiple of the cache's 2 kv heads"),
             std::string::npos);
-  EXPECT_NE(message([&] { call(random({4, 8, 1}, 1), o.keys, o.k, start_of(1)); })
-                .find("q is float32[4,8,1], expected float32[heads, head_dim]"),
+  EXPECT_NE(message([&] { call(random({1, 4, 8, 1}, 1), o.keys, o.k, start_of(1)); })
+                .find("q is float32[1,4,8,1], expected float32[heads, head_dim] or float32[rows, heads, head_dim]"),
+            std::string::npos);
+  // Several rows: k and v have the rows axis too.
+  EXPECT_NE(message([&] { call(random({3, 4, 8}, 1), o.keys, o.k, start_of(1)); })
+                .find("k is float32[2,8], expected float32[3,2,8]"),
             std::string::npos);
   EXPECT_NE(message([&] { call(o.q, random({3, 2, 4}, 1), o.k, start_of(1)); }).find("expected head_dim 8"),
             std::string::npos);

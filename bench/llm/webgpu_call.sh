@@ -18,6 +18,7 @@
 #   source .device/env.sh > /dev/null && bash bench/llm/webgpu_call.sh
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 mkdir -p /tmp/dist && tar -C /tmp/dist -xJf .device/dist.tar.xz
+ln -sfn "$PWD/node_modules" /tmp/node_modules  # the dist's `import "webgpu"` resolves from /tmp
 export KILN_DIST=/tmp/dist
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep "Model name"; nproc
 for m in smollm2 llama1b; do xz -dc build/llmhdrx/$m.header.xz > /tmp/$m.header; python3 tools/gguf_random_weights.py /tmp/$m.header /tmp/$m.gguf > /dev/null & done; wait

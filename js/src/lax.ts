@@ -178,7 +178,7 @@ export const reduceWindow = named("reduceWindow", reduceWindow_);
  */
 export const dot = named("dot", dot_);
 /**
- * One new token's grouped-query attention over a KV cache: q [heads, headDim] against the cache's keys/values [nCtx, kvHeads, headDim] at rows before `start` (int32 scalar; within the last `slidingWindow` positions when > 0) and the token's own k, v [kvHeads, headDim], scores scaled by `scale`. Query head h reads kv head h / (heads / kvHeads). Returns [heads, headDim]. The `webgpu` device runs it as a split-K kernel pair and `cpu` as the C++ reference; `wasm`, which has no routine, and `unfused: true` compute the same formula with ordinary operations. Differentiable in q, keys, values, k and v.
+ * One new token's grouped-query attention over a KV cache: q [heads, headDim] against the cache's keys/values [nCtx, kvHeads, headDim] at rows before `start` (int32 scalar; within the last `slidingWindow` positions when > 0) and the token's own k, v [kvHeads, headDim], scores scaled by `scale`. Query head h reads kv head h / (heads / kvHeads). Returns [heads, headDim]. With T rows (a prefill chunk, causal): q [T, heads, headDim], k, v [T, kvHeads, headDim], row t at position start + t attending the cache rows before `start` and the new rows j <= t (each within the window), returning [T, heads, headDim]. The `webgpu` device runs one row as a split-K kernel pair and `cpu` any T as the C++ reference; `wasm`, which has no routine, webgpu for T > 1 and `unfused: true` compute the same formula with ordinary operations. Differentiable in q, keys, values, k and v.
  *
  * @throws Error on mismatched shapes or dtypes.
  */

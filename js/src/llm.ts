@@ -35,8 +35,8 @@ export interface LoadOptions {
   prefillBucket?: number;
   /**
    * Decode steps run each layer's attention as `lax.decodeAttention` on devices that
-   * have it as its own kernels (`webgpu`): fewer kernels per token. Experimental, default
-   * false until it is timed faster than the unfused attention on GPUs.
+   * have it as its own kernels (`webgpu`): fewer kernels per token. Default false: on an
+   * H100 it decoded 1.11x faster on SmolLM2 but 0.96x on a Llama-3.2-1B shape.
    */
   fusedAttention?: boolean;
 }

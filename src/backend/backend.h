@@ -130,14 +130,20 @@ class Backend {
   virtual bool has_quantized_matmul() const { return false; }
   virtual void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output);
   // decode_attention (decode_attention.h) reads its 6 operands at the shape's offsets in the
-  // buffers `inputs` and writes out [heads, head_dim]: the C++ reference on cpu and native,
-  // one WGSL kernel on webgpu (where it replaces the 6 kernels of the unfused attention).
+  // buffers `inputs` and writes out [rows, heads, head_dim]: the C++ reference on cpu, AVX2
+  // kernels on native, WGSL kernels on webgpu (where it replaces the 6 kernels of the unfused
+  // attention). has_decode_attention: for one query row (a decode step);
+  // has_prefill_attention: for several too (a prefill chunk).
   virtual bool has_decode_attention() const { return false; }
+  virtual bool has_prefill_attention() const { return false; }
   virtual void decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& inputs, int64_t output);
   // Whether a decode step should run its attention as decode_attention by default (native
   // with AVX2: one pass over the cache rows in place of kernels that score every cache row
   // with a gather per SIMD lane). webgpu's use of it is the caller's option instead.
   virtual bool prefers_decode_attention() const { return false; }
+  // The same for a prefill step's several query rows (native with AVX2: one pass over the keys
+  // each block of rows attends, where the unfused kernels score every masked pair too).
+  virtual bool prefers_prefill_attention() const { return false; }
 
  protected:
   friend class Buffer;

@@ -54,7 +54,9 @@ void HostMemoryBackend::decode_attention(const DecodeAttentionShape& s, const st
   check_decode_attention_buffers(s, bytes, name());
   auto f = [&](int i) { return reinterpret_cast<const float*>(data[i]) + s.offset[i]; };
   const int32_t start = reinterpret_cast<const int32_t*>(data[5])[s.offset[5]];
-  decode_attention_kernel()(s, f(0), f(1), f(2), f(3), f(4), start, reinterpret_cast<float*>(data[6]));
+  float* out = reinterpret_cast<float*>(data[6]);
+  if (s.rows == 1) return decode_attention_kernel()(s, f(0), f(1), f(2), f(3), f(4), start, out);
+  prefill_attention(s, f(0), f(1), f(2), f(3), f(4), start, out);
 }
 
 void HostMemoryBackend::write(int64_t handle, int64_t offset, const void* data, int64_t bytes) {

@@ -24,6 +24,7 @@ class HostMemoryBackend : public Backend {
   // decode_attention_kernel() (the reference here; native: its AVX2 kernel where the CPU has
   // it, which the LLM runtime's decode steps then use: prefers_decode_attention).
   bool has_decode_attention() const override { return true; }
+  bool has_prefill_attention() const override { return true; }
   void decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
 
  protected:
@@ -39,8 +40,13 @@ class HostMemoryBackend : public Backend {
   // The device's quantized matvec kernel (cpu: the reference) and how it splits the output
   // row groups over threads (cpu: none, nullptr).
   virtual QuantMatvecFn quantized_matvec() const { return &quantized_matvec_reference; }
-  // The device's decode_attention kernel (cpu: the reference).
+  // The device's decode_attention kernel for one query row (cpu: the reference), and its run
+  // of several rows (a prefill; cpu: the reference on the calling thread).
   virtual DecodeAttentionFn decode_attention_kernel() const { return &decode_attention_reference; }
+  virtual void prefill_attention(const DecodeAttentionShape& s, const float* q, const float* keys,
+                                 const float* values, const float* k, const float* v, int32_t start, float* out) {
+    decode_attention_reference(s, q, keys, values, k, v, start, out);
+  }
   // Its kernel for several activation rows at once (prefill) and the activation rounding that
   // kernel reads, or no kernel: the matvec per row.
   virtual QuantRowsKernel quantized_matmul_rows() const { return {}; }

@@ -22,8 +22,13 @@ void run_decode_attention(const RoutineCall& call, Backend& be, const std::vecto
          " device has no decode_attention routine (cpu, native and webgpu have one; the unfused",
          " formula runs anywhere)");
   DecodeAttentionShape s;
-  s.heads = call.in[0].shape[0];
-  s.head_dim = call.in[0].shape[1];
+  const Shape& q = call.in[0].shape;  // [heads, head_dim] or [rows, heads, head_dim]
+  s.rows = q.size() == 3 ? q[0] : 1;
+  s.heads = q[q.size() - 2];
+  s.head_dim = q[q.size() - 1];
+  if (s.rows > 1 && !be.has_prefill_attention())
+    fail("decode_attention", "the ", be.name(), " device runs decode_attention for one query row, not ", s.rows,
+         " (the unfused formula runs anywhere)");
   s.n_ctx = call.in[1].shape[0];
   s.kv_heads = call.in[1].shape[1];
   s.window = call.params.sliding_window;
@@ -33,7 +38,7 @@ void run_decode_attention(const RoutineCall& call, Backend& be, const std::vecto
     handles.push_back(ins[i]->handle());
     s.offset[i] = call.in_offsets.empty() ? 0 : call.in_offsets[i];
   }
-  if (s.heads * s.head_dim == 0) return;  // nothing to write
+  if (s.rows * s.heads * s.head_dim == 0) return;  // nothing to write
   be.decode_attention(s, handles, out->handle());
 }
 

@@ -355,15 +355,18 @@ struct Masks {
   int64_t window = 0;
 };
 
-// One token's attention as the decode_attention routine (lax): q [1, H, D], the layer's cache
-// keys/values [C, Hkv, D], its own k, v [1, Hkv, D]. The same values as attention() up to
-// float reordering (its online softmax sums in another order). Returns [1, H * D].
+// The step's attention as the decode_attention routine (lax): q [T, H, D], the layer's cache
+// keys/values [C, Hkv, D], its own k, v [T, Hkv, D]. The same values as attention() up to
+// float reordering (its online softmax sums in another order). One token's operands go
+// without the T axis (the form webgpu's split-K kernels were written for; same memory).
+// Returns [T, H * D].
 Array fused_decode_attention(const TransformerConfig& c, const Array& q, const Array& cache_k,
                              const Array& cache_v, const Array& k, const Array& v, const Masks& m) {
   const float scale = c.attention_scale > 0 ? c.attention_scale : 1.0f / std::sqrt(float(c.head_dim));
-  auto rows = [](const Array& a) { return np::reshape(a, {a.shape(1), a.shape(2)}); };
+  const int64_t T = q.shape(0);
+  auto rows = [&](const Array& a) { return T > 1 ? a : np::reshape(a, {a.shape(1), a.shape(2)}); };
   const Array out = lax::decode_attention(rows(q), cache_k, cache_v, rows(k), rows(v), m.start, scale, m.window);
-  return np::reshape(out, {1, c.n_head * c.head_dim});
+  return np::reshape(out, {T, c.n_head * c.head_dim});
 }
 
 // A layer's new keys and values as the step returns them. One token's are List{keys,
@@ -432,18 +435,23 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   // A decode step where the caller asks for it and the device runs the attention as its own
   // kernels (webgpu: a dispatch costs more host time than the kernel; docs/ARCHITECTURE.md,
   // "Fused decode attention") passes the routine the start and the window instead of masks;
-  // so does one on a CPU device whose routine beats the unfused kernels (native with AVX2:
-  // those score all n_ctx rows, gathering each key across its SIMD lanes). cpu and wasm keep
-  // the unfused attention (the reference loop would be no faster).
+  // so does a decode or prefill step on a CPU device whose routine beats the unfused kernels
+  // (native with AVX2: those score all n_ctx rows of a decode step, gathering each key across
+  // its SIMD lanes, and every masked pair of a prompt; $KILN_NATIVE_DECODE_ATTENTION=0 /
+  // $KILN_NATIVE_PREFILL_ATTENTION=0 turn each off). cpu and wasm keep the unfused attention
+  // (the reference loop would be no faster).
   const Backend& be = get_backend(default_device());
+  const bool fused = T == 1 ? be.has_decode_attention() && (be.prefers_fewer_kernels() ? c.fused_decode_attention
+                                                                                         : be.prefers_decode_attention())
+                            : be.has_prefill_attention() && (be.prefers_fewer_kernels() ? c.fused_decode_attention
+                                                                                        : be.prefers_prefill_attention());
   Masks causal, windowed;
-  if (empty_cache) {
-    causal = Masks{Array(), new_rows_mask(T, 0), false, Array(), 0};
-    windowed = c.sliding_window > 0 ? Masks{Array(), new_rows_mask(T, c.sliding_window), false, Array(), 0} : causal;
-  } else if (T == 1 && be.has_decode_attention() &&
-             (be.prefers_fewer_kernels() ? c.fused_decode_attention : be.prefers_decode_attention())) {
+  if (fused) {
     causal = Masks{Array(), Array(), true, start, 0};
     windowed = Masks{Array(), Array(), true, start, c.sliding_window};
+  } else if (empty_cache) {
+    causal = Masks{Array(), new_rows_mask(T, 0), false, Array(), 0};
+    windowed = c.sliding_window > 0 ? Masks{Array(), new_rows_mask(T, c.sliding_window), false, Array(), 0} : causal;
   } else {
     causal = windowed = Masks{cache_mask(start, T, n_ctx, 0), new_rows_mask(T, 0), false, Array(), 0};
     if (c.sliding_window > 0) {

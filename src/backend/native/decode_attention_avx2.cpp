@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "backend/native/decode_attention_x86.h"
+#include "backend/native/exp_avx2.h"
 
 namespace kiln::native {
 
@@ -109,12 +112,18 @@ void decode_attention_avx2(const DecodeAttentionShape& s, const float* q, const 
     scores(qg, int(group), keys + kh * D, row, D, begin, end, s.scale, e);
     for (int g = 0; g < group; ++g) {
       // The reference's order: the new row's score first, the maximum over the rows in order
-      // (std::max keeps m where a score is NaN), then exp and the sum in order, new row last.
+      // (std::max keeps m where a score is NaN), then exp_f32 and the sum in order, new row last.
       float m = e_new[g] = score_row(qg[g], k + kh * D, D, s.scale);
       for (int64_t c = 0; c < n; ++c) m = std::max(m, e[g][c]);
+      // exp_f32 in 8 lanes (the same bits as the scalar steps the rest takes), then the sum
+      // in order.
+      int64_t c = 0;
+      for (const __m256 mv = _mm256_set1_ps(m); c + 8 <= n; c += 8)
+        _mm256_storeu_ps(e[g] + c, exp_f32_avx2(_mm256_sub_ps(_mm256_loadu_ps(e[g] + c), mv)));
+      for (; c < n; ++c) e[g][c] = exp_f32(e[g][c] - m);
       float t = 0;
-      for (int64_t c = 0; c < n; ++c) t += (e[g][c] = std::exp(e[g][c] - m));
-      total[g] = t + (e_new[g] = std::exp(e_new[g] - m));
+      for (c = 0; c < n; ++c) t += e[g][c];
+      total[g] = t + (e_new[g] = exp_f32(e_new[g] - m));
     }
     weighted_values(e, int(group), values + begin * row + kh * D, row, D, n, e_new, v + kh * D, total, o);
   }
@@ -122,6 +131,16 @@ void decode_attention_avx2(const DecodeAttentionShape& s, const float* q, const 
 
 DecodeAttentionFn best_decode_attention() {
   static const DecodeAttentionFn fn = __builtin_cpu_supports("avx2") ? &decode_attention_avx2 : nullptr;
+  return fn;
+}
+
+PrefillAttentionFn best_prefill_attention() {
+  static const PrefillAttentionFn fn = []() -> PrefillAttentionFn {
+    if (!__builtin_cpu_supports("avx2")) return nullptr;
+    const char* env = std::getenv("KILN_NATIVE_PREFILL_ATTENTION");
+    if (__builtin_cpu_supports("avx512f") && !(env && std::string(env) == "avx2")) return &prefill_attention_avx512;
+    return &prefill_attention_avx2;
+  }();
   return fn;
 }
 

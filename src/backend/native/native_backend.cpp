@@ -64,6 +64,13 @@ Profile* profile() {
 struct ProfileAtExit {
   ~ProfileAtExit() { delete profile(); }
 } profile_at_exit;
+void profile_add(Profile* prof, const std::string& key, const std::string& what, double seconds) {
+  std::lock_guard<std::mutex> lock(prof->mu);
+  auto& e = prof->by_kernel[key];
+  if (e.what.empty()) e.what = what;
+  e.seconds += seconds;
+  e.calls++;
+}
 
 struct NativeExecutable : Executable {
   Kernel kernel;
@@ -160,11 +167,7 @@ void NativeBackend::dispatch(const Executable& e, const std::vector<int64_t>& in
   if (prof) {
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string key = k.to_string();
-    std::lock_guard<std::mutex> lock(prof->mu);
-    auto& e = prof->by_kernel[key];
-    if (e.what.empty()) e.what = plan.schedule.str() + "\n" + key;
-    e.seconds += dt;
-    e.calls++;
+    profile_add(prof, key, plan.schedule.str() + "\n" + key, dt);
   }
 }
 
@@ -179,6 +182,38 @@ DecodeAttentionFn NativeBackend::decode_attention_kernel() const {
 bool NativeBackend::prefers_decode_attention() const {
   static const bool on = [] {
     const char* env = std::getenv("KILN_NATIVE_DECODE_ATTENTION");
+    return native::best_decode_attention() != nullptr && !(env && std::string(env) == "0");
+  }();
+  return on;
+}
+
+void NativeBackend::prefill_attention(const DecodeAttentionShape& s, const float* q, const float* keys,
+                                      const float* values, const float* k, const float* v, int32_t start,
+                                      float* out) {
+  const native::PrefillAttentionFn fn = native::best_prefill_attention();
+  if (!fn) return decode_attention_reference(s, q, keys, values, k, v, start, out);
+  // Split where there are threads and the scores' multiply-adds (about rows x (start + rows / 2)
+  // x heads x head_dim) are enough work.
+  const int64_t work = s.rows * (std::clamp<int64_t>(start, 0, s.n_ctx) + s.rows / 2) * s.heads * s.head_dim;
+  GroupSplitter split = nullptr;
+  if (pool_->size() > 1 && work >= parallel_min_work())
+    split = [](void* pool, int64_t groups, void (*fn)(void*, int64_t, int64_t), void* fn_ctx) {
+      static_cast<native::ThreadPool*>(pool)->parallel_for(groups, [&](int64_t b, int64_t e) { fn(fn_ctx, b, e); });
+    };
+  Profile* prof = profile();
+  const auto t0 = std::chrono::steady_clock::now();
+  fn(s, q, keys, values, k, v, start, out, split, pool_.get());
+  if (prof) {
+    const std::string key = "decode_attention rows=" + std::to_string(s.rows) + " heads=" + std::to_string(s.heads) +
+                            "/" + std::to_string(s.kv_heads) + " head_dim=" + std::to_string(s.head_dim) +
+                            " window=" + std::to_string(s.window);
+    profile_add(prof, key, "routine " + key, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+}
+
+bool NativeBackend::prefers_prefill_attention() const {
+  static const bool on = [] {
+    const char* env = std::getenv("KILN_NATIVE_PREFILL_ATTENTION");
     return native::best_decode_attention() != nullptr && !(env && std::string(env) == "0");
   }();
   return on;

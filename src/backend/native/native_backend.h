@@ -43,13 +43,19 @@ class NativeBackend : public HostMemoryBackend {
   // unless $KILN_NATIVE_PREFILL_INT8=1 (qmatmul_x86.h).
   QuantRowsKernel quantized_matmul_rows() const override;
   GroupSplitter quantized_splitter(const QuantMatmulShape& s, void** ctx) override;
-  // decode_attention: the AVX2 kernel where the CPU has it (decode_attention_x86.h).
+  // decode_attention: the AVX2 kernels where the CPU has it (decode_attention_x86.h), several
+  // rows' split over the pool.
   DecodeAttentionFn decode_attention_kernel() const override;
+  void prefill_attention(const DecodeAttentionShape& s, const float* q, const float* keys, const float* values,
+                         const float* k, const float* v, int32_t start, float* out) override;
 
  public:
   // With the AVX2 kernel decode steps use decode_attention ($KILN_NATIVE_DECODE_ATTENTION=0:
-  // the unfused kernels, for a before/after in one binary).
+  // the unfused kernels, for a before/after in one binary), and so do prefill steps
+  // ($KILN_NATIVE_PREFILL_ATTENTION=0: the unfused kernels; =avx2: the AVX2 kernel where
+  // the CPU has AVX-512 too).
   bool prefers_decode_attention() const override;
+  bool prefers_prefill_attention() const override;
 
  private:
   int64_t interpreted_ = 0;
