@@ -139,6 +139,11 @@ const Case kCases[] = {
     // longer than its widened group holds (k > 4096: the matvec per row).
     {QuantLayout::Nibble4, 5, 96, 13}, {QuantLayout::Nibble4, 37, 1536, 19}, {QuantLayout::Int8, 33, 1536, 11},
     {QuantLayout::Nibble4, 3, 4128, 9}, {QuantLayout::Int8, 2, 4128, 8},
+    // AMX (16 activation rows per tile): a whole tile and a partial one, over an odd number
+    // of groups; several tiles and a partial one in the chunk, one group; chunks of 48 rows
+    // and a last one under a tile (the AVX512-VNNI kernel).
+    {QuantLayout::Nibble4, 21, 576, 203}, {QuantLayout::Int8, 50, 96, 13}, {QuantLayout::Nibble4, 16, 64, 8},
+    {QuantLayout::Int8, 150, 1024, 9},
 };
 
 std::string name(const Case& c) {
@@ -209,13 +214,13 @@ TEST(QuantizedMatmul, SimdKernelsEqualTheReference) {
 }
 
 #if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
-// Every native prefill rows kernel this CPU runs (AVX2, AVX-VNNI and AVX512-VNNI at int16 and
-// int8), whatever $KILN_NATIVE_QMATVEC says, against the definition at its activation
+// Every native prefill rows kernel this CPU runs (AVX2, AVX-VNNI, AVX512-VNNI and AMX at int16
+// and int8), whatever $KILN_NATIVE_QMATVEC says, against the definition at its activation
 // rounding on every case of several x rows, on whole and split group ranges (a thread's
 // share); levels the CPU lacks are named and skipped.
 TEST(QuantizedMatmul, EachNativeRowsKernelEqualsItsDefinition) {
   using kiln::native::QuantIsa;
-  for (QuantIsa isa : {QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni})
+  for (QuantIsa isa : {QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni, QuantIsa::Amx})
     for (bool int8 : {false, true}) {
       if (isa == QuantIsa::Avx2 && int8) continue;
       const std::string level = std::string(kiln::native::quant_isa_name(isa)) + (int8 ? " int8" : "");

@@ -2,7 +2,8 @@
 // native/qmatmul_*.cpp, wasm/qmatmul_wasm.cpp) timed on one thread on SmolLM2-135M's matrix
 // shapes (issue 19): decode (one activation row) per kernel of this build, and prefill (m rows)
 // with each group's codes widened once for every row (native rows kernels: AVX2, and AVX-VNNI /
-// AVX512-VNNI on int8 activations where the CPU has them; wasm: two rows per pass) against the
+// AVX512-VNNI / AMX on int16 and int8 activations where the CPU has them; wasm: two rows per
+// pass) against the
 // matvec once per row. The operands are random codes in the packed
 // layout; every kernel's output is checked bit for bit against the C++ reference first.
 // Built natively and with em++ (run under Node): `make bench-qdot`. The float lowering these
@@ -80,7 +81,7 @@ std::vector<Kernel> kernels() {
 #else
   using kiln::native::QuantIsa;
   std::vector<Kernel> v = {{"sse2", &kiln::native::quantized_matvec_sse2, nullptr, {}}};
-  for (QuantIsa isa : {QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni})
+  for (QuantIsa isa : {QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni, QuantIsa::Amx})
     for (bool int8 : {false, true})
       if (isa <= kiln::native::cpu_quant_isa() && (isa > QuantIsa::Avx2 || !int8))
         v.push_back({std::string(kiln::native::quant_isa_name(isa)) + (int8 ? "-i8" : ""),

@@ -132,12 +132,15 @@ struct RowJob {
 // kTileBytes, so every row after the first reads the tile from L2 rather than memory.
 constexpr int64_t kTileBytes = 64 << 10;
 // A rows kernel (QuantMatmulRowsFn) reads every activation row of its chunk once per weight
-// group: chunks of about this many bytes of int16 codes keep them in L2.
+// group: chunks of about this many bytes of int16 codes keep them in L2. Where that is 16 rows
+// or more, a multiple of 16 (native's AMX kernel takes activation rows 16 to a tile and pads a
+// partial one).
 constexpr int64_t kRowChunkBytes = 96 << 10;
 
 void run_row_chunks(const RowJob& j, int64_t g0, int64_t g1) {
   const int64_t nb = j.s->k / kQuantBlock;
-  const int64_t chunk = std::max<int64_t>(1, kRowChunkBytes / (j.s->k * int64_t(sizeof(int16_t))));
+  int64_t chunk = std::max<int64_t>(1, kRowChunkBytes / (j.s->k * int64_t(sizeof(int16_t))));
+  if (chunk >= 16) chunk -= chunk % 16;
   for (int64_t i = 0; i < j.s->m; i += chunk) {
     const QuantMatmulShape part{j.s->layout, std::min(chunk, j.s->m - i), j.s->k, j.s->rows};
     j.rows(part, j.xq + i * j.s->k, j.dx + i * nb, j.sx + i * nb, j.a->codes, j.a->d, j.a->mins, g0, g1,

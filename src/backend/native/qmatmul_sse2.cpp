@@ -2,7 +2,12 @@
 // of 8 rows runs as two halves of 4: per row and block pmaddwd partials, a transpose-add by
 // unpacks (SSE2 has no phaddd) to the 4 rows' block sums, then the float part lane-wise, in
 // block order per row: the reference's floats exactly. Also the run-time choice of kernels.
+#include <cpuid.h>
 #include <emmintrin.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <cstdlib>
 #include <string>
@@ -70,9 +75,42 @@ void quantized_matvec_sse2(const QuantMatmulShape& s, const int16_t* xq, const f
   else matvec<false>(s, xq, dx, sx, codes, d, mins, g0, g1, out);
 }
 
+namespace {
+
+// AMX tiles usable by this process: CPUID's amx_tile and amx_int8, the OS saving the tile
+// state (XCR0 bits 17 and 18), and on Linux the permission to use it, which the kernel grants
+// per process on request (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) before the
+// first tile instruction; without it that instruction faults. Asked once.
+bool amx_usable_once() {
+#if defined(__linux__)
+  static const bool ok = [] {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return false;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false;  // OSXSAVE: xgetbv runs
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & (3u << 17)) != (3u << 17)) return false;
+    constexpr long kReqXcompPerm = 0x1023, kXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXtiledata) == 0;
+  }();
+  return ok;
+#else
+  return false;  // no known way here to ask for the tile state's permission
+#endif
+}
+
+}  // namespace
+
+bool amx_usable() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && amx_usable_once();
+}
+
 QuantIsa cpu_quant_isa() {
   // __builtin_cpu_supports checks that the OS saves the registers (XCR0) as well.
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni")) return QuantIsa::Avx512Vnni;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni")) {
+    if (amx_usable()) return QuantIsa::Amx;
+    return QuantIsa::Avx512Vnni;
+  }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni")) return QuantIsa::AvxVnni;
   if (__builtin_cpu_supports("avx2")) return QuantIsa::Avx2;
   return QuantIsa::Sse2;
@@ -84,6 +122,7 @@ const char* quant_isa_name(QuantIsa isa) {
     case QuantIsa::Avx2: return "avx2";
     case QuantIsa::AvxVnni: return "avxvnni";
     case QuantIsa::Avx512Vnni: return "avx512vnni";
+    case QuantIsa::Amx: return "amx";
   }
   return "?";
 }
@@ -92,7 +131,7 @@ QuantIsa quant_isa() {
   static const QuantIsa isa = [] {
     QuantIsa best = cpu_quant_isa();
     if (const char* env = std::getenv("KILN_NATIVE_QMATVEC"))
-      for (QuantIsa cap : {QuantIsa::Sse2, QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni})
+      for (QuantIsa cap : {QuantIsa::Sse2, QuantIsa::Avx2, QuantIsa::AvxVnni, QuantIsa::Avx512Vnni, QuantIsa::Amx})
         if (std::string(env) == quant_isa_name(cap) && cap < best) best = cap;
     return best;
   }();
@@ -113,6 +152,9 @@ QuantRowsKernel quantized_matmul_rows_for(QuantIsa isa, bool int8) {
     case QuantIsa::Avx512Vnni:
       return int8 ? QuantRowsKernel{&quantized_matmul_rows_avx512vnni_i8, kActMaxInt8}
                   : QuantRowsKernel{&quantized_matmul_rows_avx512vnni, kActMaxInt16};
+    case QuantIsa::Amx:
+      return int8 ? QuantRowsKernel{&quantized_matmul_rows_amx_i8, kActMaxInt8}
+                  : QuantRowsKernel{&quantized_matmul_rows_amx, kActMaxInt16};
   }
   return {};
 }

@@ -1,5 +1,6 @@
 // What native's VNNI prefill kernels (qmatmul_avxvnni.cpp, qmatmul_avx512vnni.cpp) share: the
-// int8 activation packing and the weight re-layout that puts the rows in the SIMD lanes.
+// int8 activation packing and the weight re-layout that puts the rows in the SIMD lanes (which
+// is also the AMX kernel's B tile layout, qmatmul_amx.cpp).
 // Included only by those files (each compiled for its ISA); everything here has internal
 // linkage, so no copy built for one ISA can stand in for another's.
 #pragma once
@@ -55,9 +56,10 @@ inline void transpose_words(const __m256i* r, __m256i* out, int64_t stride) {
 // the rows in the lanes, so that one vpdpbusd / vpdpwssd with activation codes broadcast adds
 // their products to each row's lane and a block's vectors leave the 8 rows' block sums in the
 // lanes, with no horizontal adds. kWide false (int8 activations): 8 vectors, w[v * stride]
-// lane r = row r's codes 4v .. 4v + 3 as unsigned bytes. kWide true (int16 activations): 16
-// vectors, lane r = row r's codes 2v, 2v + 1 as int16.
-template <bool kNibbles, bool kWide>
+// lane r = row r's codes 4v .. 4v + 3 as unsigned bytes (Int8 codes + 128; kSigned keeps them
+// signed, for AMX's tdpb*sd, which has a signed weight side). kWide true (int16 activations):
+// 16 vectors, lane r = row r's codes 2v, 2v + 1 as int16.
+template <bool kNibbles, bool kWide, bool kSigned = false>
 inline void relayout_block(const uint8_t* c, __m256i* w, int64_t stride) {
   __m256i lo[8], hi[8];  // codes 0-15 and 16-31 of each row (kWide), or all 32 in lo
   const __m128i low = _mm_set1_epi8(15);
@@ -75,7 +77,7 @@ inline void relayout_block(const uint8_t* c, __m256i* w, int64_t stride) {
       hi[j] = kNibbles ? _mm256_cvtepu8_epi16(b) : _mm256_cvtepi8_epi16(b);
     } else {
       lo[j] = _mm256_set_m128i(b, a);
-      if (!kNibbles) lo[j] = _mm256_xor_si256(lo[j], _mm256_set1_epi8(char(0x80)));
+      if (!kNibbles && !kSigned) lo[j] = _mm256_xor_si256(lo[j], _mm256_set1_epi8(char(0x80)));
     }
   }
   transpose_words(lo, w, stride);

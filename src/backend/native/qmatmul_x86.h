@@ -1,9 +1,9 @@
 // The native device's quantized_matvec kernels (backend/quantized_matmul.h), each in a file
 // compiled for its ISA: AVX2 (8 rows per pass, run where the CPU has it) and SSE2 (baseline
 // x86-64, 4 rows per pass), both equal to quantized_matvec_reference bit for bit; and the
-// prefill rows kernels: AVX2, AVX-VNNI and AVX512-VNNI on int16 activations (the matvec's
-// floats), and the VNNI levels' opt-in int8 forms (the reference's floats over codes rounded
-// at 127).
+// prefill rows kernels: AVX2, AVX-VNNI, AVX512-VNNI and AMX on int16 activations (the matvec's
+// floats), and the VNNI and AMX levels' opt-in int8 forms (the reference's floats over codes
+// rounded at 127).
 #pragma once
 #include "backend/quantized_matmul.h"
 
@@ -35,11 +35,27 @@ void quantized_matmul_rows_avx512vnni(const QuantMatmulShape& s, const int16_t* 
 void quantized_matmul_rows_avx512vnni_i8(const QuantMatmulShape& s, const int16_t* xq, const float* dx,
                                          const float* sx, const uint32_t* codes, const float* d, const float* mins,
                                          int64_t g0, int64_t g1, float* out);
+// Prefill with AMX tiles (qmatmul_amx.cpp): 16 activation rows x 16 weight rows per tile
+// product; the int16 codes split into a low and a high byte (two products per block: the
+// definition's sums exactly), or the _i8 kernel's int8 codes (one). Under 16 rows they hand the
+// call to the AVX512-VNNI kernels.
+void quantized_matmul_rows_amx(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
+                               const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1,
+                               float* out);
+void quantized_matmul_rows_amx_i8(const QuantMatmulShape& s, const int16_t* xq, const float* dx, const float* sx,
+                                  const uint32_t* codes, const float* d, const float* mins, int64_t g0, int64_t g1,
+                                  float* out);
 
 // The kernel levels, lowest first. cpu_quant_isa() is the highest this CPU (and its OS's saved
-// register state) runs; quant_isa() that, lowered by $KILN_NATIVE_QMATVEC (sse2, avx2, avxvnni
-// or avx512vnni: the bench's A/B and the tests of lower levels on a higher machine).
-enum class QuantIsa { Sse2, Avx2, AvxVnni, Avx512Vnni };
+// register state) runs; quant_isa() that, lowered by $KILN_NATIVE_QMATVEC (sse2, avx2, avxvnni,
+// avx512vnni or amx: the bench's A/B and the tests of lower levels on a higher machine). Amx
+// needs AVX512-VNNI and AVX512-BW as well, tiles enabled by the OS (XCR0) and, on Linux, the
+// process's permission (arch_prctl ARCH_REQ_XCOMP_PERM, asked once by cpu_quant_isa()); where
+// any of that fails the level is AVX512-VNNI, silently.
+enum class QuantIsa { Sse2, Avx2, AvxVnni, Avx512Vnni, Amx };
+// Whether this process may run AMX tile instructions (asks the OS's permission the first
+// time). The AMX kernels check it themselves and take the AVX512-VNNI ones where it is false.
+bool amx_usable();
 QuantIsa cpu_quant_isa();
 QuantIsa quant_isa();
 const char* quant_isa_name(QuantIsa isa);
