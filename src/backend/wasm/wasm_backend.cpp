@@ -468,9 +468,14 @@ void WasmBackend::quantized_matmul(const QuantMatmulShape& s, const std::vector<
   run_quantized_matmul(s, a, &wasm::quantized_matvec_simd128, split, this, &wasm::quantized_matvec2_simd128);
 }
 
+// One thread only: with two, SmolLM2's decode took 1.24-1.35x the unfused kernels' wall time
+// in Node (alternated, quiet Xeon, 2026-12-08; less CPU time, the same with the routine's kv-head
+// split off): the pool's workers, idle through the routine's calls, sleep, and a sleeping
+// pool is woken only for kernels above the cold threshold, so the matvecs after it ran on one
+// thread. The unfused kernels keep the workers busy.
 bool WasmBackend::prefers_decode_attention() const {
   static const bool on = kiln_wasm_env_decode_attention_off() == 0;
-  return on;
+  return on && threads_ <= 1;
 }
 
 void WasmBackend::decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& in, int64_t output) {
