@@ -2,8 +2,8 @@
 // (ordinary primitives: scores, mask, softmax, weighted sum) on random shapes with grouped
 // queries, every length 0..n_ctx and sliding windows; jit (operands passed as views at an
 // offset: a layer of a whole cache) equals eager; grad and vmap through the formula; errors.
-// The device kernels (native AVX2, wasm SIMD128) equal the reference bit for bit. A device
-// without the routine would run the formula (every device has one now: that test skips).
+// The device kernels (native AVX2, wasm SIMD128) equal the reference bit for bit. (A device
+// without the routine for T rows runs the formula: prefill_attention_test.)
 #include "library/decode_attention.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_operands.h"
 #include "backend/backend.h"
 #include "backend/decode_attention.h"
 #ifndef __EMSCRIPTEN__
@@ -33,15 +34,8 @@ namespace {
 namespace np = kiln::numpy;
 using kiln::Array;
 
-uint32_t next(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
-
-Array random(const kiln::Shape& shape, uint32_t seed, float scale = 1.0f) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = scale * (float(int(next(seed) >> 16) - 32768) / 32768.0f);
-  return np::array(v, shape);
-}
+using attention_operands::random;
+using attention_operands::start_of;
 
 struct Operands {
   int64_t H, Hkv, D, C;
@@ -53,8 +47,6 @@ Operands make(int64_t H, int64_t Hkv, int64_t D, int64_t C, uint32_t seed) {
   return {H, Hkv, D, C, random({H, D}, seed, 2.0f), random({C, Hkv, D}, seed + 1, 2.0f),
           random({C, Hkv, D}, seed + 2), random({Hkv, D}, seed + 3, 2.0f), random({Hkv, D}, seed + 4)};
 }
-
-Array start_of(int64_t n) { return np::array(std::vector<int32_t>{int32_t(n)}, {}); }
 
 bool has_routine() { return kiln::get_backend(kiln::default_device()).has_decode_attention(); }
 
@@ -113,11 +105,7 @@ void expect_kernel_equals_reference(kiln::DecodeAttentionFn kernel) {
   };
   uint32_t seed = 11;
   for (const Case c : {Case{9, 3, 64, 37}, Case{4, 1, 256, 19}, Case{2, 2, 8, 3}, Case{6, 2, 5, 9}, Case{6, 1, 16, 11}}) {
-    auto fill = [&](int64_t n, float scale) {
-      std::vector<float> v(static_cast<size_t>(n));
-      for (float& x : v) x = scale * (float(int(next(seed) >> 16) - 32768) / 32768.0f);
-      return v;
-    };
+    auto fill = [&](int64_t n, float scale) { return attention_operands::fill(seed, n, scale); };
     const auto q = fill(c.H * c.D, 2), keys = fill(c.C * c.Hkv * c.D, 2), values = fill(c.C * c.Hkv * c.D, 1);
     auto k = fill(c.Hkv * c.D, 2);
     const auto v = fill(c.Hkv * c.D, 1);

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "attention_operands.h"
 #include "backend/backend.h"
 #include "backend/decode_attention.h"
 #ifndef __EMSCRIPTEN__
@@ -29,21 +30,9 @@ namespace {
 namespace np = kiln::numpy;
 using kiln::Array;
 
-uint32_t next(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
-
-std::vector<float> fill(uint32_t& seed, int64_t n, float scale) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = scale * (float(int(next(seed) >> 16) - 32768) / 32768.0f);
-  return v;
-}
-
-Array random(const kiln::Shape& shape, uint32_t seed, float scale = 1.0f) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return np::array(fill(seed, n, scale), shape);
-}
-
-Array start_of(int64_t n) { return np::array(std::vector<int32_t>{int32_t(n)}, {}); }
+using attention_operands::fill;
+using attention_operands::random;
+using attention_operands::start_of;
 
 bool has_routine() {
   const kiln::Backend& be = kiln::get_backend(kiln::default_device());

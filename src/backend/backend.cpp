@@ -68,7 +68,7 @@ void Backend::quantized_matmul(const QuantMatmulShape&, const std::vector<int64_
 }
 
 void Backend::decode_attention(const DecodeAttentionShape&, const std::vector<int64_t>&, int64_t) {
-  fail("decode_attention", "the ", name(), " device has no decode_attention routine (cpu, native and webgpu have one)");
+  fail("decode_attention", "the ", name(), " device has no decode_attention routine (cpu, native, wasm and webgpu have one)");
 }
 
 void Backend::copy(int64_t src, int64_t src_offset, int64_t dst, int64_t dst_offset, int64_t bytes) {

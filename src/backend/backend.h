@@ -131,8 +131,8 @@ class Backend {
   virtual void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output);
   // decode_attention (decode_attention.h) reads its 6 operands at the shape's offsets in the
   // buffers `inputs` and writes out [rows, heads, head_dim]: the C++ reference on cpu, AVX2
-  // kernels on native, WGSL kernels on webgpu (where it replaces the 6 kernels of the unfused
-  // attention). has_decode_attention: for one query row (a decode step);
+  // (and AVX-512) kernels on native, a SIMD128 kernel on wasm (one row), WGSL kernels on
+  // webgpu (one row; where it replaces the 6 kernels of the unfused attention). has_decode_attention: for one query row (a decode step);
   // has_prefill_attention: for several too (a prefill chunk).
   virtual bool has_decode_attention() const { return false; }
   virtual bool has_prefill_attention() const { return false; }

@@ -1,9 +1,9 @@
 // The decode_attention routine (issue 20): T query rows of every head (a decode step's one, a
 // prefill chunk's several) against a layer's KV cache and the step's own new key/value rows,
 // causally, one softmax per row and head. This header holds its shape, the operands' layout
-// every device reads and the C++ reference (the cpu device's lowering; native has AVX2 forms
-// of it); the webgpu device runs T = 1 as a split-K kernel pair
-// (backend/webgpu/wgsl_attention.cpp). docs/ARCHITECTURE.md, "Fused decode attention".
+// every device reads and the C++ reference (the cpu device's lowering; native has AVX2 and
+// AVX-512 forms of it, wasm a SIMD128 one for T = 1); the webgpu device runs T = 1 as a
+// split-K kernel pair (backend/webgpu/wgsl_attention.cpp). docs/ARCHITECTURE.md, "Fused decode attention".
 #pragma once
 #include <cstdint>
 #include <cstring>

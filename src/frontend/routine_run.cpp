@@ -19,7 +19,7 @@ void run_decode_attention(const RoutineCall& call, Backend& be, const std::vecto
                           const BufferRef& out) {
   if (!be.has_decode_attention())
     fail("decode_attention", "the ", be.name(),
-         " device has no decode_attention routine (cpu, native and webgpu have one; the unfused",
+         " device has no decode_attention routine (cpu, native, wasm and webgpu have one; the unfused",
          " formula runs anywhere)");
   DecodeAttentionShape s;
   const Shape& q = call.in[0].shape;  // [heads, head_dim] or [rows, heads, head_dim]

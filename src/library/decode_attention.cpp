@@ -21,8 +21,8 @@ frontend::Params params(float scale, int64_t sliding_window) {
 
 Array decode_attention(const Array& q, const Array& keys, const Array& values, const Array& k, const Array& v,
                        const Array& start, float scale, int64_t sliding_window) {
-  // A device without the routine (wasm; webgpu for several rows) computes the same attention
-  // as ordinary kernels, so a program written with lax::decode_attention runs on every device.
+  // A device without the routine for these rows (wasm and webgpu for several) computes the same
+  // attention as ordinary kernels, so a program written with lax::decode_attention runs on every device.
   const Backend& be = get_backend(q.device());
   const bool rows = q.ndim() == 3 && q.shape(0) > 1;
   if (!be.has_decode_attention() || (rows && !be.has_prefill_attention()))

@@ -1,8 +1,8 @@
 // lax::decode_attention: grouped-query attention of one token (a decode step) or T tokens (a
 // prefill chunk, causal) over a KV cache as one routine primitive (backend/decode_attention.h
 // has the operands and the definition). The webgpu device runs one token as a split-K kernel
-// pair; cpu the C++ reference and native its AVX2 forms (the reference where the CPU lacks
-// AVX2); wasm, which has no routine, and webgpu for T > 1 run the unfused formula
+// pair and wasm as a SIMD128 kernel; cpu the C++ reference and native its AVX2 forms (the
+// reference where the CPU lacks AVX2); wasm and webgpu run T > 1 as the unfused formula
 // (decode_attention_unfused), as does every transformation.
 #pragma once
 #include <cstdint>

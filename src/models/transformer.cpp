@@ -442,10 +442,9 @@ Tree transformer_step(const TransformerConfig& c, const TransformerWeights& weig
   // $KILN_WASM_DECODE_ATTENTION=0 turn each off). cpu keeps the unfused attention (the
   // reference loop would be no faster).
   const Backend& be = get_backend(default_device());
-  const bool fused = T == 1 ? be.has_decode_attention() && (be.prefers_fewer_kernels() ? c.fused_decode_attention
-                                                                                         : be.prefers_decode_attention())
-                            : be.has_prefill_attention() && (be.prefers_fewer_kernels() ? c.fused_decode_attention
-                                                                                        : be.prefers_prefill_attention());
+  const bool has = T == 1 ? be.has_decode_attention() : be.has_prefill_attention();
+  const bool prefers = T == 1 ? be.prefers_decode_attention() : be.prefers_prefill_attention();
+  const bool fused = has && (be.prefers_fewer_kernels() ? c.fused_decode_attention : prefers);
   Masks causal, windowed;
   if (fused) {
     causal = Masks{Array(), Array(), true, start, 0};

@@ -39,8 +39,8 @@ class WasmBackend : public Backend {
   bool has_quantized_matmul() const override { return true; }
   void quantized_matmul(const QuantMatmulShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
   // decode_attention on the SIMD128 kernel (decode_attention_wasm.h), its kv heads split over
-  // the pool when the call is large enough; the LLM's decode steps use it by default (it
-  // scores only the attended rows, in one call per layer instead of ~6 generic kernels).
+  // the pool when the call is large enough; the LLM's decode steps use it in a one-thread core
+  // (it scores only the attended rows, in one call per layer instead of ~6 generic kernels).
   bool has_decode_attention() const override { return true; }
   void decode_attention(const DecodeAttentionShape& s, const std::vector<int64_t>& inputs, int64_t output) override;
   bool prefers_decode_attention() const override;
